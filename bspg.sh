@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# bspg.sh - set up, build and use bspg from a fresh checkout.
+#
+#   ./bspg.sh run      install what is missing, build, run a BSP program on 2 local processes
+#   ./bspg.sh test     install what is missing, build, run the whole test suite (ctest)
+#   ./bspg.sh bench    install what is missing, build, run the speed benchmark against raw MPI
+#   ./bspg.sh build    install what is missing and build only
+#
+# Environment: BUILD_DIR (default ./build), JOBS (default: number of cores).
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+build=${BUILD_DIR:-$here/build}
+jobs=${JOBS:-$(nproc)}
+
+# Debian 12 packages bspg needs to build, test and run.
+packages=(cmake g++ make pkg-config libopenmpi-dev openmpi-bin libssh-dev libhwloc-dev
+  libyaml-cpp-dev libgtest-dev libgmock-dev openssh-client openssh-server gnuplot-nox
+  iproute2 util-linux procps)
+
+say() { printf '\033[1m[bspg]\033[0m %s\n' "$*"; }
+
+install_missing() {
+  local missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  say "installing Debian packages: ${missing[*]}"
+  local sudo=()
+  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+  "${sudo[@]}" apt-get update -qq
+  # openssh-server must not start a system sshd: tests start their own, on loopback only.
+  printf '#!/bin/sh\nexit 101\n' | "${sudo[@]}" tee /usr/sbin/policy-rc.d >/dev/null
+  "${sudo[@]}" chmod +x /usr/sbin/policy-rc.d
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  "${sudo[@]}" rm -f /usr/sbin/policy-rc.d
+}
+
+build() {
+  install_missing
+  say "configuring and building in $build"
+  cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build "$build" -j "$jobs"
+}
+
+case "${1:-}" in
+  build) build ;;
+  run)
+    build
+    say "running a BSP program on 2 processes: bsprun -p 2 bspbench --quick"
+    exec "$build/bin/bsprun" -p 2 "$build/bin/bspbench" --quick ;;
+  test)
+    build
+    say "running the test suite"
+    cd "$build" && exec ctest --output-on-failure --timeout 600 -j "$jobs" ;;
+  bench)
+    build
+    exec "$build/bin/bsprun" -p 2 "$build/bin/bspbench" ;;
+  -h|--help|help|"")
+    sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
+    [ -n "${1:-}" ] || exit 2 ;;
+  *) echo "bspg.sh: unknown command '$1' (run, test, bench, build)" >&2; exit 2 ;;
+esac
