@@ -1,1 +1,299 @@
-// in progress
+// api.cpp - the BSPlib C entry points. Each validates its arguments and names itself in any
+// error; the work is recorded in the Runtime and done at the next bsp_sync.
+#include <mpi.h>
+
+#include <cstdarg>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+#include "bsp.h"
+#include "bspg.h"
+#include "errors.hpp"
+#include "outbox.hpp"
+#include "runtime.hpp"
+
+using bspg::fail;
+using bspg::g_phase;
+using bspg::g_runtime;
+using bspg::Phase;
+using bspg::Runtime;
+
+namespace {
+
+bool owns_mpi = false;  // bspg called MPI_Init (so bsp_end finalizes and ends processes > 0)
+int last_nprocs = 1;    // bsp_nprocs() after bsp_end
+
+[[noreturn]] void outside_spmd(const char* call) {
+  // Make sure MPI runs, so that one process reports and all stop, even before bsp_begin.
+  if (g_phase == Phase::Before) owns_mpi = bspg::ensure_mpi() || owns_mpi;
+  fail(call, "called outside the SPMD section (%s)",
+       g_phase == Phase::Before ? "before bsp_begin" : "after bsp_end");
+}
+
+inline Runtime& spmd(const char* call) {
+  if (__builtin_expect(g_runtime == nullptr, 0)) outside_spmd(call);
+  return *g_runtime;
+}
+
+inline void check_pid(const char* call, const Runtime& rt, int pid) {
+  if (__builtin_expect(static_cast<unsigned>(pid) >= static_cast<unsigned>(rt.nprocs), 0))
+    fail(call, "pid %d is out of range 0..%d", pid, rt.nprocs - 1);
+}
+
+inline void check_offset_and_size(const char* call, int offset, int nbytes) {
+  if (__builtin_expect(offset < 0, 0)) fail(call, "negative offset %d", offset);
+  if (__builtin_expect(nbytes < 0, 0)) fail(call, "negative size %d", nbytes);
+}
+
+[[noreturn]] void not_registered(const char* call, const char* role, const void* address) {
+  if (g_runtime->registry.is_pending_push(address))
+    fail(call, "%s %p is registered, but the registration takes effect at the next bsp_sync", role,
+         address);
+  fail(call, "%s %p is not registered (bsp_push_reg it, then bsp_sync, before use)", role, address);
+}
+
+// Slot of a registered area on the remote process, checked against the remote size.
+inline int remote_slot(const char* call, const char* role, const char* verb, const Runtime& rt,
+                       const void* address, int pid, int offset, int nbytes) {
+  int slot = rt.registry.lookup(address);
+  if (__builtin_expect(slot < 0, 0)) not_registered(call, role, address);
+  std::int64_t registered = rt.registry.size(slot, pid);
+  std::int64_t end = static_cast<std::int64_t>(offset) + nbytes;
+  if (__builtin_expect(end > registered, 0))
+    fail(call, "%s %lld bytes beyond the area registered on process %d (offset %d + %d bytes > %lld registered bytes)",
+         verb, static_cast<long long>(end - registered), pid, offset, nbytes, static_cast<long long>(registered));
+  return slot;
+}
+
+inline void put(const char* call, int pid, const void* src, void* dst, int offset, int nbytes) {
+  Runtime& rt = spmd(call);
+  check_pid(call, rt, pid);
+  check_offset_and_size(call, offset, nbytes);
+  if (nbytes == 0) return;
+  int slot = remote_slot(call, "destination", "writes", rt, dst, pid, offset, nbytes);
+  if (__builtin_expect(src == nullptr, 0)) fail(call, "source is NULL");
+  bspg::pack_put(rt.outbox[static_cast<std::size_t>(pid)], slot, static_cast<std::uint32_t>(offset), src,
+                 static_cast<std::uint32_t>(nbytes));
+}
+
+inline void get(const char* call, int pid, const void* src, int offset, void* dst, int nbytes) {
+  Runtime& rt = spmd(call);
+  check_pid(call, rt, pid);
+  check_offset_and_size(call, offset, nbytes);
+  if (nbytes == 0) return;
+  int slot = remote_slot(call, "source", "reads", rt, src, pid, offset, nbytes);
+  if (__builtin_expect(dst == nullptr, 0)) fail(call, "destination is NULL");
+  auto server = static_cast<std::size_t>(pid);
+  bspg::pack_get(rt.outbox[server], slot, static_cast<std::uint32_t>(offset), static_cast<std::uint32_t>(nbytes));
+  rt.gets[server].push_back({static_cast<char*>(dst), static_cast<std::uint32_t>(nbytes)});
+  rt.get_bytes[server] += static_cast<std::uint64_t>(nbytes);
+}
+
+}  // namespace
+
+#pragma GCC visibility push(default)
+extern "C" {
+
+void bsp_begin(int maxprocs) {
+  if (g_phase != Phase::Before)
+    fail("bsp_begin", "called twice (a program has one bsp_begin/bsp_end pair)");
+  owns_mpi = bspg::ensure_mpi() || owns_mpi;
+  int world_rank = 0, world_size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  // Under bsp_init only process 0 chose maxprocs (e.g. read it from the user); its value rules.
+  MPI_Bcast(&maxprocs, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (maxprocs < 1)
+    bspg::fail_collective(0, "bsp_begin", "maxprocs is %d; it must be at least 1", maxprocs);
+  int nprocs = maxprocs < world_size ? maxprocs : world_size;
+  MPI_Comm comm;
+  MPI_Comm_split(MPI_COMM_WORLD, world_rank < nprocs ? 0 : MPI_UNDEFINED, world_rank, &comm);
+  if (world_rank >= nprocs) {
+    // Not needed for this run: wait for the others to finish, then leave quietly.
+    g_phase = Phase::After;
+    last_nprocs = nprocs;
+    if (owns_mpi) {
+      MPI_Finalize();
+      std::exit(0);
+    }
+    return;
+  }
+  bspg::set_reporting_pid(world_rank);
+  g_runtime = new Runtime(comm, world_rank, nprocs, owns_mpi);
+  g_phase = Phase::Inside;
+}
+
+void bsp_end(void) {
+  Runtime& rt = spmd("bsp_end");
+  rt.sync(bspg::SyncCall::End);  // delivers the last superstep's communication
+  rt.finish();
+  int pid = rt.pid;
+  last_nprocs = rt.nprocs;
+  delete g_runtime;
+  g_runtime = nullptr;
+  g_phase = Phase::After;
+  if (owns_mpi) {
+    MPI_Finalize();
+    // The standard: all processes but 0 end here; process 0 continues sequentially.
+    if (pid != 0) std::exit(0);
+  }
+}
+
+void bsp_init(void (*spmd_part)(void), int argc, char* argv[]) {
+  (void)argc;
+  (void)argv;
+  if (g_phase != Phase::Before) fail("bsp_init", "called after bsp_begin");
+  if (spmd_part == nullptr) fail("bsp_init", "the SPMD function is NULL");
+  owns_mpi = bspg::ensure_mpi() || owns_mpi;
+  int world_rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  if (world_rank != 0) {
+    // Only process 0 runs main; the others go straight to the SPMD part (bsp_end ends them).
+    spmd_part();
+    std::exit(0);
+  }
+}
+
+int bsp_nprocs(void) {
+  if (g_runtime) return g_runtime->nprocs;
+  if (g_phase == Phase::After) return last_nprocs;
+  owns_mpi = bspg::ensure_mpi() || owns_mpi;
+  int world_size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  return world_size;
+}
+
+int bsp_pid(void) { return spmd("bsp_pid").pid; }
+
+double bsp_time(void) {
+  Runtime& rt = spmd("bsp_time");
+  return MPI_Wtime() - rt.start_time;
+}
+
+void bsp_sync(void) { spmd("bsp_sync").sync(bspg::SyncCall::Sync); }
+
+void bsp_abort(const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  bspg::abort_with_user_message(format, args);
+}
+
+void bsp_vabort(const char* format, va_list args) { bspg::abort_with_user_message(format, args); }
+
+void bsp_push_reg(const void* ident, int size) {
+  Runtime& rt = spmd("bsp_push_reg");
+  if (size < 0) fail("bsp_push_reg", "negative size %d", size);
+  if (ident == nullptr && size > 0) fail("bsp_push_reg", "NULL address with size %d (NULL needs size 0)", size);
+  rt.registry.push(ident, size);
+}
+
+void bsp_pop_reg(const void* ident) {
+  Runtime& rt = spmd("bsp_pop_reg");
+  switch (rt.registry.pop(ident)) {
+    case bspg::Registry::PopResult::Ok: return;
+    case bspg::Registry::PopResult::OnlyPending:
+      fail("bsp_pop_reg", "%p is not registered yet: its bsp_push_reg takes effect at the next bsp_sync", ident);
+    case bspg::Registry::PopResult::NotRegistered:
+      fail("bsp_pop_reg", "%p is not registered (or all its registrations are already popped)", ident);
+  }
+}
+
+void bsp_put(int pid, const void* src, void* dst, int offset, int nbytes) {
+  put("bsp_put", pid, src, dst, offset, nbytes);
+}
+
+void bsp_hpput(int pid, const void* src, void* dst, int offset, int nbytes) {
+  // Copying now is one valid timing of an unbuffered put ("any time up to the sync").
+  put("bsp_hpput", pid, src, dst, offset, nbytes);
+}
+
+void bsp_get(int pid, const void* src, int offset, void* dst, int nbytes) {
+  get("bsp_get", pid, src, offset, dst, nbytes);
+}
+
+void bsp_hpget(int pid, const void* src, int offset, void* dst, int nbytes) {
+  get("bsp_hpget", pid, src, offset, dst, nbytes);
+}
+
+void bsp_set_tagsize(int* tag_nbytes) {
+  Runtime& rt = spmd("bsp_set_tagsize");
+  if (tag_nbytes == nullptr) fail("bsp_set_tagsize", "tag_nbytes is NULL");
+  if (*tag_nbytes < 0) fail("bsp_set_tagsize", "negative tag size %d", *tag_nbytes);
+  rt.requested_tag_nbytes = *tag_nbytes;
+  *tag_nbytes = static_cast<int>(rt.tag_nbytes);
+}
+
+void bsp_send(int pid, const void* tag, const void* payload, int payload_nbytes) {
+  Runtime& rt = spmd("bsp_send");
+  check_pid("bsp_send", rt, pid);
+  if (payload_nbytes < 0) fail("bsp_send", "negative size %d", payload_nbytes);
+  if (tag == nullptr && rt.tag_nbytes > 0) fail("bsp_send", "tag is NULL but the tag size is %u bytes", rt.tag_nbytes);
+  if (payload == nullptr && payload_nbytes > 0) fail("bsp_send", "payload is NULL with size %d", payload_nbytes);
+  bspg::pack_message(rt.outbox[static_cast<std::size_t>(pid)], tag, rt.tag_nbytes, payload,
+                     static_cast<std::uint32_t>(payload_nbytes));
+}
+
+void bsp_qsize(int* nmessages, int* accum_nbytes) {
+  Runtime& rt = spmd("bsp_qsize");
+  if (nmessages) *nmessages = static_cast<int>(rt.queue.size() - rt.queue_head);
+  if (accum_nbytes) *accum_nbytes = static_cast<int>(rt.queue_payload_bytes);
+}
+
+void bsp_get_tag(int* status, void* tag) {
+  Runtime& rt = spmd("bsp_get_tag");
+  if (status == nullptr) fail("bsp_get_tag", "status is NULL");
+  if (rt.queue_head == rt.queue.size()) {
+    *status = -1;
+    return;
+  }
+  const bspg::Message& m = rt.queue[rt.queue_head];
+  *status = static_cast<int>(m.payload_nbytes);
+  if (m.tag_nbytes) {
+    if (tag == nullptr) fail("bsp_get_tag", "tag buffer is NULL but the message has a %u-byte tag", m.tag_nbytes);
+    std::memcpy(tag, m.tag, m.tag_nbytes);
+  }
+}
+
+void bsp_move(void* payload, int reception_nbytes) {
+  Runtime& rt = spmd("bsp_move");
+  if (reception_nbytes < 0) fail("bsp_move", "negative size %d", reception_nbytes);
+  if (rt.queue_head == rt.queue.size()) return;
+  const bspg::Message& m = rt.queue[rt.queue_head];
+  std::uint32_t n = m.payload_nbytes < static_cast<std::uint32_t>(reception_nbytes)
+                        ? m.payload_nbytes
+                        : static_cast<std::uint32_t>(reception_nbytes);
+  if (n) {
+    if (payload == nullptr) fail("bsp_move", "payload buffer is NULL with size %d", reception_nbytes);
+    std::memcpy(payload, m.payload, n);
+  }
+  rt.queue_payload_bytes -= m.payload_nbytes;
+  ++rt.queue_head;
+}
+
+int bsp_hpmove(void** tag_ptr_buf, void** payload_ptr_buf) {
+  Runtime& rt = spmd("bsp_hpmove");
+  if (rt.queue_head == rt.queue.size()) return -1;
+  if (tag_ptr_buf == nullptr || payload_ptr_buf == nullptr)
+    fail("bsp_hpmove", "tag_ptr_buf and payload_ptr_buf must not be NULL");
+  const bspg::Message& m = rt.queue[rt.queue_head];
+  *tag_ptr_buf = const_cast<char*>(m.tag);
+  *payload_ptr_buf = const_cast<char*>(m.payload);
+  rt.queue_payload_bytes -= m.payload_nbytes;
+  ++rt.queue_head;
+  return static_cast<int>(m.payload_nbytes);
+}
+
+int bspg_subjob(void) { return spmd("bspg_subjob").subjob; }
+
+int bspg_nsubjobs(void) { return static_cast<int>(spmd("bspg_nsubjobs").subjob_sizes.size()); }
+
+int bspg_subjob_nprocs(int k) {
+  Runtime& rt = spmd("bspg_subjob_nprocs");
+  if (k < 0 || static_cast<std::size_t>(k) >= rt.subjob_sizes.size())
+    fail("bspg_subjob_nprocs", "subjob %d is out of range 0..%d", k, static_cast<int>(rt.subjob_sizes.size()) - 1);
+  return rt.subjob_sizes[static_cast<std::size_t>(k)];
+}
+
+}  // extern "C"
+#pragma GCC visibility pop

@@ -1,1 +1,88 @@
-// in progress
+#include "errors.hpp"
+
+#include <mpi.h>
+#include <unistd.h>
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+
+namespace bspg {
+namespace {
+
+int reporting_pid = -1;
+
+bool mpi_running() {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  return initialized && !finalized;
+}
+
+int pid_for_messages() {
+  if (reporting_pid >= 0) return reporting_pid;
+  if (!mpi_running()) return 0;
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+}
+
+// Wait so that a lower pid reporting the same mistake stops us first (0.1 s per pid, at most 3 s).
+void stagger(int pid) {
+  int steps = pid < 30 ? pid : 30;
+  if (steps > 0) usleep(static_cast<useconds_t>(steps) * 100000);
+}
+
+[[noreturn]] void stop_everything() {
+  fflush(stdout);
+  fflush(stderr);
+  if (mpi_running()) MPI_Abort(MPI_COMM_WORLD, 1);
+  _exit(1);
+}
+
+void print_line(const char* call, const char* format, va_list args) {
+  fflush(stdout);
+  char cause[1024];
+  vsnprintf(cause, sizeof cause, format, args);
+  fprintf(stderr, "bspg: process %d: %s: %s\n", pid_for_messages(), call, cause);
+  fflush(stderr);
+}
+
+}  // namespace
+
+void set_reporting_pid(int pid) { reporting_pid = pid; }
+
+void fail(const char* call, const char* format, ...) {
+  stagger(pid_for_messages());
+  va_list args;
+  va_start(args, format);
+  print_line(call, format, args);
+  va_end(args);
+  stop_everything();
+}
+
+void fail_collective(int reporter, const char* call, const char* format, ...) {
+  if (pid_for_messages() == reporter) {
+    va_list args;
+    va_start(args, format);
+    print_line(call, format, args);
+    va_end(args);
+    stop_everything();
+  }
+  // The reporter's abort ends us; if it somehow does not within 30 s, stop anyway.
+  for (int i = 0; i < 300; ++i) usleep(100000);
+  stop_everything();
+}
+
+void abort_with_user_message(const char* format, va_list args) {
+  stagger(pid_for_messages());
+  fflush(stdout);
+  char text[4096];
+  int length = vsnprintf(text, sizeof text, format ? format : "", args);
+  bool newline = length > 0 && static_cast<std::size_t>(length) < sizeof text && text[length - 1] == '\n';
+  fprintf(stderr, newline ? "%s" : "%s\n", text);
+  fflush(stderr);
+  stop_everything();
+}
+
+}  // namespace bspg

@@ -1,1 +1,77 @@
-// in progress
+#include "exchange.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+
+namespace bspg {
+namespace {
+constexpr std::uint64_t kInitialWindowBytes = 64 * 1024;
+constexpr std::uint64_t kGranule = 64 * 1024;
+constexpr std::uint64_t kMaxPutBytes = std::uint64_t{1} << 30;  // MPI counts are int
+}  // namespace
+
+void Exchange::open(MPI_Comm comm, int pid, int nprocs) {
+  comm_ = comm;
+  pid_ = pid;
+  capacity_.assign(static_cast<std::size_t>(nprocs), kInitialWindowBytes);
+  allocate();
+}
+
+void Exchange::allocate() {
+  MPI_Info info;
+  MPI_Info_create(&info);
+  // We never use accumulate operations, and the window is only addressed with MPI_BYTE.
+  MPI_Info_set(info, "accumulate_ops", "same_op");
+  MPI_Info_set(info, "same_disp_unit", "true");
+  MPI_Win_allocate(static_cast<MPI_Aint>(capacity_[static_cast<std::size_t>(pid_)]), 1, info, comm_,
+                   &base_, &win_);
+  MPI_Info_free(&info);
+  MPI_Win_lock_all(MPI_MODE_NOCHECK, win_);
+}
+
+void Exchange::close() {
+  if (win_ == MPI_WIN_NULL) return;
+  MPI_Win_unlock_all(win_);
+  MPI_Win_free(&win_);
+  base_ = nullptr;
+}
+
+void Exchange::ensure_capacity(const Schedule& schedule) {
+  bool grow = false;
+  for (int pid = 0; pid < schedule.nprocs(); ++pid)
+    grow = grow || schedule.window_bytes_needed(pid) > capacity_[static_cast<std::size_t>(pid)];
+  if (!grow) return;
+  for (int pid = 0; pid < schedule.nprocs(); ++pid) {
+    std::uint64_t& capacity = capacity_[static_cast<std::size_t>(pid)];
+    std::uint64_t needed = schedule.window_bytes_needed(pid);
+    // Grow by at least half again, so a slowly growing program reallocates rarely.
+    if (needed > capacity) capacity = std::max(needed, capacity + capacity / 2);
+    capacity = (capacity + kGranule - 1) / kGranule * kGranule;
+  }
+  close();
+  allocate();
+}
+
+void Exchange::put(int target, std::uint64_t offset, const char* data, std::uint64_t n) {
+  if (target == pid_) {
+    std::memcpy(base_ + offset, data, n);
+    return;
+  }
+  while (n > 0) {
+    std::uint64_t chunk = n < kMaxPutBytes ? n : kMaxPutBytes;
+    MPI_Put(data, static_cast<int>(chunk), MPI_BYTE, target, static_cast<MPI_Aint>(offset),
+            static_cast<int>(chunk), MPI_BYTE, win_);
+    data += chunk;
+    offset += chunk;
+    n -= chunk;
+  }
+}
+
+void Exchange::complete() {
+  MPI_Win_flush_all(win_);
+  MPI_Barrier(comm_);
+  MPI_Win_sync(win_);
+}
+
+}  // namespace bspg

@@ -1,0 +1,41 @@
+// exchange.hpp - the receive window every process exposes, and the one-sided transfers into it.
+// A passive-target epoch (MPI_Win_lock_all) stays open for the window's life: a superstep's data
+// moves with MPI_Put, completes with MPI_Win_flush_all, and a barrier tells the targets it is
+// there. The window grows (collectively, rarely) when a superstep needs more room than it has.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "schedule.hpp"
+
+namespace bspg {
+
+class Exchange {
+ public:
+  void open(MPI_Comm comm, int pid, int nprocs);
+  void close();
+
+  // Collective: makes every process's window at least as large as this superstep needs. Every
+  // process computes the same capacities from the same schedule, so all agree without talking.
+  void ensure_capacity(const Schedule& schedule);
+
+  char* window() { return base_; }
+  // Copies n bytes to target's window at offset (MPI_Put, or memcpy for this process itself).
+  void put(int target, std::uint64_t offset, const char* data, std::uint64_t n);
+  // Collective: every put of every process has arrived and is visible to its target.
+  void complete();
+
+ private:
+  void allocate();
+
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  MPI_Win win_ = MPI_WIN_NULL;
+  int pid_ = 0;
+  char* base_ = nullptr;
+  std::vector<std::uint64_t> capacity_;  // per process, identical on every process
+};
+
+}  // namespace bspg

@@ -1,0 +1,148 @@
+// outbox.hpp - packed per-destination streams. Everything a process sends to one destination in a
+// superstep (puts, get requests, messages) is one byte stream moved with a single MPI_Put.
+//
+// Record layout (native byte order; all processes of a job share an architecture). Every record
+// starts 4-aligned:
+//   put:          u32 (slot << 2 | kPut)  u32 offset  u32 nbytes  payload[nbytes]  pad to 4
+//   get request:  u32 (slot << 2 | kGet)  u32 offset  u32 nbytes
+//   message:      u32 kMessage  u32 tag_nbytes  u32 payload_nbytes  pad to 8
+//                 tag[tag_nbytes] pad to 8  payload[payload_nbytes] pad to 8
+//   pad word:     u32 0xffffffff (kind bits 3: no record has them)
+// Messages start 8-aligned (a pad word goes before one when needed) and every stream is padded to
+// a multiple of 8, so message payloads are 8-aligned in the receive window for bsp_hpmove.
+#pragma once
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+namespace bspg {
+
+enum RecordKind : std::uint32_t { kPut = 0, kGet = 1, kMessage = 2 };
+
+constexpr std::size_t kHeaderBytes = 12;
+constexpr std::uint32_t kPadWord = 0xffffffffu;
+constexpr std::size_t align4(std::size_t n) { return (n + 3) & ~static_cast<std::size_t>(3); }
+constexpr std::size_t align8(std::size_t n) { return (n + 7) & ~static_cast<std::size_t>(7); }
+
+// A growable byte buffer without zero-initialisation (std::vector<char> would zero every byte).
+class ByteBuffer {
+ public:
+  ByteBuffer() = default;
+  ByteBuffer(const ByteBuffer&) = delete;
+  ByteBuffer& operator=(const ByteBuffer&) = delete;
+  ByteBuffer(ByteBuffer&& other) noexcept
+      : data_(other.data_), size_(other.size_), capacity_(other.capacity_) {
+    other.data_ = nullptr;
+    other.size_ = other.capacity_ = 0;
+  }
+  ~ByteBuffer() { std::free(data_); }
+
+  char* data() { return data_; }
+  const char* data() const { return data_; }
+  std::size_t size() const { return size_; }
+  void clear() { size_ = 0; }
+
+  // Room for n more bytes; returns where they go and counts them as used.
+  char* extend(std::size_t n) {
+    if (size_ + n > capacity_) grow(size_ + n);
+    char* at = data_ + size_;
+    size_ += n;
+    return at;
+  }
+  void append(const void* bytes, std::size_t n) {
+    if (n) std::memcpy(extend(n), bytes, n);
+  }
+
+ private:
+  void grow(std::size_t needed) {
+    std::size_t capacity = capacity_ ? capacity_ * 2 : 4096;
+    while (capacity < needed) capacity *= 2;
+    char* bigger = static_cast<char*>(std::realloc(data_, capacity));
+    if (!bigger) throw std::bad_alloc();
+    data_ = bigger;
+    capacity_ = capacity;
+  }
+
+  char* data_ = nullptr;
+  std::size_t size_ = 0;
+  std::size_t capacity_ = 0;
+};
+
+inline void write_header(char* at, std::uint32_t word0, std::uint32_t word1, std::uint32_t word2) {
+  std::uint32_t words[3] = {word0, word1, word2};
+  std::memcpy(at, words, kHeaderBytes);
+}
+
+inline void pack_put(ByteBuffer& out, int slot, std::uint32_t offset, const void* src,
+                     std::uint32_t nbytes) {
+  char* at = out.extend(kHeaderBytes + align4(nbytes));
+  write_header(at, static_cast<std::uint32_t>(slot) << 2 | kPut, offset, nbytes);
+  std::memcpy(at + kHeaderBytes, src, nbytes);
+}
+
+inline void pack_get(ByteBuffer& out, int slot, std::uint32_t offset, std::uint32_t nbytes) {
+  write_header(out.extend(kHeaderBytes), static_cast<std::uint32_t>(slot) << 2 | kGet, offset, nbytes);
+}
+
+inline std::size_t message_record_bytes(std::uint32_t tag_nbytes, std::uint32_t payload_nbytes) {
+  return align8(kHeaderBytes) + align8(tag_nbytes) + align8(payload_nbytes);
+}
+
+// Appends pad words until the stream length is a multiple of 8 (streams are always 4-aligned).
+inline void pad_to_8(ByteBuffer& out) {
+  if (out.size() % 8) std::memcpy(out.extend(4), &kPadWord, 4);
+}
+
+inline void pack_message(ByteBuffer& out, const void* tag, std::uint32_t tag_nbytes,
+                         const void* payload, std::uint32_t payload_nbytes) {
+  pad_to_8(out);
+  char* at = out.extend(message_record_bytes(tag_nbytes, payload_nbytes));
+  write_header(at, kMessage, tag_nbytes, payload_nbytes);
+  std::memcpy(at + kHeaderBytes, &kPadWord, 4);
+  at += align8(kHeaderBytes);
+  if (tag_nbytes) std::memcpy(at, tag, tag_nbytes);
+  at += align8(tag_nbytes);
+  if (payload_nbytes) std::memcpy(at, payload, payload_nbytes);
+}
+
+// Walks one stream. Calls on_put(slot, offset, payload, nbytes), on_get(slot, offset, nbytes),
+// on_message(tag, tag_nbytes, payload, payload_nbytes). Returns false on a malformed stream.
+template <class OnPut, class OnGet, class OnMessage>
+bool unpack_stream(const char* stream, std::size_t length, OnPut&& on_put, OnGet&& on_get,
+                   OnMessage&& on_message) {
+  std::size_t at = 0;
+  while (at < length) {
+    if (length - at < 4) return false;
+    std::uint32_t words[3];
+    std::memcpy(words, stream + at, 4);
+    if (words[0] == kPadWord) {
+      at += 4;
+      continue;
+    }
+    if (length - at < kHeaderBytes) return false;
+    std::memcpy(words, stream + at, kHeaderBytes);
+    std::uint32_t kind = words[0] & 3u;
+    int slot = static_cast<int>(words[0] >> 2);
+    if (kind == kPut) {
+      if (length - at - kHeaderBytes < align4(words[2])) return false;
+      on_put(slot, words[1], stream + at + kHeaderBytes, words[2]);
+      at += kHeaderBytes + align4(words[2]);
+    } else if (kind == kGet) {
+      on_get(slot, words[1], words[2]);
+      at += kHeaderBytes;
+    } else if (kind == kMessage) {
+      std::size_t record = message_record_bytes(words[1], words[2]);
+      if (at % 8 || length - at < record) return false;
+      const char* tag = stream + at + align8(kHeaderBytes);
+      on_message(tag, words[1], tag + align8(words[1]), words[2]);
+      at += record;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace bspg
