@@ -1,0 +1,91 @@
+// Packed streams: what the packers write, the reader gives back, in order, with alignment.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "outbox.hpp"
+
+using namespace bspg;
+
+namespace {
+struct Seen {
+  std::vector<std::string> events;
+  bool payloads_aligned = true;
+};
+
+bool read_back(const ByteBuffer& stream, Seen& seen) {
+  return unpack_stream(
+      stream.data(), stream.size(),
+      [&](int slot, std::uint32_t offset, const char* payload, std::uint32_t n) {
+        seen.events.push_back("put " + std::to_string(slot) + " " + std::to_string(offset) + " " + std::string(payload, n));
+      },
+      [&](int slot, std::uint32_t offset, std::uint32_t n) {
+        seen.events.push_back("get " + std::to_string(slot) + " " + std::to_string(offset) + " " + std::to_string(n));
+      },
+      [&](const char* tag, std::uint32_t tag_n, const char* payload, std::uint32_t n) {
+        if (reinterpret_cast<std::uintptr_t>(payload) % 8) seen.payloads_aligned = false;
+        seen.events.push_back("msg " + std::string(tag, tag_n) + " " + std::string(payload, n));
+      });
+}
+}  // namespace
+
+TEST(Outbox, RecordsComeBackInOrder) {
+  ByteBuffer stream;
+  pack_put(stream, 3, 16, "abc", 3);
+  pack_get(stream, 7, 8, 100);
+  pack_message(stream, "T1", 2, "hello", 5);
+  pack_put(stream, 0, 0, "x", 1);
+  pack_message(stream, "", 0, "", 0);
+  pad_to_8(stream);
+  EXPECT_EQ(stream.size() % 8, 0u);
+  Seen seen;
+  ASSERT_TRUE(read_back(stream, seen));
+  std::vector<std::string> expected = {"put 3 16 abc", "get 7 8 100", "msg T1 hello", "put 0 0 x", "msg  "};
+  EXPECT_EQ(seen.events, expected);
+}
+
+TEST(Outbox, MessagePayloadsAre8AlignedAfterOddPuts) {
+  ByteBuffer stream;
+  for (std::uint32_t n = 1; n < 20; ++n) {
+    std::string payload(n, 'p');
+    pack_put(stream, 1, 0, payload.data(), n);
+    pack_message(stream, "tag", 3, payload.data(), n);
+  }
+  pad_to_8(stream);
+  // The buffer itself comes from realloc (16-aligned); in the window streams start 8-aligned.
+  ASSERT_EQ(reinterpret_cast<std::uintptr_t>(stream.data()) % 8, 0u);
+  Seen seen;
+  ASSERT_TRUE(read_back(stream, seen));
+  EXPECT_EQ(seen.events.size(), 38u);
+  EXPECT_TRUE(seen.payloads_aligned);
+}
+
+TEST(Outbox, TruncatedOrCorruptStreamsAreRejected) {
+  ByteBuffer stream;
+  pack_put(stream, 2, 0, "12345678", 8);
+  Seen seen;
+  EXPECT_FALSE(unpack_stream(stream.data(), stream.size() - 4, [](int, std::uint32_t, const char*, std::uint32_t) {},
+                             [](int, std::uint32_t, std::uint32_t) {}, [](const char*, std::uint32_t, const char*, std::uint32_t) {}));
+  std::uint32_t bad_kind = 3;  // no record has kind 3 (except the all-ones pad word)
+  std::memcpy(stream.data(), &bad_kind, 4);
+  EXPECT_FALSE(read_back(stream, seen));
+}
+
+TEST(Outbox, LargePayloadsGrowTheBuffer) {
+  ByteBuffer stream;
+  std::vector<char> big(5 << 20, 'z');
+  pack_put(stream, 9, 123, big.data(), static_cast<std::uint32_t>(big.size()));
+  std::uint64_t total = 0;
+  ASSERT_TRUE(unpack_stream(stream.data(), stream.size(),
+                            [&](int slot, std::uint32_t offset, const char* payload, std::uint32_t n) {
+                              EXPECT_EQ(slot, 9);
+                              EXPECT_EQ(offset, 123u);
+                              EXPECT_EQ(payload[n - 1], 'z');
+                              total += n;
+                            },
+                            [](int, std::uint32_t, std::uint32_t) {}, [](const char*, std::uint32_t, const char*, std::uint32_t) {}));
+  EXPECT_EQ(total, big.size());
+}
