@@ -15,6 +15,29 @@ int bspg_subjob(void);             /* this process's subjob, 0 <= k < bspg_nsubj
 int bspg_nsubjobs(void);           /* number of subjobs */
 int bspg_subjob_nprocs(int k);     /* processes in subjob k */
 
+/* Groups: processes that synchronise on their own, cheaper than bsp_sync when a superstep's
+ * communication stays inside the group. A group superstep ends with bspg_group_sync(g), called
+ * by every member of g (and by no one else); its puts, gets and messages must address members
+ * of g only, and it may not push or pop registrations or change the tag size (those take effect
+ * at bsp_sync). Messages received at a group sync replace the queue, as at bsp_sync.
+ * Handles are the same number on every member. Group BSPG_ALL holds every process:
+ * bspg_group_sync(BSPG_ALL) is bsp_sync. */
+#define BSPG_ALL 0
+
+/* Collective over all processes, effective at once: processes passing equal color >= 0 form a
+ * group, ordered by pid. Returns its handle; color < 0 joins no group and returns -1. O(l). */
+int bspg_group_split(int color);
+
+/* The group of this process's subjob (made at bsp_begin). O(1). */
+int bspg_subjob_group(void);
+
+/* End a superstep of the members of group. O(g*h + l_group). */
+void bspg_group_sync(int group);
+
+int bspg_group_nprocs(int group);            /* members of group */
+int bspg_group_pid(int group);               /* this process's rank in group, 0..nprocs-1 */
+int bspg_group_member(int group, int rank);  /* bsp_pid() of the member with that rank */
+
 #ifdef __cplusplus
 }
 #endif

@@ -73,6 +73,9 @@ inline void put(const char* call, int pid, const void* src, void* dst, int offse
   if (nbytes == 0) return;
   int slot = remote_slot(call, "destination", "writes", rt, dst, pid, offset, nbytes);
   if (__builtin_expect(src == nullptr, 0)) fail(call, "source is NULL");
+  if (static_cast<std::uint32_t>(nbytes) >= Runtime::kDirectPutBytes &&
+      rt.try_direct_put(pid, slot, static_cast<std::uint32_t>(offset), src, static_cast<std::uint32_t>(nbytes)))
+    return;
   bspg::pack_put(rt.outbox[static_cast<std::size_t>(pid)], slot, static_cast<std::uint32_t>(offset), src,
                  static_cast<std::uint32_t>(nbytes));
 }
@@ -88,6 +91,17 @@ inline void get(const char* call, int pid, const void* src, int offset, void* ds
   bspg::pack_get(rt.outbox[server], slot, static_cast<std::uint32_t>(offset), static_cast<std::uint32_t>(nbytes));
   rt.gets[server].push_back({static_cast<char*>(dst), static_cast<std::uint32_t>(nbytes)});
   rt.get_bytes[server] += static_cast<std::uint64_t>(nbytes);
+}
+
+bspg::Group& member_group(const char* call, int handle) {
+  Runtime& rt = spmd(call);
+  bspg::Group* group = rt.group(handle);
+  if (group == nullptr) {
+    if (handle < 0 || static_cast<std::size_t>(handle) >= rt.groups.size())
+      fail(call, "group %d does not exist (handles come from bspg_group_split or bspg_subjob_group)", handle);
+    fail(call, "this process is not a member of group %d", handle);
+  }
+  return *group;
 }
 
 }  // namespace
@@ -294,6 +308,25 @@ int bspg_subjob_nprocs(int k) {
     fail("bspg_subjob_nprocs", "subjob %d is out of range 0..%d", k, static_cast<int>(rt.subjob_sizes.size()) - 1);
   return rt.subjob_sizes[static_cast<std::size_t>(k)];
 }
+
+void bspg_group_sync(int group) {
+  bspg::Group& g = member_group("bspg_group_sync", group);
+  g_runtime->sync(g, bspg::SyncCall::Sync);
+}
+
+int bspg_group_nprocs(int group) { return member_group("bspg_group_nprocs", group).size(); }
+
+int bspg_group_pid(int group) { return member_group("bspg_group_pid", group).rank; }
+
+int bspg_group_member(int group, int rank) {
+  bspg::Group& g = member_group("bspg_group_member", group);
+  if (rank < 0 || rank >= g.size()) fail("bspg_group_member", "rank %d is out of range 0..%d", rank, g.size() - 1);
+  return g.members[static_cast<std::size_t>(rank)];
+}
+
+int bspg_group_split(int color) { return spmd("bspg_group_split").split(color); }
+
+int bspg_subjob_group(void) { return spmd("bspg_subjob_group").subjob_group; }
 
 }  // extern "C"
 #pragma GCC visibility pop

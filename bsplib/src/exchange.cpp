@@ -74,4 +74,43 @@ void Exchange::complete() {
   MPI_Win_sync(win_);
 }
 
+void Mailbox::open(MPI_Comm comm, int pid, int nprocs) {
+  pid_ = pid;
+  nprocs_ = nprocs;
+  // 8 MiB of regions per bank in all, 64 KiB to 1 MiB per source.
+  std::uint64_t region = (std::uint64_t{8} << 20) / static_cast<std::uint64_t>(nprocs);
+  region = std::min<std::uint64_t>(std::max<std::uint64_t>(region, 64 * 1024), 1 << 20);
+  region_bytes_ = region / 4096 * 4096;
+  MPI_Win_allocate(static_cast<MPI_Aint>(2 * region_bytes_ * static_cast<std::uint64_t>(nprocs)), 1,
+                   MPI_INFO_NULL, comm, &base_, &win_);
+  MPI_Win_lock_all(MPI_MODE_NOCHECK, win_);
+}
+
+void Mailbox::close() {
+  if (win_ == MPI_WIN_NULL) return;
+  MPI_Win_unlock_all(win_);
+  MPI_Win_free(&win_);
+  base_ = nullptr;
+}
+
+void Mailbox::put(int target, int bank, std::uint64_t offset, const void* header,
+                  std::size_t header_bytes, const void* payload, std::size_t payload_bytes) {
+  std::uint64_t at = (static_cast<std::uint64_t>(bank) * static_cast<std::uint64_t>(nprocs_) +
+                      static_cast<std::uint64_t>(pid_)) * region_bytes_ + offset;
+  if (target == pid_) {
+    std::memcpy(base_ + at, header, header_bytes);
+    std::memcpy(base_ + at + header_bytes, payload, payload_bytes);
+    return;
+  }
+  MPI_Put(header, static_cast<int>(header_bytes), MPI_BYTE, target, static_cast<MPI_Aint>(at),
+          static_cast<int>(header_bytes), MPI_BYTE, win_);
+  MPI_Put(payload, static_cast<int>(payload_bytes), MPI_BYTE, target,
+          static_cast<MPI_Aint>(at + header_bytes), static_cast<int>(payload_bytes), MPI_BYTE, win_);
+  MPI_Win_flush_local(target, win_);
+}
+
+void Mailbox::flush() { MPI_Win_flush_all(win_); }
+
+void Mailbox::sync_memory() { MPI_Win_sync(win_); }
+
 }  // namespace bspg

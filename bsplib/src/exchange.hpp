@@ -38,4 +38,33 @@ class Exchange {
   std::vector<std::uint64_t> capacity_;  // per process, identical on every process
 };
 
+// Mailboxes for large puts. A large bsp_put is copied at call time straight into its
+// destination's window (one copy less than packing it and moving it at the sync). Each receiver
+// keeps two banks of one region per source; a writer alternates banks superstep by superstep, so
+// it never overwrites a region the receiver may still be applying from the last sync.
+class Mailbox {
+ public:
+  void open(MPI_Comm comm, int pid, int nprocs);
+  void close();
+  std::uint64_t region_bytes() const { return region_bytes_; }
+
+  // MPI_Put of header and payload into target's region for this process in `bank`, at offset;
+  // returns when the source buffers may be reused (MPI_Win_flush_local).
+  void put(int target, int bank, std::uint64_t offset, const void* header, std::size_t header_bytes,
+           const void* payload, std::size_t payload_bytes);
+  void flush();          // every put of this process has reached its target
+  void sync_memory();    // make what others put here visible to this process's loads
+  const char* region(int bank, int src) const {
+    return base_ + (static_cast<std::uint64_t>(bank) * static_cast<std::uint64_t>(nprocs_) +
+                    static_cast<std::uint64_t>(src)) * region_bytes_;
+  }
+
+ private:
+  MPI_Win win_ = MPI_WIN_NULL;
+  char* base_ = nullptr;
+  int pid_ = 0;
+  int nprocs_ = 1;
+  std::uint64_t region_bytes_ = 0;
+};
+
 }  // namespace bspg

@@ -70,6 +70,17 @@ class ByteBuffer {
   std::size_t capacity_ = 0;
 };
 
+// memcpy with the common word sizes unrolled: single-word puts are the hot path of many BSP
+// programs, and a libc call per word costs more than the copy.
+inline void copy_bytes(void* dst, const void* src, std::size_t n) {
+  switch (n) {
+    case 4: std::memcpy(dst, src, 4); return;
+    case 8: std::memcpy(dst, src, 8); return;
+    case 16: std::memcpy(dst, src, 16); return;
+    default: std::memcpy(dst, src, n);
+  }
+}
+
 inline void write_header(char* at, std::uint32_t word0, std::uint32_t word1, std::uint32_t word2) {
   std::uint32_t words[3] = {word0, word1, word2};
   std::memcpy(at, words, kHeaderBytes);
@@ -79,7 +90,7 @@ inline void pack_put(ByteBuffer& out, int slot, std::uint32_t offset, const void
                      std::uint32_t nbytes) {
   char* at = out.extend(kHeaderBytes + align4(nbytes));
   write_header(at, static_cast<std::uint32_t>(slot) << 2 | kPut, offset, nbytes);
-  std::memcpy(at + kHeaderBytes, src, nbytes);
+  copy_bytes(at + kHeaderBytes, src, nbytes);
 }
 
 inline void pack_get(ByteBuffer& out, int slot, std::uint32_t offset, std::uint32_t nbytes) {
@@ -114,15 +125,21 @@ bool unpack_stream(const char* stream, std::size_t length, OnPut&& on_put, OnGet
                    OnMessage&& on_message) {
   std::size_t at = 0;
   while (at < length) {
-    if (length - at < 4) return false;
     std::uint32_t words[3];
-    std::memcpy(words, stream + at, 4);
+    if (length - at < kHeaderBytes) {
+      // Only pad words may end a stream in less than a header.
+      if ((length - at) % 4) return false;
+      for (; at < length; at += 4) {
+        std::memcpy(words, stream + at, 4);
+        if (words[0] != kPadWord) return false;
+      }
+      return true;
+    }
+    std::memcpy(words, stream + at, kHeaderBytes);
     if (words[0] == kPadWord) {
       at += 4;
       continue;
     }
-    if (length - at < kHeaderBytes) return false;
-    std::memcpy(words, stream + at, kHeaderBytes);
     std::uint32_t kind = words[0] & 3u;
     int slot = static_cast<int>(words[0] >> 2);
     if (kind == kPut) {

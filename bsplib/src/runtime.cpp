@@ -45,9 +45,15 @@ Runtime::Runtime(MPI_Comm comm_in, int pid_in, int nprocs_in, bool owns_mpi_in)
       outbox(static_cast<std::size_t>(nprocs_in)),
       gets(static_cast<std::size_t>(nprocs_in)),
       get_bytes(static_cast<std::size_t>(nprocs_in), 0),
-      schedule_(nprocs_in),
-      replies_(static_cast<std::size_t>(nprocs_in)),
-      row_(static_cast<std::size_t>(schedule_.row_words()), 0) {
+      mailbox_used(static_cast<std::size_t>(nprocs_in), 0) {
+  std::vector<int> everyone(static_cast<std::size_t>(nprocs));
+  for (int i = 0; i < nprocs; ++i) everyone[static_cast<std::size_t>(i)] = i;
+  groups.push_back(std::make_unique<Group>(comm, everyone, pid));
+  world = groups[0].get();
+  world->exchange.open(comm, pid, nprocs);
+  world->exchange_open = true;
+  mailbox.open(comm, pid, nprocs);
+
   subjob = subjob_from_environment();
   std::vector<int> all(static_cast<std::size_t>(nprocs));
   MPI_Allgather(&subjob, 1, MPI_INT, all.data(), 1, MPI_INT, comm);
@@ -55,14 +61,52 @@ Runtime::Runtime(MPI_Comm comm_in, int pid_in, int nprocs_in, bool owns_mpi_in)
     if (static_cast<std::size_t>(k) >= subjob_sizes.size()) subjob_sizes.resize(static_cast<std::size_t>(k) + 1, 0);
     ++subjob_sizes[static_cast<std::size_t>(k)];
   }
-  exchange_.open(comm, pid, nprocs);
+  subjob_group = split(subjob);
   MPI_Barrier(comm);
   start_time = MPI_Wtime();
 }
 
-void Runtime::sync(SyncCall call) {
-  const int p = nprocs;
-  std::uint64_t* row = row_.data();
+int Runtime::split(int color) {
+  MPI_Comm group_comm;
+  MPI_Comm_split(comm, color >= 0 ? color : MPI_UNDEFINED, pid, &group_comm);
+  int handle = static_cast<int>(groups.size());
+  if (group_comm == MPI_COMM_NULL) {
+    groups.push_back(nullptr);
+    return -1;
+  }
+  int size = 0, rank = 0;
+  MPI_Comm_size(group_comm, &size);
+  MPI_Comm_rank(group_comm, &rank);
+  std::vector<int> members(static_cast<std::size_t>(size));
+  MPI_Allgather(&pid, 1, MPI_INT, members.data(), 1, MPI_INT, group_comm);
+  groups.push_back(std::make_unique<Group>(group_comm, std::move(members), rank));
+  return handle;
+}
+
+void Runtime::check_group_superstep(const Group& group) const {
+  if (registry.pending_push_count() || !registry.pending_pops().empty())
+    fail("bspg_group_sync", "bsp_push_reg and bsp_pop_reg take effect only at bsp_sync, not at a group sync");
+  if (requested_tag_nbytes >= 0)
+    fail("bspg_group_sync", "bsp_set_tagsize takes effect only at bsp_sync, not at a group sync");
+  // Communication with processes outside the group would wait for a sync that never includes them.
+  std::size_t member = 0;
+  for (int d = 0; d < nprocs; ++d) {
+    if (member < group.members.size() && group.members[member] == d) {
+      ++member;
+      continue;
+    }
+    if (outbox[static_cast<std::size_t>(d)].size() || get_bytes[static_cast<std::size_t>(d)] ||
+        mailbox_used[static_cast<std::size_t>(d)])
+      fail("bspg_group_sync",
+           "this superstep puts, gets or sends to process %d, which is not in the group; only bsp_sync delivers that",
+           d);
+  }
+}
+
+void Runtime::sync(Group& group, SyncCall call) {
+  const int q = group.size();
+  if (&group != world) check_group_superstep(group);
+  std::uint64_t* row = group.row.data();
   row[Schedule::kCall] = static_cast<std::uint64_t>(call);
   row[Schedule::kPushCount] = registry.pending_push_count();
   row[Schedule::kPopCount] = registry.pending_pops().size();
@@ -70,32 +114,43 @@ void Runtime::sync(SyncCall call) {
   row[Schedule::kFirstPop] =
       registry.pending_pops().empty() ? 0 : static_cast<std::uint64_t>(registry.pending_pops()[0]) + 1;
   row[Schedule::kTagSize] = requested_tag_nbytes < 0 ? 0 : static_cast<std::uint64_t>(requested_tag_nbytes) + 1;
-  for (int d = 0; d < p; ++d) {
-    pad_to_8(outbox[static_cast<std::size_t>(d)]);
-    row[Schedule::kHeaderWords + 2 * d] = outbox[static_cast<std::size_t>(d)].size();
-    row[Schedule::kHeaderWords + 2 * d + 1] = get_bytes[static_cast<std::size_t>(d)];
+  for (int i = 0; i < q; ++i) {
+    auto d = static_cast<std::size_t>(group.members[static_cast<std::size_t>(i)]);
+    pad_to_8(outbox[d]);
+    row[Schedule::stream_word(i)] = outbox[d].size();
+    row[Schedule::reply_word(i)] = get_bytes[d];
+    row[Schedule::mailbox_word(i)] = mailbox_used[d] | (mailbox_used[d] && mailbox_bank ? Schedule::kBankBit : 0);
   }
   // The one collective of every superstep: everybody learns the whole schedule matrix.
-  MPI_Allgather(row, schedule_.row_words(), MPI_UINT64_T, schedule_.matrix(), schedule_.row_words(),
-                MPI_UINT64_T, comm);
-  Schedule::Disagreement verdict = schedule_.check();
-  if (verdict.found) fail_collective(verdict.reporter, verdict.call, "%s", verdict.message.c_str());
+  MPI_Allgather(row, group.schedule.row_words(), MPI_UINT64_T, group.schedule.matrix(),
+                group.schedule.row_words(), MPI_UINT64_T, group.comm);
+  Schedule::Disagreement verdict = group.schedule.check();
+  if (verdict.found)
+    fail_collective(group.members[static_cast<std::size_t>(verdict.reporter)], verdict.call, "%s",
+                    verdict.message.c_str());
 
   // Messages of the last superstep are gone; this superstep's arrive now.
   queue.clear();
   queue_head = 0;
   queue_payload_bytes = 0;
-  if (schedule_.any_data()) deliver();
-  for (int d = 0; d < p; ++d) {
+  if (group.schedule.any_data()) deliver(group);
+  for (int d : group.members) {
     outbox[static_cast<std::size_t>(d)].clear();
     gets[static_cast<std::size_t>(d)].clear();
     get_bytes[static_cast<std::size_t>(d)] = 0;
+    mailbox_used[static_cast<std::size_t>(d)] = 0;
+  }
+  mailbox_written = false;
+  mailbox_bank ^= 1;
+  if (&group != world) {
+    direct_puts = false;
+    return;
   }
 
   // Registrations and pops take effect now, after this superstep's data has moved.
   if (row[Schedule::kPushCount] || row[Schedule::kPopCount]) {
     std::vector<std::uint64_t> mine = registry.pending_push_words();
-    std::vector<std::uint64_t> gathered(mine.size() * static_cast<std::size_t>(p));
+    std::vector<std::uint64_t> gathered(mine.size() * static_cast<std::size_t>(q));
     if (!mine.empty())
       MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_UINT64_T, gathered.data(),
                     static_cast<int>(mine.size()), MPI_UINT64_T, comm);
@@ -107,73 +162,110 @@ void Runtime::sync(SyncCall call) {
   }
 }
 
-void Runtime::deliver() {
-  const int p = nprocs;
-  exchange_.ensure_capacity(schedule_);
-  for (int k = 0; k < p; ++k) {
-    int d = schedule_.send_target(pid, k);
-    const ByteBuffer& stream = outbox[static_cast<std::size_t>(d)];
-    if (stream.size()) exchange_.put(d, schedule_.stream_offset(pid, d), stream.data(), stream.size());
+void Runtime::deliver(Group& group) {
+  const int q = group.size();
+  const Schedule& schedule = group.schedule;
+  if (!group.exchange_open) {
+    group.exchange.open(group.comm, group.rank, q);
+    group.exchange_open = true;
   }
-  exchange_.complete();
+  group.exchange.ensure_capacity(schedule);
+  for (int k = 0; k < q; ++k) {
+    int d = schedule.send_target(group.rank, k);
+    const ByteBuffer& stream = outbox[static_cast<std::size_t>(group.members[static_cast<std::size_t>(d)])];
+    if (stream.size()) group.exchange.put(d, schedule.stream_offset(group.rank, d), stream.data(), stream.size());
+  }
+  if (mailbox_written) mailbox.flush();
+  group.exchange.complete();
+  mailbox.sync_memory();
 
-  const char* window = exchange_.window();
+  const char* window = group.exchange.window();
   // Gets read this process's memory as it was before any put of the superstep.
-  if (schedule_.gets_for(pid)) serve_gets(window);
-  apply_puts_and_messages(window);
+  if (schedule.gets_for(group.rank)) serve_gets(group, window);
+  apply_puts_and_messages(group, window);
 
-  if (!schedule_.any_gets()) return;
-  for (int k = 0; k < p; ++k) {
-    int r = schedule_.send_target(pid, k);
-    ByteBuffer& reply = replies_[static_cast<std::size_t>(r)];
-    if (reply.size()) exchange_.put(r, schedule_.reply_offset(r, pid), reply.data(), reply.size());
+  if (!schedule.any_gets()) return;
+  for (int k = 0; k < q; ++k) {
+    int r = schedule.send_target(group.rank, k);
+    ByteBuffer& reply = group.replies[static_cast<std::size_t>(r)];
+    if (reply.size()) group.exchange.put(r, schedule.reply_offset(r, group.rank), reply.data(), reply.size());
   }
-  exchange_.complete();
-  for (int server = 0; server < p; ++server) {
-    const char* at = exchange_.window() + schedule_.reply_offset(pid, server);
-    for (const PendingGet& get : gets[static_cast<std::size_t>(server)]) {
+  group.exchange.complete();
+  for (int server = 0; server < q; ++server) {
+    const char* at = group.exchange.window() + schedule.reply_offset(group.rank, server);
+    for (const PendingGet& get : gets[static_cast<std::size_t>(group.members[static_cast<std::size_t>(server)])]) {
       std::memcpy(get.dst, at, get.nbytes);
       at += get.nbytes;
     }
-    replies_[static_cast<std::size_t>(server)].clear();
+    group.replies[static_cast<std::size_t>(server)].clear();
   }
 }
 
-void Runtime::serve_gets(const char* window) {
-  for (int src = 0; src < nprocs; ++src) {
-    if (!schedule_.reply_bytes(src, pid)) continue;
-    ByteBuffer& reply = replies_[static_cast<std::size_t>(src)];
+void Runtime::serve_gets(Group& group, const char* window) {
+  const Schedule& schedule = group.schedule;
+  for (int src = 0; src < group.size(); ++src) {
+    if (!schedule.reply_bytes(src, group.rank)) continue;
+    ByteBuffer& reply = group.replies[static_cast<std::size_t>(src)];
     bool ok = unpack_stream(
-        window + schedule_.stream_offset(src, pid), schedule_.stream_bytes(src, pid),
+        window + schedule.stream_offset(src, group.rank), schedule.stream_bytes(src, group.rank),
         [](int, std::uint32_t, const char*, std::uint32_t) {},
         [&](int slot, std::uint32_t offset, std::uint32_t nbytes) {
           reply.append(registry.address(slot, pid) + offset, nbytes);
         },
         [](const char*, std::uint32_t, const char*, std::uint32_t) {});
-    if (!ok) fail("bsp_sync", "internal error: malformed data stream from process %d", src);
+    if (!ok) fail("bsp_sync", "internal error: malformed data stream from process %d", group.members[static_cast<std::size_t>(src)]);
   }
 }
 
-void Runtime::apply_puts_and_messages(const char* window) {
-  for (int src = 0; src < nprocs; ++src) {
-    std::uint64_t length = schedule_.stream_bytes(src, pid);
+void Runtime::apply_puts_and_messages(Group& group, const char* window) {
+  const Schedule& schedule = group.schedule;
+  for (int src = 0; src < group.size(); ++src) {
+    auto apply_put = [&](int slot, std::uint32_t offset, const char* payload, std::uint32_t nbytes) {
+      copy_bytes(registry.address(slot, pid) + offset, payload, nbytes);
+    };
+    // The mailbox holds the source's first puts to us this superstep, so it goes first.
+    if (std::uint64_t direct = schedule.mailbox_bytes(src, group.rank)) {
+      int global_src = group.members[static_cast<std::size_t>(src)];
+      if (!unpack_stream(mailbox.region(schedule.mailbox_bank(src, group.rank), global_src), direct, apply_put,
+                         [](int, std::uint32_t, std::uint32_t) {},
+                         [](const char*, std::uint32_t, const char*, std::uint32_t) {}))
+        fail("bsp_sync", "internal error: malformed mailbox from process %d", global_src);
+    }
+    std::uint64_t length = schedule.stream_bytes(src, group.rank);
     if (!length) continue;
     bool ok = unpack_stream(
-        window + schedule_.stream_offset(src, pid), length,
-        [&](int slot, std::uint32_t offset, const char* payload, std::uint32_t nbytes) {
-          std::memcpy(registry.address(slot, pid) + offset, payload, nbytes);
-        },
+        window + schedule.stream_offset(src, group.rank), length, apply_put,
         [](int, std::uint32_t, std::uint32_t) {},
         [&](const char* tag, std::uint32_t tag_nbytes, const char* payload, std::uint32_t nbytes) {
           queue.push_back({tag, payload, tag_nbytes, nbytes});
           queue_payload_bytes += nbytes;
         });
-    if (!ok) fail("bsp_sync", "internal error: malformed data stream from process %d", src);
+    if (!ok) fail("bsp_sync", "internal error: malformed data stream from process %d", group.members[static_cast<std::size_t>(src)]);
   }
 }
 
+bool Runtime::try_direct_put(int dst, int slot, std::uint32_t offset, const void* src, std::uint32_t nbytes) {
+  auto d = static_cast<std::size_t>(dst);
+  // Only while nothing else went to dst this superstep: the receiver applies the mailbox first.
+  if (!direct_puts || outbox[d].size()) return false;
+  std::uint64_t record = kHeaderBytes + align4(nbytes);
+  if (mailbox_used[d] + record > mailbox.region_bytes()) return false;
+  std::uint32_t header[3] = {static_cast<std::uint32_t>(slot) << 2 | kPut, offset, nbytes};
+  mailbox.put(dst, mailbox_bank, mailbox_used[d], header, kHeaderBytes, src, nbytes);
+  mailbox_used[d] += record;
+  mailbox_written = true;
+  return true;
+}
+
 void Runtime::finish() {
-  exchange_.close();
+  mailbox.close();
+  for (auto& group : groups) {
+    if (!group) continue;
+    if (group->exchange_open) group->exchange.close();
+    if (group.get() != world) MPI_Comm_free(&group->comm);
+  }
+  groups.clear();
+  world = nullptr;
   MPI_Comm_free(&comm);
 }
 

@@ -5,9 +5,11 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "exchange.hpp"
+#include "group.hpp"
 #include "outbox.hpp"
 #include "registry.hpp"
 #include "schedule.hpp"
@@ -32,8 +34,17 @@ class Runtime {
  public:
   Runtime(MPI_Comm comm, int pid, int nprocs, bool owns_mpi);
 
-  void sync(SyncCall call);
+  // A superstep boundary of every process (world group) or of one group's members.
+  void sync(SyncCall call) { sync(*world, call); }
+  void sync(Group& group, SyncCall call);
   void finish();  // after the final sync of bsp_end: frees MPI resources
+
+  // Collective over all processes: processes of equal color >= 0 form a group. Returns its
+  // handle (the same on every process) or -1 for color < 0.
+  int split(int color);
+  Group* group(int handle) {
+    return handle >= 0 && static_cast<std::size_t>(handle) < groups.size() ? groups[static_cast<std::size_t>(handle)].get() : nullptr;
+  }
 
   // Identity.
   MPI_Comm comm;
@@ -50,6 +61,16 @@ class Runtime {
   std::uint32_t tag_nbytes = 0;                 // tag size of messages sent now
   std::int64_t requested_tag_nbytes = -1;       // bsp_set_tagsize this superstep (-1: none)
 
+  // Large puts go straight to the destination's mailbox (see Mailbox); false from this
+  // process's first group sync on, when bank alternation no longer protects the receiver.
+  bool try_direct_put(int dst, int slot, std::uint32_t offset, const void* src, std::uint32_t nbytes);
+  static constexpr std::uint32_t kDirectPutBytes = 16 * 1024;
+  Mailbox mailbox;
+  std::vector<std::uint64_t> mailbox_used;  // per destination, this superstep
+  int mailbox_bank = 0;
+  bool mailbox_written = false;
+  bool direct_puts = true;
+
   // Messages received at the last sync.
   std::vector<Message> queue;
   std::size_t queue_head = 0;
@@ -58,16 +79,17 @@ class Runtime {
   // Subjobs (bsprun's grid path sets BSPG_SUBJOB).
   int subjob = 0;
   std::vector<int> subjob_sizes;
+  int subjob_group = -1;
+
+  // groups[0] is the world group; a null entry is a group this process is not in.
+  std::vector<std::unique_ptr<Group>> groups;
+  Group* world = nullptr;
 
  private:
-  void deliver();  // moves the data of a superstep whose schedule says there is some
-  void serve_gets(const char* window);
-  void apply_puts_and_messages(const char* window);
-
-  Schedule schedule_;
-  Exchange exchange_;
-  std::vector<ByteBuffer> replies_;  // per requester
-  std::vector<std::uint64_t> row_;
+  void check_group_superstep(const Group& group) const;
+  void deliver(Group& group);  // moves the data of a superstep whose schedule says there is some
+  void serve_gets(Group& group, const char* window);
+  void apply_puts_and_messages(Group& group, const char* window);
 };
 
 // The running process's state: non-null exactly inside the SPMD section.

@@ -7,7 +7,7 @@ namespace bspg {
 bool Schedule::any_data() const {
   for (int src = 0; src < nprocs_; ++src)
     for (int dst = 0; dst < nprocs_; ++dst)
-      if (stream_bytes(src, dst)) return true;
+      if (stream_bytes(src, dst) || mailbox_bytes(src, dst)) return true;
   return false;
 }
 

@@ -14,7 +14,8 @@ enum class SyncCall : std::uint64_t { Sync = 1, End = 2 };
 
 class Schedule {
  public:
-  // Row layout: header words, then per destination d: stream bytes to d, get-reply bytes from d.
+  // Row layout: header words, then per destination d: stream bytes to d, get-reply bytes from d,
+  // mailbox bytes put directly into d's mailbox (bit 63: the bank used).
   enum Header : int {
     kCall = 0,         // SyncCall
     kPushCount,        // bsp_push_reg calls this superstep
@@ -24,10 +25,15 @@ class Schedule {
     kTagSize,          // requested tag size + 1 (0: unchanged)
     kHeaderWords = 8,  // room to grow without changing the layout
   };
+  static constexpr int kWordsPerProcess = 3;
+  static constexpr std::uint64_t kBankBit = std::uint64_t{1} << 63;
+  static int stream_word(int dst) { return kHeaderWords + kWordsPerProcess * dst; }
+  static int reply_word(int server) { return kHeaderWords + kWordsPerProcess * server + 1; }
+  static int mailbox_word(int dst) { return kHeaderWords + kWordsPerProcess * dst + 2; }
 
   explicit Schedule(int nprocs)
       : nprocs_(nprocs),
-        row_words_(kHeaderWords + 2 * nprocs),
+        row_words_(kHeaderWords + kWordsPerProcess * nprocs),
         matrix_(static_cast<std::size_t>(nprocs) * static_cast<std::size_t>(row_words_), 0) {}
 
   int nprocs() const { return nprocs_; }
@@ -37,12 +43,13 @@ class Schedule {
   std::uint64_t header(int pid, Header field) const { return row(pid)[field]; }
 
   // Bytes src's stream to dst holds, and bytes of get replies `server` sends back to `requester`.
-  std::uint64_t stream_bytes(int src, int dst) const { return row(src)[kHeaderWords + 2 * dst]; }
-  std::uint64_t reply_bytes(int requester, int server) const {
-    return row(requester)[kHeaderWords + 2 * server + 1];
-  }
+  std::uint64_t stream_bytes(int src, int dst) const { return row(src)[stream_word(dst)]; }
+  std::uint64_t reply_bytes(int requester, int server) const { return row(requester)[reply_word(server)]; }
+  // Bytes src put straight into dst's mailbox this superstep, and the bank it used.
+  std::uint64_t mailbox_bytes(int src, int dst) const { return row(src)[mailbox_word(dst)] & ~kBankBit; }
+  int mailbox_bank(int src, int dst) const { return row(src)[mailbox_word(dst)] & kBankBit ? 1 : 0; }
 
-  // True when any process sends anything (puts, gets, messages) this superstep.
+  // True when any process sends anything (puts, gets, messages, mailbox puts) this superstep.
   bool any_data() const;
   // True when any process issued a get this superstep (a second, reply round is needed).
   bool any_gets() const;

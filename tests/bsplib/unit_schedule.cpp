@@ -13,9 +13,9 @@ void set_row(Schedule& schedule, int pid, std::initializer_list<std::uint64_t> s
   std::uint64_t* row = schedule.matrix() + static_cast<std::size_t>(pid) * schedule.row_words();
   row[Schedule::kCall] = static_cast<std::uint64_t>(bspg::SyncCall::Sync);
   int d = 0;
-  for (std::uint64_t bytes : streams) row[Schedule::kHeaderWords + 2 * d++] = bytes;
+  for (std::uint64_t bytes : streams) row[Schedule::stream_word(d++)] = bytes;
   d = 0;
-  for (std::uint64_t bytes : replies) row[Schedule::kHeaderWords + 2 * d++ + 1] = bytes;
+  for (std::uint64_t bytes : replies) row[Schedule::reply_word(d++)] = bytes;
 }
 }  // namespace
 
