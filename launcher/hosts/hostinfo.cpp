@@ -1,0 +1,57 @@
+// bspg-hostinfo: what hwloc says about this host's processors. The probe runs `bspg-hostinfo --cores`
+// where it is on the host's PATH (and falls back to nproc where it is not).
+#include <hwloc.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+
+namespace {
+
+int count(hwloc_topology_t topology, hwloc_obj_type_t type) {
+  const int n = hwloc_get_nbobjs_by_type(topology, type);
+  return n < 0 ? 0 : n;
+}
+
+void usage(FILE* out) {
+  std::fprintf(out,
+               "usage: bspg-hostinfo [--cores]\n"
+               "  prints this host's cores, hardware threads, packages and NUMA nodes (hwloc);\n"
+               "  --cores prints the core count only\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool cores_only = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--cores") == 0) {
+      cores_only = true;
+    } else if (std::strcmp(argv[i], "-h") == 0 || std::strcmp(argv[i], "--help") == 0) {
+      usage(stdout);
+      return 0;
+    } else {
+      std::fprintf(stderr, "bspg-hostinfo: unknown option '%s'\n", argv[i]);
+      usage(stderr);
+      return 2;
+    }
+  }
+  hwloc_topology_t topology;
+  if (hwloc_topology_init(&topology) != 0 || hwloc_topology_load(topology) != 0) {
+    std::fprintf(stderr, "bspg-hostinfo: hwloc cannot read this host's topology\n");
+    return 1;
+  }
+  const int pus = count(topology, HWLOC_OBJ_PU);
+  int cores = count(topology, HWLOC_OBJ_CORE);
+  if (cores == 0) cores = pus;  // some virtual machines expose no core level
+  if (cores_only) {
+    std::printf("%d\n", cores);
+  } else {
+    char name[256] = "";
+    gethostname(name, sizeof name - 1);
+    std::printf("hostname %s\ncores %d\nhardware_threads %d\npackages %d\nnuma_nodes %d\n", name, cores, pus,
+                count(topology, HWLOC_OBJ_PACKAGE), count(topology, HWLOC_OBJ_NUMANODE));
+  }
+  hwloc_topology_destroy(topology);
+  return cores > 0 ? 0 : 1;
+}

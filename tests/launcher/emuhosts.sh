@@ -1,0 +1,313 @@
+#!/usr/bin/env bash
+# emuhosts.sh - emulated SSH hosts on this machine, for tests (needs root, unshare and /usr/sbin/sshd).
+#
+#   emuhosts.sh start DIR LOAD1 [LOAD2 ...]   host i (1-based) reports load LOADi in /proc/loadavg
+#   emuhosts.sh stop DIR                      stop everything started for DIR (by pid); idempotent
+#   emuhosts.sh setload DIR I LOAD            change host i's reported load
+#   emuhosts.sh down DIR I                    stop host i's sshd only: the host refuses connections
+#
+# Host i is an sshd on 127.0.NET.i:22 in its own mount and UTS namespace: hostname <prefix><i>
+# (prefix from EMU_PREFIX, default "emu"), private tmpfs on /run and /dev/shm, and a file bind-mounted
+# over /proc/loadavg. Every process started through that sshd sees that hostname, load and /dev/shm;
+# the file system is otherwise shared, so the same binaries work on every host.
+# NET is chosen per DIR (a hash of DIR, then the next free one) and claimed under /tmp/bspg-emuhosts,
+# so two test runs at once do not collide; EMU_NET=N asks for 127.0.N.0/24 (fails if it is taken).
+# EMU_PATH sets the PATH of sessions on the hosts (shell start-up files may still add to it).
+#
+# start writes into DIR:
+#   id_ed25519[.pub]   test user key (authorized for root on every host)
+#   known_hosts        every host's key, for its address (port 22)
+#   hosts.yaml         bspg host file: defaults user root, identity, known_hosts; hosts emu1..emuN, slots 2
+#   hosts.txt          Open MPI plain host file (names; use with ssh_config)
+#   ssh_config         OpenSSH client config: `ssh -F DIR/ssh_config emu1`
+#   pids               one line per host: "<i> <sshd pid> <mount namespace>"
+#   net                the NET number; emu<i>/ holds host i's sshd config, keys, log and loadavg file
+set -euo pipefail
+
+die() { echo "emuhosts.sh: $*" >&2; exit 1; }
+usage() { sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+
+claims=/tmp/bspg-emuhosts
+start_done=0
+prefix=${EMU_PREFIX:-emu}
+
+abs_dir() { mkdir -p "$1" && (cd "$1" && pwd); }
+
+is_number() { [[ $1 =~ ^[0-9]+([.][0-9]+)?$ ]]; }
+
+loadavg_line() { printf '%s %s %s 1/100 12345\n' "$1" "$1" "$1"; }
+
+# Is anything listening on ADDR:22 (or on a wildcard address, which would block binding ADDR:22)?
+port_busy() {
+  ss -Hltn 2>/dev/null | awk -v a="$1:22" '$4 == a || $4 == "0.0.0.0:22" || $4 == "*:22" || $4 == "[::]:22" {f=1} END {exit !f}'
+}
+
+pid_alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null; }
+
+# True when DIR's recorded hosts still have a live sshd.
+dir_has_live_hosts() {
+  local dir=$1 i pid ns
+  [ -f "$dir/pids" ] || return 1
+  while read -r i pid ns; do pid_alive "$pid" && return 0; done <"$dir/pids"
+  return 1
+}
+
+# Claim a /24 for DIR: atomic mkdir of $claims/net-N. A claim is stale when its owner has no live host
+# and it is older than a minute (an owner that is just starting has not written pids yet).
+claim_net() {
+  local dir=$1 count=$2 start net tries owner age i busy
+  mkdir -p "$claims"
+  local first=20 span=200
+  start=$(( $(printf '%s' "$dir" | cksum | cut -d' ' -f1) % span + first ))
+  if [ -n "${EMU_NET:-}" ]; then  # a fixed network, e.g. for hostfiles/emulated-4.yaml
+    [[ $EMU_NET =~ ^[0-9]+$ ]] && [ "$EMU_NET" -ge 1 ] && [ "$EMU_NET" -le 254 ] || die "EMU_NET must be 1-254, not '$EMU_NET'"
+    first=$EMU_NET span=1 start=$EMU_NET
+  fi
+  for ((tries = 0; tries < span; tries++)); do
+    net=$(( (start - first + tries) % span + first ))
+    if ! mkdir "$claims/net-$net" 2>/dev/null; then
+      owner=$(cat "$claims/net-$net/owner" 2>/dev/null || true)
+      age=$(( $(date +%s) - $(stat -c %Y "$claims/net-$net" 2>/dev/null || date +%s) ))
+      if [ "$owner" = "$dir" ] || { [ "$age" -gt 60 ] && ! dir_has_live_hosts "${owner:-/nonexistent}"; }; then
+        rm -rf "$claims/net-$net"
+        mkdir "$claims/net-$net" 2>/dev/null || continue
+      else
+        continue
+      fi
+    fi
+    busy=0
+    for ((i = 1; i <= count; i++)); do
+      if port_busy "127.0.$net.$i"; then busy=1; break; fi
+    done
+    if [ $busy -eq 1 ]; then rmdir "$claims/net-$net"; continue; fi
+    echo "$dir" >"$claims/net-$net/owner"
+    echo "$net"
+    return 0
+  done
+  [ -n "${EMU_NET:-}" ] && die "network 127.0.$EMU_NET.0/24 is in use (by $(cat "$claims/net-$EMU_NET/owner" 2>/dev/null || echo 'another listener on port 22'))"
+  die "no free 127.0.N.0/24 network for emulated hosts (claims in $claims)"
+}
+
+# Every pid whose mount namespace is one of the given ones (namespaces emulated hosts were started in).
+# One pass over /proc with find: a readlink per process would take seconds.
+pids_in_namespaces() {
+  [ $# -gt 0 ] || return 0
+  find /proc -mindepth 3 -maxdepth 3 -path '/proc/[0-9]*/ns/mnt' -printf '%h %l\n' 2>/dev/null \
+    | awk -v list="$*" 'BEGIN { n = split(list, ns, " "); for (i = 1; i <= n; i++) want[ns[i]] = 1 }
+                        ($2 in want) { split($1, part, "/"); print part[3] }'
+}
+
+# Stop the given pids: TERM, wait up to ~3 s, then KILL.
+stop_pids() {
+  [ $# -gt 0 ] || return 0
+  local p t
+  kill -TERM "$@" 2>/dev/null || true
+  for ((t = 0; t < 30; t++)); do
+    local alive=0
+    for p in "$@"; do pid_alive "$p" && alive=1; done
+    [ $alive -eq 0 ] && return 0
+    sleep 0.1
+  done
+  kill -KILL "$@" 2>/dev/null || true
+}
+
+cmd_stop() {
+  local dir=$1 i pid ns all=() namespaces=() net p
+  if [ -f "$dir/pids" ]; then
+    while read -r i pid ns; do
+      pid_alive "$pid" && all+=("$pid")
+      [ -n "$ns" ] && namespaces+=("$ns")
+    done <"$dir/pids"
+    # The sshds and whatever still runs in their namespaces (sessions, ranks), all at once.
+    while read -r p; do [ -n "$p" ] && all+=("$p"); done < <(pids_in_namespaces "${namespaces[@]+"${namespaces[@]}"}")
+    stop_pids "${all[@]+"${all[@]}"}"
+    rm -f "$dir/pids"
+  fi
+  if [ -f "$dir/net" ]; then
+    net=$(cat "$dir/net")
+    if [ "$(cat "$claims/net-$net/owner" 2>/dev/null || true)" = "$dir" ]; then rm -rf "$claims/net-$net"; fi
+    rm -f "$dir/net"
+  fi
+  return 0
+}
+
+# Wait until ADDR:22 answers with an SSH banner, at most until DEADLINE (epoch seconds) and only
+# while the sshd (PID) lives.
+wait_banner() {
+  local addr=$1 deadline=$2 pid=$3
+  while [ "$(date +%s)" -lt "$deadline" ] && pid_alive "$pid"; do
+    if timeout 1 bash -c "exec 3<>/dev/tcp/$addr/22 && head -c 4 <&3 | grep -q SSH-" 2>/dev/null; then return 0; fi
+    sleep 0.1
+  done
+  return 1
+}
+
+cmd_start() {
+  local dir=$1; shift
+  [ $# -ge 1 ] || usage
+  local load
+  for load in "$@"; do is_number "$load" || die "load '$load' is not a number (e.g. 0.5)"; done
+  [ $# -le 250 ] || die "at most 250 hosts"
+  [ "$(id -u)" -eq 0 ] || die "needs root (sshd on port 22, mount namespaces)"
+  command -v unshare >/dev/null || die "unshare (util-linux) is not installed"
+  [ -x /usr/sbin/sshd ] || die "/usr/sbin/sshd is missing (install openssh-server)"
+  command -v ssh-keygen >/dev/null || die "ssh-keygen is missing (install openssh-client)"
+  unshare --mount --uts --propagation private true 2>/dev/null \
+    || die "unshare --mount --uts does not work here (needs CAP_SYS_ADMIN)"
+
+  dir_has_live_hosts "$dir" && cmd_stop "$dir"
+  local count=$# net i
+  net=$(claim_net "$dir" "$count")
+  echo "$net" >"$dir/net"
+  # From here on, any failure (set -e) stops what was started.
+  trap '[ "$start_done" = 1 ] || cmd_stop "$dir"' EXIT
+
+  [ -f "$dir/id_ed25519" ] || ssh-keygen -q -t ed25519 -N '' -C "bspg-emuhosts" -f "$dir/id_ed25519"
+  cp "$dir/id_ed25519.pub" "$dir/authorized_keys"
+  : >"$dir/known_hosts"
+  : >"$dir/pids"
+  local names=() addrs=()
+  for ((i = 1; i <= count; i++)); do
+    names+=("$prefix$i"); addrs+=("127.0.$net.$i")
+  done
+
+  i=0
+  for load in "$@"; do
+    i=$((i + 1))
+    local h=$dir/emu$i addr=${addrs[$((i - 1))]} name=${names[$((i - 1))]}
+    mkdir -p "$h"
+    [ -f "$h/ssh_host_ed25519_key" ] || ssh-keygen -q -t ed25519 -N '' -C "$name" -f "$h/ssh_host_ed25519_key"
+    echo "$addr $(cut -d' ' -f1,2 "$h/ssh_host_ed25519_key.pub")" >>"$dir/known_hosts"
+    loadavg_line "$load" >"$h/loadavg"
+    cat >"$h/sshd_config" <<EOF
+# emulated host $name (generated by emuhosts.sh)
+ListenAddress $addr:22
+HostKey $h/ssh_host_ed25519_key
+AuthorizedKeysFile $dir/authorized_keys
+PidFile $h/sshd.pid
+StrictModes no
+UsePAM no
+PermitRootLogin prohibit-password
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UseDNS no
+PrintMotd no
+PrintLastLog no
+X11Forwarding no
+MaxStartups 100:30:200
+MaxSessions 50
+Subsystem sftp internal-sftp
+LogLevel VERBOSE
+EOF
+    # EMU_PATH: the PATH of sessions on the host (e.g. to put a test's tools there).
+    [ -z "${EMU_PATH:-}" ] || echo "SetEnv PATH=$EMU_PATH" >>"$h/sshd_config"
+    : >"$h/sshd.log"
+    # One pid from unshare to sshd (exec all the way), so the recorded pid is the listening sshd.
+    unshare --mount --uts --propagation private -- /bin/bash -c '
+      set -e
+      hostname "$1"
+      mount -t tmpfs -o mode=0755 bspg-emu-run /run
+      mkdir -m 0755 /run/sshd
+      mount -t tmpfs -o mode=1777 bspg-emu-shm /dev/shm
+      mount --bind "$2/loadavg" /proc/loadavg
+      exec /usr/sbin/sshd -D -f "$2/sshd_config" -E "$2/sshd.log"
+    ' emuhost "$name" "$h" </dev/null >>"$h/sshd.log" 2>&1 &
+    local pid=$!
+    # Wait for the namespace to be set up (the hostname is the last thing unshare changes before exec).
+    local ns="" t
+    for ((t = 0; t < 50; t++)); do
+      pid_alive "$pid" || break
+      ns=$(readlink "/proc/$pid/ns/mnt" 2>/dev/null || true)
+      [ -n "$ns" ] && [ "$ns" != "$(readlink /proc/self/ns/mnt)" ] && break
+      sleep 0.05
+    done
+    echo "$i $pid $ns" >>"$dir/pids"
+  done
+
+  cat >"$dir/ssh_config" <<EOF
+# OpenSSH client config for the emulated hosts in $dir (generated by emuhosts.sh)
+EOF
+  for ((i = 1; i <= count; i++)); do
+    printf 'Host %s\n  HostName %s\n' "${names[$((i - 1))]}" "${addrs[$((i - 1))]}" >>"$dir/ssh_config"
+  done
+  cat >>"$dir/ssh_config" <<EOF
+Host ${names[*]} ${addrs[*]}
+  User root
+  Port 22
+  IdentityFile $dir/id_ed25519
+  IdentitiesOnly yes
+  UserKnownHostsFile $dir/known_hosts
+  GlobalKnownHostsFile /dev/null
+  StrictHostKeyChecking yes
+  CheckHostIP no
+  BatchMode yes
+  ConnectTimeout 5
+  LogLevel ERROR
+EOF
+
+  {
+    echo "# emulated hosts in $dir (generated by emuhosts.sh); stop with: emuhosts.sh stop $dir"
+    echo "defaults:"
+    echo "  user: root"
+    echo "  identity: $dir/id_ed25519"
+    echo "  known_hosts: $dir/known_hosts"
+    echo "hosts:"
+    for ((i = 1; i <= count; i++)); do
+      echo "  - name: ${names[$((i - 1))]}"
+      echo "    address: ${addrs[$((i - 1))]}"
+      echo "    slots: 2"
+    done
+  } >"$dir/hosts.yaml"
+  {
+    echo "# Open MPI plain host file; names resolve through: ssh -F $dir/ssh_config"
+    for ((i = 1; i <= count; i++)); do echo "${names[$((i - 1))]} slots=2"; done
+  } >"$dir/hosts.txt"
+
+  # Every sshd must accept a connection within ~10 s.
+  local deadline=$(( $(date +%s) + 10 )) pid ns
+  while read -r i pid ns; do
+    if ! wait_banner "${addrs[$((i - 1))]}" "$deadline" "$pid"; then
+      echo "emuhosts.sh: host ${names[$((i - 1))]} (sshd on ${addrs[$((i - 1))]}:22, pid $pid) did not accept a connection$(pid_alive "$pid" && echo " within 10 s" || echo "; sshd exited"); its log:" >&2
+      tail -n 20 "$dir/emu$i/sshd.log" >&2 || true
+      cmd_stop "$dir"
+      exit 1
+    fi
+  done <"$dir/pids"
+  start_done=1
+  echo "emuhosts.sh: $count host(s) up: ${names[*]} on 127.0.$net.1-$count (ssh -F $dir/ssh_config ${names[0]})"
+}
+
+host_line() {  # prints "<pid> <ns>" of host I in DIR
+  local dir=$1 want=$2 i pid ns
+  [ -f "$dir/pids" ] || die "no emulated hosts running for $dir"
+  while read -r i pid ns; do [ "$i" = "$want" ] && { echo "$pid $ns"; return 0; }; done <"$dir/pids"
+  die "no host $want in $dir/pids"
+}
+
+cmd_setload() {
+  local dir=$1 i=$2 load=$3
+  is_number "$load" || die "load '$load' is not a number (e.g. 0.5)"
+  host_line "$dir" "$i" >/dev/null
+  # Rewrite in place: the bind mount is on this very inode, so no rename.
+  loadavg_line "$load" >"$dir/emu$i/loadavg"
+}
+
+cmd_down() {
+  local dir=$1 i=$2 pid ns
+  read -r pid ns < <(host_line "$dir" "$i")
+  stop_pids "$pid"
+}
+
+[ $# -ge 2 ] || usage
+cmd=$1
+if [ "$cmd" = stop ] && [ ! -d "$2" ]; then exit 0; fi  # nothing was started there
+dir=$(abs_dir "$2") || die "cannot create directory '$2'"
+shift 2
+case "$cmd" in
+  start) cmd_start "$dir" "$@" ;;
+  stop) [ $# -eq 0 ] || usage; cmd_stop "$dir" ;;
+  setload) [ $# -eq 2 ] || usage; cmd_setload "$dir" "$1" "$2" ;;
+  down) [ $# -eq 1 ] || usage; cmd_down "$dir" "$1" ;;
+  *) usage ;;
+esac
