@@ -1,0 +1,119 @@
+// bench_support.cpp - see bench_support.h.
+#include "bench_support.h"
+
+#include <mpi.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
+#include "bsp.h"
+
+namespace bench {
+
+double seconds_now() {
+  using Clock = std::chrono::steady_clock;
+  return std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
+}
+
+int launcher_rank() {
+  // Open MPI sets the first; PMIx and MPICH-style launchers the others.
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"}) {
+    if (const char* text = std::getenv(name)) return std::atoi(text);
+  }
+  return 0;
+}
+
+bool parse_count(const std::string& text, long lo, long hi, long* value) {
+  if (text.empty() || text[0] == '-' || text[0] == '+') return false;
+  errno = 0;
+  char* end = nullptr;
+  const long parsed = std::strtol(text.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0' || parsed < lo || parsed > hi) return false;
+  *value = parsed;
+  return true;
+}
+
+std::string overload_note() {
+  double load = 0;
+  FILE* file = std::fopen("/proc/loadavg", "r");
+  if (!file) return "";
+  const bool read = std::fscanf(file, "%lf", &load) == 1;
+  std::fclose(file);
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  if (!read || cores <= 0 || load <= cores) return "";
+  char note[80];
+  std::snprintf(note, sizeof note, "load average %.2f on %ld cores", load, cores);
+  return note;
+}
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  const size_t mid = values.size() / 2;
+  std::nth_element(values.begin(), values.begin() + mid, values.end());
+  const double upper = values[mid];
+  if (values.size() % 2 == 1) return upper;
+  const double lower = *std::max_element(values.begin(), values.begin() + mid);
+  return (lower + upper) / 2;
+}
+
+LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y) {
+  LineFit fit;
+  const size_t n = std::min(x.size(), y.size());
+  if (n == 0) return fit;
+  double mean_x = 0, mean_y = 0;
+  for (size_t i = 0; i < n; ++i) {
+    mean_x += x[i];
+    mean_y += y[i];
+  }
+  mean_x /= n;
+  mean_y /= n;
+  double sxy = 0, sxx = 0;
+  for (size_t i = 0; i < n; ++i) {
+    sxy += (x[i] - mean_x) * (y[i] - mean_y);
+    sxx += (x[i] - mean_x) * (x[i] - mean_x);
+  }
+  fit.slope = sxx > 0 ? sxy / sxx : 0;
+  fit.intercept = mean_y - fit.slope * mean_x;
+  return fit;
+}
+
+void require_mpi_world(const char* program) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) {
+    bsp_abort(
+        "%s: MPI is not initialised inside the SPMD section; the raw MPI comparison "
+        "needs the MPI world bsp_begin starts\n",
+        program);
+  }
+  int size = 0, rank = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (size != bsp_nprocs() || rank != bsp_pid()) {
+    bsp_abort(
+        "%s: BSP process %d of %d is MPI rank %d of %d; the raw MPI comparison needs "
+        "MPI_COMM_WORLD to hold exactly the BSP processes\n",
+        program, bsp_pid(), bsp_nprocs(), rank, size);
+  }
+}
+
+void max_to_root(std::vector<double>& values) {
+  const int count = static_cast<int>(values.size());
+  if (bsp_pid() == 0) {
+    MPI_Reduce(MPI_IN_PLACE, values.data(), count, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  } else {
+    MPI_Reduce(values.data(), nullptr, count, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  }
+}
+
+std::vector<double> gather_to_root(double value) {
+  std::vector<double> all(bsp_pid() == 0 ? bsp_nprocs() : 0);
+  MPI_Gather(&value, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  return all;
+}
+
+}  // namespace bench

@@ -1,0 +1,481 @@
+// bspbench - measures the BSP parameters r, g and l of bspg by the BSPedupack bspbench
+// method (Bisseling, "Parallel Scientific Computation"), and in the same run the same
+// h-relations done with raw MPI, so that the cost of bspg over MPI is visible. See --help.
+#include <mpi.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bench_support.h"
+#include "bsp.h"
+#include "hrelation.h"
+
+extern char** environ;
+
+namespace {
+
+constexpr const char* kProgram = "bspbench";
+constexpr long kHmaxLimit = 1000000;
+constexpr long kRepsLimit = 100000;
+constexpr int kFlopVectorLength = 1024;  // both vectors stay in the L1 cache
+constexpr long kTableRowsShownInFull = 40;
+
+const char* const kUsage =
+    "NAME\n"
+    "    bspbench - measure the BSP parameters r, g and l of bspg, next to raw MPI\n"
+    "\n"
+    "SYNOPSIS\n"
+    "    bsprun -p P bspbench [--quick] [--hmax N] [--reps N] [--out PREFIX] [--no-plot]\n"
+    "    mpirun -np P bspbench [options]\n"
+    "    bspbench --help\n"
+    "\n"
+    "DESCRIPTION\n"
+    "    bspbench measures the machine's BSP parameters as BSPedupack's bspbench does\n"
+    "    (R. H. Bisseling, Parallel Scientific Computation, Oxford University Press):\n"
+    "\n"
+    "    r   computing rate of one process in flop/s: a DAXPY loop (y := y + a*x, 2 flops per\n"
+    "        element, vectors of 1024 doubles) timed over repeated runs; the median run of\n"
+    "        each process counts, and r is the mean over the processes.\n"
+    "    g   cost of one 64-bit word in an h-relation, and\n"
+    "    l   fixed cost of a superstep, both from the least-squares fit T(h) = g*h + l over\n"
+    "        h = 0..hmax. T(h) is the median time of a superstep in which every process\n"
+    "        sends h words, each with its own single-word bsp_put, round robin to the other\n"
+    "        processes, and receives h words; the superstep ends with bsp_sync, and its time\n"
+    "        is that of its slowest process. g and l are given in flop units (seconds\n"
+    "        times r), as BSP cost formulas use them, and in microseconds.\n"
+    "\n"
+    "    In the same run, each bspg repetition alternating with a raw MPI one so that machine\n"
+    "    noise hits both alike, the same h-relations are done the way an MPI programmer\n"
+    "    writes irregular traffic: pack (index, value) pairs per destination, MPI_Alltoall\n"
+    "    of the counts, MPI_Alltoallv of the pairs, unpack. This gives raw MPI's g and l\n"
+    "    and the ratios bspg/raw. Every repetition checks the words that arrived; wrong data\n"
+    "    stops the run with a message.\n"
+    "\n"
+    "OPTIONS\n"
+    "    --quick        hmax 32, 7 repetitions and a short r measurement: a few seconds\n"
+    "                   at P = 2 (--hmax and --reps still override)\n"
+    "    --hmax N       largest h, in words (default 256; 1 to 1000000)\n"
+    "    --reps N       repetitions per h and per variant (default 51; 1 to 100000)\n"
+    "    --out PREFIX   write PREFIX.dat, PREFIX.gp and PREFIX.png (default: bspbench in\n"
+    "                   the current directory, or /tmp/bspbench when that is not writable)\n"
+    "    --no-plot      do not run gnuplot; PREFIX.dat and PREFIX.gp are still written\n"
+    "    -h, --help     print this text and exit\n"
+    "    Options taking a value accept --name N and --name=N.\n"
+    "\n"
+    "OUTPUT\n"
+    "    Process 0 prints a table of h, bspg's and raw MPI's median time and their ratio\n"
+    "    (every h when there are at most 40, an even selection otherwise), then r, and g\n"
+    "    and l for bspg and raw MPI with the ratios bspg/raw.\n"
+    "\n"
+    "FILES\n"
+    "    PREFIX.dat  every h: h, median and minimum time of bspg and raw MPI (microseconds),\n"
+    "                and the ratio of the medians; the fitted parameters in # lines\n"
+    "    PREFIX.gp   gnuplot script drawing time against h for both, with the fitted lines\n"
+    "    PREFIX.png  that picture (gnuplot, pngcairo terminal)\n"
+    "\n"
+    "EXIT STATUS\n"
+    "    0  measured, files written, plot made (or --no-plot)\n"
+    "    1  measured, but gnuplot was missing or failed (the table and PREFIX.dat stand)\n"
+    "    2  bad options (message on standard error)\n"
+    "    other non-zero: a process aborted, with a message (wrong data, unwritable files)\n"
+    "\n"
+    "EXAMPLES\n"
+    "    bsprun -p 2 bspbench --quick\n"
+    "    mpirun -np 4 bspbench --hmax 1024 --reps 51 --out /tmp/bench-p4\n";
+
+struct Options {
+  long hmax = 256;
+  long reps = 51;
+  bool quick = false;
+  bool plot = true;
+  bool help = false;
+  std::string prefix;  // empty: the default place
+};
+
+// Fills opt from the command line; returns "" or what is wrong with it.
+std::string parse_options(int argc, char** argv, Options& opt) {
+  bool hmax_given = false, reps_given = false;
+  for (int a = 1; a < argc; ++a) {
+    const std::string arg = argv[a];
+    std::string name = arg, value;
+    bool has_value = false;
+    const size_t eq = arg.find('=');
+    if (arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+      name = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+      has_value = true;
+    }
+    auto take_value = [&]() {
+      if (has_value) return true;
+      if (a + 1 >= argc) return false;
+      value = argv[++a];
+      return true;
+    };
+    const bool is_flag =
+        name == "--help" || name == "-h" || name == "--quick" || name == "--no-plot";
+    if (is_flag && has_value) return "option " + name + " takes no value";
+    if (name == "--help" || name == "-h") {
+      opt.help = true;
+    } else if (name == "--quick") {
+      opt.quick = true;
+    } else if (name == "--no-plot") {
+      opt.plot = false;
+    } else if (name == "--hmax") {
+      if (!take_value()) return "option --hmax needs a value";
+      if (!bench::parse_count(value, 1, kHmaxLimit, &opt.hmax)) {
+        return "--hmax needs a whole number from 1 to " + std::to_string(kHmaxLimit) + ", not '" +
+               value + "'";
+      }
+      hmax_given = true;
+    } else if (name == "--reps") {
+      if (!take_value()) return "option --reps needs a value";
+      if (!bench::parse_count(value, 1, kRepsLimit, &opt.reps)) {
+        return "--reps needs a whole number from 1 to " + std::to_string(kRepsLimit) + ", not '" +
+               value + "'";
+      }
+      reps_given = true;
+    } else if (name == "--out") {
+      if (!take_value()) return "option --out needs a file name prefix";
+      if (value.empty()) return "option --out needs a non-empty file name prefix";
+      opt.prefix = value;
+    } else if (arg.rfind("-", 0) == 0) {
+      return "unknown option '" + arg + "'";
+    } else {
+      return "unexpected argument '" + arg + "' (bspbench takes only options)";
+    }
+  }
+  if (opt.quick) {
+    if (!hmax_given) opt.hmax = 32;
+    if (!reps_given) opt.reps = 7;
+  }
+  return "";
+}
+
+volatile double flop_sink;  // keeps the DAXPY results alive
+
+// This process's computing rate in flop/s: DAXPY sweeps over L1-resident vectors, timed
+// over `runs` runs of about `run_seconds` each; the median run counts.
+double measure_flop_rate(int runs, double run_seconds) {
+  const int n = kFlopVectorLength;
+  std::vector<double> x(n), y(n);
+  for (int i = 0; i < n; ++i) {
+    x[i] = 1.0 / (i + 1);
+    y[i] = i;
+  }
+  const double alpha = 1.0 / 3.0;
+  auto sweeps = [&](long count) {
+    for (long s = 0; s < count; ++s) {
+      const double a = s % 2 == 0 ? alpha : -alpha;  // alternating sign keeps y bounded
+      for (int i = 0; i < n; ++i) y[i] += a * x[i];
+      // Each sweep really happens: the compiler may not merge or reorder sweeps.
+      asm volatile("" : : "r"(y.data()) : "memory");
+    }
+  };
+  long count = 16;
+  double elapsed = 0;
+  while (count < (1L << 40)) {
+    const double start = bench::seconds_now();
+    sweeps(count);
+    elapsed = bench::seconds_now() - start;
+    if (elapsed >= run_seconds / 4) break;
+    count *= 2;
+  }
+  count = std::max(1L, static_cast<long>(count * run_seconds / std::max(elapsed, 1e-9)));
+  std::vector<double> rates;
+  for (int r = 0; r < runs; ++r) {
+    const double start = bench::seconds_now();
+    sweeps(count);
+    const double seconds = bench::seconds_now() - start;
+    rates.push_back(2.0 * n * count / std::max(seconds, 1e-12));
+  }
+  flop_sink = y[0] + y[n - 1];
+  return bench::median(rates);
+}
+
+// Times every h-relation h = 0..hmax, reps times each, bspg and raw MPI alternating.
+// Returns this process's times in seconds, index h * reps + rep.
+void time_hrelations(const Options& opt, std::vector<double>& bspg, std::vector<double>& raw) {
+  bench::WordRelation relation(opt.hmax);
+  bsp_sync();  // the registration takes effect
+  int serial = 0;
+  auto timed = [&](long h, bool use_bspg) {
+    const int rep = serial++;
+    relation.prepare(h, rep);
+    MPI_Barrier(MPI_COMM_WORLD);  // same start for both variants, outside the timing
+    const double start = bench::seconds_now();
+    if (use_bspg) {
+      relation.exchange_bspg(h);
+    } else {
+      relation.exchange_raw(h);
+    }
+    const double seconds = bench::seconds_now() - start;
+    const std::string why = relation.check(h, rep);
+    if (!why.empty()) {
+      bsp_abort("%s: the %s h-relation delivered wrong data on process %d: %s\n", kProgram,
+                use_bspg ? "bspg" : "raw MPI", bsp_pid(), why.c_str());
+    }
+    return seconds;
+  };
+  // Warm-up: first contacts and first-touch of buffers belong to no measurement.
+  for (int w = 0; w < 2; ++w) {
+    timed(opt.hmax, true);
+    timed(opt.hmax, false);
+  }
+  bspg.assign((opt.hmax + 1) * opt.reps, 0);
+  raw.assign((opt.hmax + 1) * opt.reps, 0);
+  for (long h = 0; h <= opt.hmax; ++h) {
+    for (long rep = 0; rep < opt.reps; ++rep) {
+      bspg[h * opt.reps + rep] = timed(h, true);
+      raw[h * opt.reps + rep] = timed(h, false);
+    }
+  }
+  relation.release();
+  bsp_sync();
+}
+
+struct Summary {
+  std::vector<double> h;                        // 0..hmax
+  std::vector<double> bspg_median, raw_median;  // microseconds
+  std::vector<double> bspg_min, raw_min;        // microseconds
+  bench::LineFit bspg_fit, raw_fit;             // microseconds against h
+};
+
+Summary summarize(const Options& opt, const std::vector<double>& bspg,
+                  const std::vector<double>& raw) {
+  Summary sum;
+  for (long h = 0; h <= opt.hmax; ++h) {
+    const auto first = h * opt.reps, last = first + opt.reps;
+    std::vector<double> b(bspg.begin() + first, bspg.begin() + last);
+    std::vector<double> r(raw.begin() + first, raw.begin() + last);
+    for (double& t : b) t *= 1e6;
+    for (double& t : r) t *= 1e6;
+    sum.h.push_back(static_cast<double>(h));
+    sum.bspg_median.push_back(bench::median(b));
+    sum.raw_median.push_back(bench::median(r));
+    sum.bspg_min.push_back(*std::min_element(b.begin(), b.end()));
+    sum.raw_min.push_back(*std::min_element(r.begin(), r.end()));
+  }
+  sum.bspg_fit = bench::fit_line(sum.h, sum.bspg_median);
+  sum.raw_fit = bench::fit_line(sum.h, sum.raw_median);
+  return sum;
+}
+
+double ratio(double a, double b) { return b > 0 ? a / b : 0; }
+
+// Rows of the printed table: all of them, or an even selection for a long range.
+bool shown_in_table(long h, long hmax) {
+  if (hmax + 1 <= kTableRowsShownInFull) return true;
+  const long stride = std::max(1L, hmax / 16);
+  return h <= 2 || h % stride == 0 || h == hmax;
+}
+
+void print_results(const Options& opt, const Summary& sum, double r, const std::string& prefix) {
+  std::printf("\n%6s %13s %15s %10s\n", "h", "bspg (us)", "raw MPI (us)", "bspg/raw");
+  for (long h = 0; h <= opt.hmax; ++h) {
+    if (!shown_in_table(h, opt.hmax)) continue;
+    std::printf("%6ld %13.2f %15.2f %10.2f\n", h, sum.bspg_median[h], sum.raw_median[h],
+                ratio(sum.bspg_median[h], sum.raw_median[h]));
+  }
+  if (opt.hmax + 1 > kTableRowsShownInFull) {
+    std::printf("(every h from 0 to %ld is in %s.dat)\n", opt.hmax, prefix.c_str());
+  }
+  const double flops_per_us = r * 1e-6;
+  std::printf("\nFitted T(h) = g*h + l, least squares over h = 0..%ld (medians):\n", opt.hmax);
+  auto line = [&](const char* who, const bench::LineFit& fit) {
+    std::printf("  %-9s g = %10.1f flop (%8.4f us) per word    l = %10.0f flop (%8.2f us)\n", who,
+                fit.slope * flops_per_us, fit.slope, fit.intercept * flops_per_us, fit.intercept);
+  };
+  line("bspg:", sum.bspg_fit);
+  line("raw MPI:", sum.raw_fit);
+  std::printf("  bspg/raw: g %.2fx    l %.2fx\n", ratio(sum.bspg_fit.slope, sum.raw_fit.slope),
+              ratio(sum.bspg_fit.intercept, sum.raw_fit.intercept));
+}
+
+// gnuplot single-quoted string: a quote is written twice.
+std::string gnuplot_quoted(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return out + "'";
+}
+
+void write_data(FILE* file, const Options& opt, const Summary& sum, double r) {
+  const double flops_per_us = r * 1e-6;
+  std::fprintf(file, "# bspbench: h-relations of single-word bsp_put vs raw MPI, p = %d\n",
+               bsp_nprocs());
+  std::fprintf(file, "# %ld repetitions per h, medians and minima in microseconds\n", opt.reps);
+  std::fprintf(file, "# r = %.6g flop/s\n", r);
+  std::fprintf(file, "# bspg:    g = %.6g us = %.6g flop, l = %.6g us = %.6g flop\n",
+               sum.bspg_fit.slope, sum.bspg_fit.slope * flops_per_us, sum.bspg_fit.intercept,
+               sum.bspg_fit.intercept * flops_per_us);
+  std::fprintf(file, "# raw MPI: g = %.6g us = %.6g flop, l = %.6g us = %.6g flop\n",
+               sum.raw_fit.slope, sum.raw_fit.slope * flops_per_us, sum.raw_fit.intercept,
+               sum.raw_fit.intercept * flops_per_us);
+  std::fprintf(file, "# h bspg_median_us raw_median_us ratio bspg_min_us raw_min_us\n");
+  for (size_t i = 0; i < sum.h.size(); ++i) {
+    std::fprintf(file, "%ld %.4f %.4f %.4f %.4f %.4f\n", static_cast<long>(sum.h[i]),
+                 sum.bspg_median[i], sum.raw_median[i],
+                 ratio(sum.bspg_median[i], sum.raw_median[i]), sum.bspg_min[i], sum.raw_min[i]);
+  }
+}
+
+void write_plot_script(FILE* file, const Options& opt, const Summary& sum, double r,
+                       const std::string& prefix) {
+  const double flops_per_us = r * 1e-6;
+  std::fprintf(file, "# bspbench: time of an h-relation against h, bspg and raw MPI, with the\n");
+  std::fprintf(file, "# least-squares lines T(h) = g*h + l. Redraw with: gnuplot %s.gp\n",
+               prefix.c_str());
+  std::fprintf(file, "set terminal pngcairo size 1000,650 font 'Sans,10'\n");
+  std::fprintf(file, "set output %s\n", gnuplot_quoted(prefix + ".png").c_str());
+  std::fprintf(file,
+               "set title \"bspbench: p = %d, r = %.1f Mflop/s, %ld repetitions per h "
+               "(medians)\\nbspg: g = %.1f flop, l = %.0f flop     raw MPI: g = %.1f flop, "
+               "l = %.0f flop\"\n",
+               bsp_nprocs(), r * 1e-6, opt.reps, sum.bspg_fit.slope * flops_per_us,
+               sum.bspg_fit.intercept * flops_per_us, sum.raw_fit.slope * flops_per_us,
+               sum.raw_fit.intercept * flops_per_us);
+  std::fprintf(file, "set xlabel 'h (64-bit words sent and received per process)'\n");
+  std::fprintf(file, "set ylabel 'time of one h-relation (microseconds)'\n");
+  std::fprintf(file, "set key top left\nset grid\nset xrange [0:%ld]\nset yrange [0:*]\n",
+               opt.hmax);
+  std::fprintf(file, "g_bspg = %.9g; l_bspg = %.9g; g_raw = %.9g; l_raw = %.9g\n",
+               sum.bspg_fit.slope, sum.bspg_fit.intercept, sum.raw_fit.slope,
+               sum.raw_fit.intercept);
+  const std::string data = gnuplot_quoted(prefix + ".dat");
+  std::fprintf(file,
+               "plot %s using 1:2 with points pt 7 ps 0.7 lc rgb '#c0392b' "
+               "title 'bspg, single-word bsp\\_put (median)', \\\n"
+               "     g_bspg*x + l_bspg with lines lw 2 lc rgb '#c0392b' "
+               "title sprintf('bspg fit: %%.4f us * h + %%.1f us', g_bspg, l_bspg), \\\n"
+               "     %s using 1:3 with points pt 5 ps 0.7 lc rgb '#2471a3' "
+               "title 'raw MPI, pack + Alltoall + Alltoallv + unpack (median)', \\\n"
+               "     g_raw*x + l_raw with lines lw 2 lc rgb '#2471a3' "
+               "title sprintf('raw MPI fit: %%.4f us * h + %%.1f us', g_raw, l_raw)\n",
+               data.c_str(), data.c_str());
+}
+
+// Runs gnuplot on the script; "" on success, else what went wrong.
+std::string run_gnuplot(const std::string& script) {
+  std::vector<char*> args = {const_cast<char*>("gnuplot"), const_cast<char*>(script.c_str()),
+                             nullptr};
+  pid_t child = 0;
+  const int err = posix_spawnp(&child, "gnuplot", nullptr, nullptr, args.data(), environ);
+  if (err != 0) {
+    return std::string("cannot start gnuplot: ") + std::strerror(err) +
+           " (install gnuplot-nox, or use --no-plot)";
+  }
+  int status = 0;
+  if (waitpid(child, &status, 0) < 0)
+    return std::string("waiting for gnuplot: ") + std::strerror(errno);
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+    return "gnuplot not found (install gnuplot-nox, or use --no-plot)";
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return "gnuplot failed on " + script + " (its message is above)";
+  }
+  return "";
+}
+
+FILE* open_for_writing(const std::string& path) {
+  FILE* file = std::fopen(path.c_str(), "w");
+  if (!file) {
+    bsp_abort("%s: cannot write %s: %s (choose another place with --out)\n", kProgram, path.c_str(),
+              std::strerror(errno));
+  }
+  return file;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opt;
+  const std::string error = parse_options(argc, argv, opt);
+  // Before bsp_begin every process runs this; the launcher's rank 0 speaks for them.
+  const bool speaker = bench::launcher_rank() == 0;
+  if (!error.empty()) {
+    if (speaker)
+      std::fprintf(stderr, "%s: %s\nTry '%s --help'.\n", kProgram, error.c_str(), kProgram);
+    return 2;
+  }
+  if (opt.help) {
+    if (speaker) std::fputs(kUsage, stdout);
+    return 0;
+  }
+
+  bsp_begin(bsp_nprocs());
+  bench::require_mpi_world(kProgram);
+  const int pid = bsp_pid(), nprocs = bsp_nprocs();
+  std::string prefix = opt.prefix;
+  if (prefix.empty()) prefix = access(".", W_OK) == 0 ? "bspbench" : "/tmp/bspbench";
+  FILE* data_file = nullptr;
+  if (pid == 0) {
+    data_file = open_for_writing(prefix + ".dat");
+    std::printf("bspbench: BSP parameters of bspg next to raw MPI, p = %d\n", nprocs);
+    std::printf(
+        "  h-relations of h = 0..%ld 64-bit words, one bsp_put per word, %ld repetitions"
+        " per h;\n  medians, bspg and raw MPI repetitions interleaved, a superstep "
+        "timed by its slowest process\n",
+        opt.hmax, opt.reps);
+    const std::string overload = bench::overload_note();
+    if (!overload.empty()) {
+      std::printf(
+          "  note: %s: other programs share the CPUs, so times scatter and r, g\n"
+          "  and l are less certain than on an idle machine\n",
+          overload.c_str());
+    }
+    std::printf("\n");
+    std::fflush(stdout);
+  }
+
+  const double my_rate = opt.quick ? measure_flop_rate(5, 0.02) : measure_flop_rate(11, 0.05);
+  const std::vector<double> rates = bench::gather_to_root(my_rate);
+  double r = 0;
+  if (pid == 0) {
+    double low = rates[0], high = rates[0];
+    for (double rate : rates) {
+      r += rate / nprocs;
+      low = std::min(low, rate);
+      high = std::max(high, rate);
+    }
+    std::printf("r = %.1f Mflop/s  (DAXPY, mean over %d processes; min %.1f, max %.1f)\n", r * 1e-6,
+                nprocs, low * 1e-6, high * 1e-6);
+    std::fflush(stdout);
+  }
+
+  std::vector<double> bspg_times, raw_times;
+  time_hrelations(opt, bspg_times, raw_times);
+  bench::max_to_root(bspg_times);
+  bench::max_to_root(raw_times);
+
+  bool make_plot = false;
+  if (pid == 0) {
+    const Summary sum = summarize(opt, bspg_times, raw_times);
+    print_results(opt, sum, r, prefix);
+    write_data(data_file, opt, sum, r);
+    std::fclose(data_file);
+    FILE* script = open_for_writing(prefix + ".gp");
+    write_plot_script(script, opt, sum, r, prefix);
+    std::fclose(script);
+    std::printf("\ndata: %s.dat   gnuplot script: %s.gp", prefix.c_str(), prefix.c_str());
+    if (opt.plot) std::printf("   plot: %s.png", prefix.c_str());
+    std::printf("\n");
+    std::fflush(stdout);
+    make_plot = opt.plot;
+  }
+  bsp_end();
+
+  // Only process 0 gets here; the others are not kept waiting for gnuplot.
+  if (!make_plot) return 0;
+  const std::string plot_error = run_gnuplot(prefix + ".gp");
+  if (!plot_error.empty()) {
+    std::fprintf(stderr, "%s: no plot: %s\n", kProgram, plot_error.c_str());
+    return 1;
+  }
+  return 0;
+}

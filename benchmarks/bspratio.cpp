@@ -1,0 +1,345 @@
+// bspratio - the cost of bspg relative to raw MPI, in one run: an empty superstep against
+// MPI_Barrier, single-word puts against hand-packed MPI_Alltoallv, and one put per
+// destination against a plain MPI_Alltoallv. See --help.
+#include <mpi.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bench_support.h"
+#include "bsp.h"
+#include "hrelation.h"
+
+namespace {
+
+constexpr const char* kProgram = "bspratio";
+constexpr long kRepsLimit = 100000;
+constexpr int kSyncsPerRepetition = 16;  // an empty superstep is too short to time alone
+constexpr int kWarmupRepetitions = 2;
+const std::vector<long> kSizes = {1024, 4096, 16384, 65536};  // h in 64-bit words
+
+const char* const kUsage =
+    "NAME\n"
+    "    bspratio - how much bspg costs over raw MPI, three ratios in one run\n"
+    "\n"
+    "SYNOPSIS\n"
+    "    bsprun -p P bspratio [--reps N] [--quick] [--csv FILE]\n"
+    "    mpirun -np P bspratio [options]\n"
+    "    bspratio --help\n"
+    "\n"
+    "DESCRIPTION\n"
+    "    bspratio times bspg and raw MPI on the same processes in the same run, each bspg\n"
+    "    repetition followed by a raw MPI one so that machine noise hits both alike. A\n"
+    "    repetition's time is that of its slowest process; the table gives the medians over\n"
+    "    the repetitions and their ratio bspg/raw against a target:\n"
+    "\n"
+    "    (a) sync    an empty superstep (bsp_sync) against one MPI_Barrier; target <= 8x.\n"
+    "                Timed over 16 back-to-back operations per repetition.\n"
+    "    (b) words   an h-relation of single-word bsp_put calls (each word its own put into\n"
+    "                a registered array, destinations round robin over the other processes,\n"
+    "                distinct offsets), then bsp_sync, against what an MPI programmer writes\n"
+    "                for that traffic: pack (index, value) pairs per destination,\n"
+    "                MPI_Alltoall of the counts, MPI_Alltoallv, unpack; target <= 3x.\n"
+    "    (c) blocks  the same h words as one bsp_put per destination (h/(P-1) words each),\n"
+    "                then bsp_sync, against one MPI_Alltoallv of the same data;\n"
+    "                target <= 1.5x.\n"
+    "\n"
+    "    h is 1024, 4096, 16384 and 65536 64-bit words sent and received per process.\n"
+    "    After every repetition of either variant the received words are checked; wrong\n"
+    "    data stops the run with a message naming the word, its sender and the variant.\n"
+    "    Meant for P = 2; any P works (P = 1 sends to itself).\n"
+    "\n"
+    "OPTIONS\n"
+    "    --reps N     repetitions per case, size and variant (default 51; 1 to 100000)\n"
+    "    --quick      7 repetitions (unless --reps is given): a few seconds\n"
+    "    --csv FILE   also write the table to FILE as CSV\n"
+    "    -h, --help   print this text and exit\n"
+    "    Options taking a value accept --name N and --name=N.\n"
+    "\n"
+    "OUTPUT\n"
+    "    One row per case and size: case, h, bspg median (us), raw MPI median (us), their\n"
+    "    ratio, target, PASS or FAIL (from the ratio of medians), and the ratio of the\n"
+    "    fastest repetitions (the cost without machine noise); then one line per case with\n"
+    "    its worst ratio of medians. A note warns when the load average exceeds the cores:\n"
+    "    other programs then share the CPUs and medians of large h scatter widely.\n"
+    "\n"
+    "EXIT STATUS\n"
+    "    0  measured (also when a target is missed: this is a measurement, not a test)\n"
+    "    2  bad options (message on standard error)\n"
+    "    other non-zero: a process aborted with a message (wrong data, unwritable CSV file)\n"
+    "\n"
+    "EXAMPLES\n"
+    "    bsprun -p 2 bspratio\n"
+    "    mpirun -np 2 bspratio --reps 101 --csv ratios.csv\n";
+
+struct Options {
+  long reps = 51;
+  bool quick = false;
+  bool help = false;
+  std::string csv;
+};
+
+std::string parse_options(int argc, char** argv, Options& opt) {
+  bool reps_given = false;
+  for (int a = 1; a < argc; ++a) {
+    const std::string arg = argv[a];
+    std::string name = arg, value;
+    bool has_value = false;
+    const size_t eq = arg.find('=');
+    if (arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+      name = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+      has_value = true;
+    }
+    auto take_value = [&]() {
+      if (has_value) return true;
+      if (a + 1 >= argc) return false;
+      value = argv[++a];
+      return true;
+    };
+    const bool is_flag = name == "--help" || name == "-h" || name == "--quick";
+    if (is_flag && has_value) return "option " + name + " takes no value";
+    if (name == "--help" || name == "-h") {
+      opt.help = true;
+    } else if (name == "--quick") {
+      opt.quick = true;
+    } else if (name == "--reps") {
+      if (!take_value()) return "option --reps needs a value";
+      if (!bench::parse_count(value, 1, kRepsLimit, &opt.reps)) {
+        return "--reps needs a whole number from 1 to " + std::to_string(kRepsLimit) + ", not '" +
+               value + "'";
+      }
+      reps_given = true;
+    } else if (name == "--csv") {
+      if (!take_value()) return "option --csv needs a file name";
+      if (value.empty()) return "option --csv needs a non-empty file name";
+      opt.csv = value;
+    } else if (arg.rfind("-", 0) == 0) {
+      return "unknown option '" + arg + "'";
+    } else {
+      return "unexpected argument '" + arg + "' (bspratio takes only options)";
+    }
+  }
+  if (opt.quick && !reps_given) opt.reps = 7;
+  return "";
+}
+
+struct Case {
+  const char* id;       // "(a)"
+  const char* name;     // column text
+  const char* summary;  // for the worst-ratio line
+  double target;        // largest acceptable ratio bspg/raw
+};
+const Case kSync = {"(a)", "sync", "empty bsp_sync vs one MPI_Barrier", 8.0};
+const Case kWords = {"(b)", "words",
+                     "single-word bsp_put vs pack + MPI_Alltoall + MPI_Alltoallv + unpack", 3.0};
+const Case kBlocks = {"(c)", "blocks", "one bsp_put per destination vs MPI_Alltoallv", 1.5};
+
+struct Row {
+  const Case* which;
+  long h;
+  double bspg_us = 0, raw_us = 0;          // medians
+  double bspg_min_us = 0, raw_min_us = 0;  // fastest repetitions: the cost without noise
+  double ratio() const { return raw_us > 0 ? bspg_us / raw_us : 0; }
+  double min_ratio() const { return raw_min_us > 0 ? bspg_min_us / raw_min_us : 0; }
+  bool pass() const { return ratio() <= which->target; }
+};
+
+// Process 0 prints the rows as they come and keeps them for the summary.
+class Report {
+ public:
+  explicit Report(const std::string& csv_path) {
+    if (bsp_pid() != 0) return;
+    if (!csv_path.empty()) {
+      csv_ = std::fopen(csv_path.c_str(), "w");
+      if (!csv_) {
+        bsp_abort("%s: cannot write %s: %s\n", kProgram, csv_path.c_str(), std::strerror(errno));
+      }
+      std::fprintf(csv_,
+                   "case,h,bspg_median_us,raw_median_us,ratio,target,result,bspg_min_us,raw_min_us,"
+                   "min_ratio\n");
+    }
+    std::printf("%-12s %7s %14s %14s %9s %8s  %-6s %9s\n", "case", "h", "bspg (us)", "raw MPI (us)",
+                "ratio", "target", "result", "min ratio");
+  }
+
+  void add(const Row& row) {
+    if (bsp_pid() != 0) return;
+    rows_.push_back(row);
+    const std::string label = std::string(row.which->id) + " " + row.which->name;
+    const std::string target = "<= " + target_text(*row.which) + "x";
+    std::printf("%-12s %7ld %14.2f %14.2f %8.2fx %8s  %-6s %8.2fx\n", label.c_str(), row.h,
+                row.bspg_us, row.raw_us, row.ratio(), target.c_str(), row.pass() ? "PASS" : "FAIL",
+                row.min_ratio());
+    std::fflush(stdout);
+    if (csv_) {
+      std::fprintf(csv_, "%s %s,%ld,%.3f,%.3f,%.4f,%g,%s,%.3f,%.3f,%.4f\n", row.which->id,
+                   row.which->name, row.h, row.bspg_us, row.raw_us, row.ratio(), row.which->target,
+                   row.pass() ? "PASS" : "FAIL", row.bspg_min_us, row.raw_min_us, row.min_ratio());
+    }
+  }
+
+  void finish(const std::vector<const Case*>& cases) {
+    if (bsp_pid() != 0) return;
+    if (csv_) std::fclose(csv_);
+    std::printf("\n");
+    int missed = 0;
+    for (const Case* c : cases) {
+      const Row* worst = nullptr;
+      for (const Row& row : rows_) {
+        if (row.which == c && (!worst || row.ratio() > worst->ratio())) worst = &row;
+      }
+      if (!worst) continue;
+      if (!worst->pass()) ++missed;
+      std::printf("worst %s %-70s %6.2fx at h = %-6ld (target <= %sx)  %s\n", c->id, c->summary,
+                  worst->ratio(), worst->h, target_text(*c).c_str(),
+                  worst->pass() ? "PASS" : "FAIL");
+    }
+    if (missed == 0) {
+      std::printf("all %zu targets met\n", cases.size());
+    } else {
+      std::printf("%d of %zu targets MISSED\n", missed, cases.size());
+    }
+    std::fflush(stdout);
+  }
+
+ private:
+  static std::string target_text(const Case& c) {
+    char text[16];
+    std::snprintf(text, sizeof text, "%g", c.target);
+    return text;
+  }
+  FILE* csv_ = nullptr;
+  std::vector<Row> rows_;
+};
+
+// Runs both variants `reps` times, alternating, after a short warm-up. Each variant takes a
+// repetition number (which selects the data) and returns its time in seconds. Median and
+// minimum of the slowest process's times land in row on process 0, in microseconds.
+template <typename Bspg, typename Raw>
+void time_alternating(long reps, Bspg bspg_once, Raw raw_once, Row& row) {
+  int serial = 0;
+  for (int w = 0; w < kWarmupRepetitions; ++w) {
+    bspg_once(serial++);
+    raw_once(serial++);
+  }
+  std::vector<double> bspg(reps), raw(reps);
+  for (long rep = 0; rep < reps; ++rep) {
+    bspg[rep] = bspg_once(serial++);
+    raw[rep] = raw_once(serial++);
+  }
+  bench::max_to_root(bspg);
+  bench::max_to_root(raw);
+  row.bspg_us = bench::median(bspg) * 1e6;
+  row.raw_us = bench::median(raw) * 1e6;
+  row.bspg_min_us = *std::min_element(bspg.begin(), bspg.end()) * 1e6;
+  row.raw_min_us = *std::min_element(raw.begin(), raw.end()) * 1e6;
+}
+
+void verify(const char* variant, long h, const std::string& why) {
+  if (why.empty()) return;
+  bsp_abort("%s: %s, h = %ld: wrong data on process %d: %s\n", kProgram, variant, h, bsp_pid(),
+            why.c_str());
+}
+
+// Times one exchange of a relation: untimed preparation and alignment, then the exchange.
+template <typename Relation, typename Exchange>
+double time_exchange(Relation& relation, long h, int rep, Exchange exchange, const char* variant) {
+  relation.prepare(h, rep);
+  MPI_Barrier(MPI_COMM_WORLD);
+  const double start = bench::seconds_now();
+  exchange(relation, h);
+  const double seconds = bench::seconds_now() - start;
+  verify(variant, h, relation.check(h, rep));
+  return seconds;
+}
+
+void measure_sync(const Options& opt, Report& report) {
+  auto bspg_once = [](int) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double start = bench::seconds_now();
+    for (int i = 0; i < kSyncsPerRepetition; ++i) bsp_sync();
+    return (bench::seconds_now() - start) / kSyncsPerRepetition;
+  };
+  auto raw_once = [](int) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double start = bench::seconds_now();
+    for (int i = 0; i < kSyncsPerRepetition; ++i) MPI_Barrier(MPI_COMM_WORLD);
+    return (bench::seconds_now() - start) / kSyncsPerRepetition;
+  };
+  Row row{&kSync, 0};
+  time_alternating(opt.reps, bspg_once, raw_once, row);
+  report.add(row);
+}
+
+template <typename Relation>
+void measure_relation(const Options& opt, const Case& which, Report& report) {
+  Relation relation(kSizes.back());
+  bsp_sync();  // the registration takes effect
+  for (long h : kSizes) {
+    const char* bspg_name = &which == &kWords ? "(b) single-word bsp_put" : "(c) block bsp_put";
+    const char* raw_name =
+        &which == &kWords ? "(b) raw MPI packed Alltoallv" : "(c) raw MPI Alltoallv";
+    auto bspg_once = [&](int rep) {
+      return time_exchange(
+          relation, h, rep, [](Relation& r, long n) { r.exchange_bspg(n); }, bspg_name);
+    };
+    auto raw_once = [&](int rep) {
+      return time_exchange(
+          relation, h, rep, [](Relation& r, long n) { r.exchange_raw(n); }, raw_name);
+    };
+    Row row{&which, h};
+    time_alternating(opt.reps, bspg_once, raw_once, row);
+    report.add(row);
+  }
+  relation.release();
+  bsp_sync();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opt;
+  const std::string error = parse_options(argc, argv, opt);
+  // Before bsp_begin every process runs this; the launcher's rank 0 speaks for them.
+  const bool speaker = bench::launcher_rank() == 0;
+  if (!error.empty()) {
+    if (speaker)
+      std::fprintf(stderr, "%s: %s\nTry '%s --help'.\n", kProgram, error.c_str(), kProgram);
+    return 2;
+  }
+  if (opt.help) {
+    if (speaker) std::fputs(kUsage, stdout);
+    return 0;
+  }
+
+  bsp_begin(bsp_nprocs());
+  bench::require_mpi_world(kProgram);
+  if (bsp_pid() == 0) {
+    std::printf(
+        "bspratio: bspg against raw MPI in the same run, p = %d, %ld repetitions per "
+        "row\n  (medians of the slowest process's time; bspg and raw MPI repetitions "
+        "interleaved;\n  h in 64-bit words sent and received per process)\n",
+        bsp_nprocs(), opt.reps);
+    const std::string overload = bench::overload_note();
+    if (!overload.empty()) {
+      std::printf(
+          "  note: %s: other programs share the CPUs, so medians (above all for large "
+          "h)\n  scatter widely; the min ratio column shows the cost without that "
+          "noise\n",
+          overload.c_str());
+    }
+    std::printf("\n");
+  }
+  Report report(opt.csv);
+  measure_sync(opt, report);
+  measure_relation<bench::WordRelation>(opt, kWords, report);
+  measure_relation<bench::BlockRelation>(opt, kBlocks, report);
+  report.finish({&kSync, &kWords, &kBlocks});
+  bsp_end();
+  return 0;
+}
