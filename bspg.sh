@@ -55,6 +55,9 @@ case "${1:-}" in
     cd "$build" && exec ctest --output-on-failure --timeout 600 -j "$jobs" ;;
   bench)
     build
+    say "bspratio: the three ratios against raw MPI (p=2)"
+    "$build/bin/bsprun" -p 2 "$build/bin/bspratio"
+    say "bspbench: r, g and l for bspg and raw MPI (p=2)"
     exec "$build/bin/bsprun" -p 2 "$build/bin/bspbench" ;;
   -h|--help|help|"")
     sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
