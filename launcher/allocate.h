@@ -1,0 +1,76 @@
+// allocate.h - from probe results and N to hosts and subjobs (pure logic, unit-tested).
+//
+// Policy (also in bsprun --help):
+//   * only hosts whose probe succeeded are used; slots = the host file's slots, else the
+//     probed core count;
+//   * hosts are ranked by free capacity = cores - load1 (descending), then by available
+//     memory (descending), then by host file order;
+//   * processes are placed one at a time, each on the host with the most free capacity
+//     left (free capacity minus the processes already placed there), ties going to the
+//     better ranked host, never more than a host's slots ("water filling"). An idle host
+//     thus takes processes until it is as busy as the next one, then they alternate: a
+//     lightly loaded host gets more processes than a busy one, and a host with no free
+//     cores only gets processes once the others are as loaded or full.
+//   * if the slots of all reachable hosts add up to less than N nothing is placed;
+//   * chosen hosts of one site form one subjob; any other host is a subjob of its own.
+//     Subjobs are ordered by their best ranked host, hosts inside a site by rank.
+#ifndef BSPG_LAUNCHER_ALLOCATE_H
+#define BSPG_LAUNCHER_ALLOCATE_H
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "hosts.h"
+#include "rsl.h"
+
+namespace bspg::launcher {
+
+// One candidate host, as the table shows it.
+struct HostChoice {
+  hosts::ProbeResult probe;
+  int slots = 0;              // usable slots (0 when unreachable)
+  double free_capacity = 0;   // cores - load1
+  int rank = -1;              // 0 = least loaded; -1 when unreachable
+  int count = 0;              // processes placed here
+};
+
+struct PlacedHost {
+  std::string name;  // host file name
+  int count = 0;
+};
+
+struct PlannedSubjob {
+  std::string site;                // empty: a single host outside any site
+  std::vector<PlacedHost> hosts;   // in rank order; never empty
+  int count = 0;                   // sum of hosts[i].count
+};
+
+struct Allocation {
+  std::vector<HostChoice> candidates;  // host file order
+  std::vector<PlannedSubjob> subjobs;
+  int nprocs = 0;
+};
+
+// Not enough capacity (or nothing reachable); what() says what was found.
+struct AllocationError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Places nprocs processes on the probed hosts (probes in host file order). Throws AllocationError.
+Allocation allocate(const std::vector<hosts::ProbeResult>& probes, int nprocs);
+
+// The RSL subjobs for an allocation: contact = the host's name (for a site: the site's name,
+// with hosts=("h:n" ...)), label "subjob k", environment BSPG_SUBJOB=k. directory may be empty.
+std::vector<rsl::Subjob> subjobs_for(const Allocation& allocation, const std::string& executable,
+                                     const std::vector<std::string>& arguments, const std::string& directory);
+
+// The probe table for stderr: one line per candidate in host file order with host, address,
+// cores, load, free memory and the chosen count, or why it was not used.
+std::string format_probe_table(const Allocation& allocation);
+// The same table before allocation (used when allocation fails).
+std::string format_probe_table(const std::vector<hosts::ProbeResult>& probes);
+
+}  // namespace bspg::launcher
+
+#endif

@@ -1,0 +1,100 @@
+// bsprun.cpp - the launcher's main: parse, then the local path or the grid path.
+#include <cstdio>
+#include <iostream>
+
+#include <unistd.h>
+
+#include "grid.h"
+#include "localhost.h"
+#include "mpistart.h"
+#include "options.h"
+#include "runner.h"
+
+#ifndef BSPG_VERSION
+#define BSPG_VERSION "unknown"
+#endif
+
+using namespace bspg::launcher;
+
+namespace {
+
+int fail(int status, const std::string& message) {
+  std::cerr << "bsprun: " << message << "\n";
+  return status;
+}
+
+// Runs a finished mpirun command line and turns the outcome into bsprun's exit status.
+int run_mpirun(const std::vector<std::string>& argv, const Options& opt) {
+  if (opt.verbose) std::cerr << "bsprun: " << shell_quote_command(argv) << "\n";
+  std::cout.flush();
+  std::cerr.flush();
+  RunResult r = run_job(argv, opt.time_limit_s);
+  if (!r.started) return fail(kExitLaunchFailed, r.error);
+  if (r.timed_out) {
+    std::cerr << "bsprun: time limit of " << opt.time_limit_s << " s reached; the job was stopped\n";
+    return kExitTimeLimit;
+  }
+  // Stopped on request (Ctrl-C, kill): report it the way a shell would.
+  if (r.forwarded_signal && r.exit_status != 0) return 128 + r.forwarded_signal;
+  return r.exit_status;
+}
+
+int run_local(const Options& opt, const MpiSettings& settings) {
+  ResolvedProgram prog = resolve_program(opt.program);
+  if (prog.problem == ResolvedProgram::kNotFound) return fail(kExitNotFound, prog.message);
+  if (prog.problem != ResolvedProgram::kNone) return fail(kExitNotExecutable, prog.message);
+  bool oversubscribe = opt.nprocs > local_core_count();
+  return run_mpirun(local_mpirun_argv(settings, opt.nprocs, oversubscribe, prog.path, opt.program_args), opt);
+}
+
+int launch(const Options& opt, const MpiSettings& settings);
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opt;
+  try {
+    opt = parse_options(argc, argv);
+  } catch (const UsageError& e) {
+    std::cerr << "bsprun: " << e.what() << "\n" << usage_text();
+    return kExitUsage;
+  }
+  if (opt.help) {
+    std::cout << help_text();
+    return 0;
+  }
+  if (opt.version) {
+    std::cout << "bsprun (bspg) " << BSPG_VERSION << "\n";
+    return 0;
+  }
+
+  MpiSettings settings;
+  settings.mpirun = find_mpirun();
+  settings.run_as_root = geteuid() == 0;
+  settings.environment = current_environment();
+  settings.mca = opt.mca;
+  settings.exports = opt.exports;
+  settings.verbose = opt.verbose;
+
+  try {
+    return launch(opt, settings);
+  } catch (const std::exception& e) {
+    return fail(kExitLaunchFailed, e.what());
+  }
+}
+
+namespace {
+
+int launch(const Options& opt, const MpiSettings& settings) {
+  const bool grid = !opt.hostfile.empty() || !opt.rsl_in.empty();
+  // A dry run starts nothing, so it does not need mpirun.
+  if (settings.mpirun.empty() && !opt.dry_run)
+    return fail(kExitLaunchFailed, "mpirun not found (install Open MPI, put mpirun on PATH, or set BSPG_MPIRUN)");
+  if (!grid) return run_local(opt, settings);
+
+  return run_grid(opt, settings, [&](const std::vector<std::string>& mpirun_argv) {
+    return run_mpirun(mpirun_argv, opt);
+  });
+}
+
+}  // namespace

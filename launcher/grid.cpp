@@ -1,0 +1,273 @@
+// grid.cpp - the grid path: host file -> probe -> allocate -> RSL -> one mpirun over ssh.
+#include "grid.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <future>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+
+#include <limits.h>
+#include <unistd.h>
+
+#include "allocate.h"
+#include "hosts.h"
+#include "localhost.h"
+#include "rsl.h"
+
+namespace bspg::launcher {
+namespace {
+
+int fail(int status, const std::string& message) {
+  std::cerr << "bsprun: " << message << "\n";
+  return status;
+}
+
+std::string temp_dir() {
+  const char* t = std::getenv("TMPDIR");
+  return (t && *t) ? t : "/tmp";
+}
+
+std::string current_directory() {
+  char buf[PATH_MAX];
+  return getcwd(buf, sizeof buf) ? buf : "";
+}
+
+// A private file (mode 0600) holding text, removed when the object goes away.
+class TempFile {
+ public:
+  TempFile(const std::string& pattern_prefix, const std::string& text) {
+    std::string pattern = temp_dir() + "/" + pattern_prefix + "XXXXXX";
+    std::vector<char> buf(pattern.begin(), pattern.end());
+    buf.push_back('\0');
+    int fd = mkstemp(buf.data());
+    if (fd < 0) throw std::runtime_error("cannot create a file in " + temp_dir() + ": " + std::strerror(errno));
+    path_ = buf.data();
+    size_t done = 0;
+    while (done < text.size()) {
+      ssize_t n = write(fd, text.data() + done, text.size() - done);
+      if (n <= 0) {
+        close(fd);
+        unlink(path_.c_str());
+        throw std::runtime_error("cannot write " + path_);
+      }
+      done += static_cast<size_t>(n);
+    }
+    close(fd);
+  }
+  ~TempFile() { unlink(path_.c_str()); }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) throw std::runtime_error("cannot write the allocation to " + path + ": " + std::strerror(errno));
+}
+
+// Writes the ssh configuration for `hosts` and runs the subjobs as one mpirun.
+int start_job(const std::vector<rsl::Subjob>& subjobs, const std::vector<hosts::HostSpec>& hosts,
+              const MpiSettings& settings, const std::function<int(const std::vector<std::string>&)>& run) {
+  std::unique_ptr<TempFile> ssh_config;
+  if (!hosts.empty()) {
+    std::string text = hosts::ssh_config_for(hosts);
+    ssh_config = std::make_unique<TempFile>("bspg-ssh-config-", text);
+    if (settings.verbose) std::cerr << "bsprun: ssh configuration " << ssh_config->path() << ":\n" << text;
+  }
+  std::vector<std::string> argv;
+  try {
+    argv = grid_mpirun_argv(settings, subjobs, ssh_config ? ssh_config->path() : "");
+  } catch (const std::invalid_argument& e) {
+    return fail(kExitLaunchFailed, std::string("bad allocation: ") + e.what());
+  }
+  return run(argv);
+}
+
+// Every host a subjob places processes on.
+std::vector<std::string> hosts_of(const rsl::Subjob& sj) {
+  std::vector<std::string> names;
+  if (sj.hosts.empty()) names.push_back(sj.contact);
+  for (const auto& h : rsl::host_slots(sj)) names.push_back(h.host);
+  return names;
+}
+
+// --rsl FILE: run the allocation as written.
+int replay(const Options& opt, const MpiSettings& settings,
+           const std::function<int(const std::vector<std::string>&)>& run) {
+  std::vector<rsl::Subjob> subjobs;
+  try {
+    subjobs = rsl::read_allocation_file(opt.rsl_in);
+    for (const auto& sj : subjobs) hosts_of(sj);  // validates the hosts entries
+  } catch (const std::exception& e) {
+    return fail(kExitLaunchFailed, e.what());
+  }
+  std::vector<hosts::HostSpec> used;
+  if (!opt.hostfile.empty()) {
+    std::vector<hosts::HostSpec> all;
+    try {
+      all = hosts::read_hostfile(opt.hostfile);
+    } catch (const std::exception& e) {
+      return fail(kExitLaunchFailed, e.what());
+    }
+    std::map<std::string, hosts::HostSpec> by_name;
+    for (const auto& h : all) by_name[h.name] = h;
+    std::set<std::string> seen;
+    for (const auto& sj : subjobs) {
+      for (const auto& name : hosts_of(sj)) {
+        auto it = by_name.find(name);
+        if (it == by_name.end())
+          return fail(kExitLaunchFailed, opt.rsl_in + ": host '" + name + "' (" + (sj.label.empty() ? "a subjob" : sj.label) +
+                                             ") is not in the host file " + opt.hostfile);
+        if (seen.insert(name).second) used.push_back(it->second);
+      }
+    }
+  }
+  if (opt.dry_run) {
+    std::cout << rsl::write_allocation(subjobs);
+    return 0;
+  }
+  int total = 0;
+  for (const auto& sj : subjobs) total += sj.count;
+  std::cerr << "bsprun: running " << opt.rsl_in << ": " << total << " processes in " << subjobs.size()
+            << " subjob" << (subjobs.size() == 1 ? "" : "s") << "\n";
+  try {
+    return start_job(subjobs, used, settings, run);
+  } catch (const std::exception& e) {
+    return fail(kExitLaunchFailed, e.what());
+  }
+}
+
+// --stage: copies the program to every chosen host at once; fills staged_path per host name.
+bool stage_everywhere(const Allocation& allocation, const std::string& program, const hosts::ProbeOptions& probe_opt,
+                      std::map<std::string, std::string>& staged_path) {
+  std::vector<std::pair<std::string, std::future<hosts::StageResult>>> jobs;
+  for (const auto& c : allocation.candidates) {
+    if (c.count == 0) continue;
+    hosts::HostSpec host = c.probe.host;
+    jobs.emplace_back(host.name, std::async(std::launch::async, [host, program, probe_opt] {
+                        return hosts::stage_executable(host, program, probe_opt);
+                      }));
+  }
+  bool all_ok = true;
+  for (auto& [name, job] : jobs) {
+    hosts::StageResult r = job.get();
+    if (!r.ok) {
+      std::cerr << "bsprun: staging " << program << " to " << name << " failed: " << r.error << "\n";
+      all_ok = false;
+      continue;
+    }
+    std::cerr << "bsprun: " << name << ": " << r.remote_path << (r.copied ? " (copied)" : " (already there)") << "\n";
+    staged_path[name] = r.remote_path;
+  }
+  return all_ok;
+}
+
+}  // namespace
+
+int run_grid(const Options& opt, const MpiSettings& settings,
+             const std::function<int(const std::vector<std::string>&)>& run) {
+  if (!opt.rsl_in.empty()) return replay(opt, settings, run);
+
+  ResolvedProgram prog = resolve_program(opt.program);
+  if (prog.problem == ResolvedProgram::kNotFound) return fail(kExitNotFound, prog.message);
+  if (prog.problem != ResolvedProgram::kNone) return fail(kExitNotExecutable, prog.message);
+
+  std::vector<hosts::HostSpec> candidates;
+  try {
+    candidates = hosts::read_hostfile(opt.hostfile);
+  } catch (const std::exception& e) {
+    return fail(kExitLaunchFailed, e.what());
+  }
+
+  hosts::ProbeOptions probe_opt;
+  probe_opt.timeout_ms = static_cast<int>(opt.probe_timeout_s * 1000 + 0.5);
+  probe_opt.accept_unknown_host_keys = opt.accept_unknown_host_keys;
+  std::cerr << "bsprun: probing " << candidates.size() << " candidate host" << (candidates.size() == 1 ? "" : "s")
+            << " from " << opt.hostfile << " (timeout " << opt.probe_timeout_s << " s)\n";
+  auto probe_start = std::chrono::steady_clock::now();
+  std::vector<hosts::ProbeResult> probes = hosts::probe_hosts(candidates, probe_opt);
+  double probe_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - probe_start).count();
+
+  Allocation allocation;
+  try {
+    allocation = allocate(probes, opt.nprocs);
+  } catch (const AllocationError& e) {
+    std::cerr << format_probe_table(probes);
+    return fail(kExitLaunchFailed, std::string(e.what()) + "; nothing was started");
+  }
+  std::cerr << format_probe_table(allocation);
+  if (opt.verbose) {
+    double slowest = 0, sum = 0;
+    for (const auto& p : probes) {
+      slowest = std::max(slowest, p.elapsed_s);
+      sum += p.elapsed_s;
+    }
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "probing took %.2f s (slowest host %.2f s, all probes together %.2f s)", probe_s,
+                  slowest, sum);
+    std::cerr << "bsprun: " << buf << "\n";
+  }
+
+  // Staged copies replace the local path; the working directory may not exist there.
+  std::string executable = prog.path;
+  std::string directory = current_directory();
+  std::map<std::string, std::string> staged_path;
+  if (opt.stage) {
+    if (!stage_everywhere(allocation, prog.path, probe_opt, staged_path))
+      return fail(kExitLaunchFailed, "staging failed; nothing was started");
+    directory.clear();
+  }
+  std::vector<rsl::Subjob> subjobs = subjobs_for(allocation, executable, opt.program_args, directory);
+  if (opt.stage) {
+    for (size_t k = 0; k < subjobs.size(); ++k) {
+      std::set<std::string> paths;
+      for (const auto& h : allocation.subjobs[k].hosts) paths.insert(staged_path[h.name]);
+      if (paths.size() != 1)
+        return fail(kExitLaunchFailed, "the hosts of site " + allocation.subjobs[k].site +
+                                           " staged the program at different paths; run without --stage");
+      subjobs[k].executable = *paths.begin();
+    }
+  }
+
+  std::string rsl_text;
+  try {
+    rsl_text = rsl::write_allocation(subjobs);
+  } catch (const std::exception& e) {
+    return fail(kExitLaunchFailed, std::string("cannot write the allocation as RSL: ") + e.what());
+  }
+  std::vector<hosts::HostSpec> chosen;
+  for (const auto& c : allocation.candidates)
+    if (c.count > 0) chosen.push_back(c.probe.host);
+
+  try {
+    if (opt.dry_run) {
+      if (!opt.rsl_out.empty()) {
+        write_file(opt.rsl_out, rsl_text);
+        std::cerr << "bsprun: allocation written to " << opt.rsl_out << "\n";
+      }
+      std::cout << rsl_text;
+      return 0;
+    }
+    std::string rsl_path = opt.rsl_out.empty() ? temp_dir() + "/bspg-" + std::to_string(getpid()) + ".rsl" : opt.rsl_out;
+    write_file(rsl_path, rsl_text);
+    std::cerr << "bsprun: allocation written to " << rsl_path << " (run it again: bsprun --rsl " << rsl_path
+              << " --hostfile " << opt.hostfile << ")\n";
+    return start_job(subjobs, chosen, settings, run);
+  } catch (const std::exception& e) {
+    return fail(kExitLaunchFailed, e.what());
+  }
+}
+
+}  // namespace bspg::launcher

@@ -1,0 +1,112 @@
+// localhost.cpp - core count through hwloc, PATH lookups.
+#include "localhost.h"
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include <hwloc.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef BSPG_MPIEXEC_FALLBACK
+#define BSPG_MPIEXEC_FALLBACK ""
+#endif
+
+namespace bspg::launcher {
+namespace {
+
+bool is_regular_file(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+bool is_executable_file(const std::string& path) {
+  return is_regular_file(path) && access(path.c_str(), X_OK) == 0;
+}
+
+std::string absolute(const std::string& path) {
+  if (!path.empty() && path[0] == '/') return path;
+  char cwd[PATH_MAX];
+  if (!getcwd(cwd, sizeof cwd)) return path;
+  std::string rel = path;
+  while (rel.rfind("./", 0) == 0) rel.erase(0, 2);
+  return std::string(cwd) + "/" + rel;
+}
+
+// First executable called name in the directories of PATH, or "".
+std::string search_path(const std::string& name) {
+  const char* path_env = std::getenv("PATH");
+  std::string dirs = path_env ? path_env : "/usr/bin:/bin";
+  size_t begin = 0;
+  while (begin <= dirs.size()) {
+    size_t end = dirs.find(':', begin);
+    if (end == std::string::npos) end = dirs.size();
+    std::string dir = dirs.substr(begin, end - begin);
+    if (dir.empty()) dir = ".";
+    std::string candidate = dir + "/" + name;
+    if (is_executable_file(candidate)) return absolute(candidate);
+    begin = end + 1;
+  }
+  return "";
+}
+
+}  // namespace
+
+int local_core_count() {
+  int cores = 0;
+  hwloc_topology_t topology;
+  if (hwloc_topology_init(&topology) == 0) {
+    if (hwloc_topology_load(topology) == 0) cores = hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_CORE);
+    hwloc_topology_destroy(topology);
+  }
+  if (cores <= 0) cores = static_cast<int>(std::thread::hardware_concurrency());
+  return cores > 0 ? cores : 1;
+}
+
+ResolvedProgram resolve_program(const std::string& name) {
+  ResolvedProgram r;
+  std::string path;
+  if (name.find('/') != std::string::npos) {
+    path = name;
+  } else {
+    path = search_path(name);
+    if (path.empty()) path = name;  // mpirun also tries the current directory
+  }
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) {
+    r.problem = ResolvedProgram::kNotFound;
+    r.message = "program '" + name + "' not found" +
+                (name.find('/') == std::string::npos ? " (not on PATH nor in the current directory)"
+                                                     : std::string(": ") + std::strerror(errno));
+    return r;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    r.problem = ResolvedProgram::kNotExecutable;
+    r.message = "program '" + name + "' is not a regular file";
+    return r;
+  }
+  if (access(path.c_str(), X_OK) != 0) {
+    r.problem = ResolvedProgram::kNotExecutable;
+    r.message = "program '" + name + "' is not executable (try chmod +x " + name + ")";
+    return r;
+  }
+  r.path = absolute(path);
+  return r;
+}
+
+std::string find_mpirun() {
+  if (const char* env = std::getenv("BSPG_MPIRUN"); env && *env) {
+    std::string chosen = env;
+    if (chosen.find('/') != std::string::npos) return is_executable_file(chosen) ? chosen : "";
+    return search_path(chosen);
+  }
+  std::string found = search_path("mpirun");
+  if (!found.empty()) return found;
+  std::string fallback = BSPG_MPIEXEC_FALLBACK;
+  return is_executable_file(fallback) ? fallback : "";
+}
+
+}  // namespace bspg::launcher

@@ -1,0 +1,28 @@
+// localhost.h - facts about this machine that bsprun needs: cores, programs, mpirun.
+#ifndef BSPG_LAUNCHER_LOCALHOST_H
+#define BSPG_LAUNCHER_LOCALHOST_H
+
+#include <string>
+
+namespace bspg::launcher {
+
+// Physical cores (hwloc), which is what mpirun counts as slots; falls back to the
+// hardware threads std::thread reports, and to 1.
+int local_core_count();
+
+// Where a program name leads: a name with a '/' is taken as is, any other is looked up
+// on PATH and then in the current directory (as mpirun does). The result is absolute.
+struct ResolvedProgram {
+  enum Problem { kNone, kNotFound, kNotExecutable } problem = kNone;
+  std::string path;     // absolute path when problem == kNone
+  std::string message;  // otherwise: why, naming the program
+};
+ResolvedProgram resolve_program(const std::string& name);
+
+// mpirun to use: $BSPG_MPIRUN, else "mpirun" on PATH, else the one found at build time.
+// Empty when none exists.
+std::string find_mpirun();
+
+}  // namespace bspg::launcher
+
+#endif

@@ -1,0 +1,51 @@
+// mpistart.h - the mpirun command lines bsprun runs (pure functions, unit-tested).
+#ifndef BSPG_LAUNCHER_MPISTART_H
+#define BSPG_LAUNCHER_MPISTART_H
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "rsl.h"
+
+namespace bspg::launcher {
+
+// What does not depend on the allocation.
+struct MpiSettings {
+  std::string mpirun = "mpirun";
+  bool run_as_root = false;         // adds --allow-run-as-root
+  std::map<std::string, std::string> environment;  // bsprun's environment (for OMPI_MCA_*)
+  std::vector<std::pair<std::string, std::string>> mca;  // user's --mca KEY VALUE
+  std::vector<std::string> exports;  // user's -x NAME[=VALUE]
+  bool verbose = false;
+};
+
+// Local path: mpirun -np N prog args on this machine. oversubscribe when N exceeds the cores.
+std::vector<std::string> local_mpirun_argv(const MpiSettings& settings, int nprocs, bool oversubscribe,
+                                           const std::string& executable, const std::vector<std::string>& args);
+
+// Grid path: one mpirun for every subjob, one app context per subjob:
+//   mpirun [common options] --mca plm_rsh_agent "ssh -F CONFIG" ...
+//     -np c0 -host h0:c0 [-wdir D] -x BSPG_SUBJOB=0 -x BSPG_NSUBJOBS=K -x BSPG_SUBJOB_SIZES=c0,c1,..
+//     [-x OMPI_MCA_* of the caller] [-x user exports] [-x RSL environment] exe args : -np c1 ...
+// A site subjob's hosts become "-host a:2,b:2". A host named by several single-host subjobs
+// gets their total as its slots in each (Open MPI counts slots per host, not per app context);
+// a host shared by a multi-host subjob and another one is refused (std::invalid_argument).
+// BSPG_SUBJOB* always come from the subjob's position, whatever the RSL environment says.
+// ssh_config empty: Open MPI's default ssh.
+std::vector<std::string> grid_mpirun_argv(const MpiSettings& settings, const std::vector<rsl::Subjob>& subjobs,
+                                          const std::string& ssh_config);
+
+// The -host value of a subjob: "h1:c1,h2:c2" (contact:count when it names no hosts).
+std::string host_list(const rsl::Subjob& subjob);
+
+// The environment as a map (from environ).
+std::map<std::string, std::string> current_environment();
+
+// Renders argv for a person to read or paste into a shell (quotes where needed).
+std::string shell_quote_command(const std::vector<std::string>& argv);
+
+}  // namespace bspg::launcher
+
+#endif

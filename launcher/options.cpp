@@ -1,0 +1,271 @@
+// options.cpp - hand-written parser: options stop at the program name, so the
+// program's own options are never touched.
+#include "options.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <map>
+
+namespace bspg::launcher {
+namespace {
+
+int parse_positive_int(const std::string& text, const std::string& option) {
+  errno = 0;
+  char* end = nullptr;
+  long value = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno == ERANGE || value <= 0 || value > 1000000)
+    throw UsageError(option + " needs a positive whole number of processes, not '" + text + "'");
+  return static_cast<int>(value);
+}
+
+double parse_seconds(const std::string& text, const std::string& option, double most) {
+  errno = 0;
+  char* end = nullptr;
+  double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(value) || value <= 0)
+    throw UsageError(option + " needs a positive number of seconds, not '" + text + "'");
+  if (value > most) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", most);
+    throw UsageError(option + " is at most " + buf + " seconds, not '" + text + "'");
+  }
+  return value;
+}
+
+bool valid_env_name(const std::string& name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
+  for (char c : name)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+  return true;
+}
+
+}  // namespace
+
+Options parse_options(int argc, char** argv) {
+  Options opt;
+  using Setter = std::function<void(const std::string& name, const std::string& value)>;
+  // Options that take one value.
+  const std::map<std::string, Setter> with_value = {
+      {"-p", [&](auto& n, auto& v) { opt.nprocs = parse_positive_int(v, n); }},
+      {"--procs", [&](auto& n, auto& v) { opt.nprocs = parse_positive_int(v, n); }},
+      {"--hostfile", [&](auto&, auto& v) { opt.hostfile = v; }},
+      {"--rsl", [&](auto&, auto& v) { opt.rsl_in = v; }},
+      {"--rsl-out", [&](auto&, auto& v) { opt.rsl_out = v; }},
+      {"--probe-timeout", [&](auto& n, auto& v) { opt.probe_timeout_s = parse_seconds(v, n, 600); }},
+      {"--time-limit", [&](auto& n, auto& v) { opt.time_limit_s = parse_seconds(v, n, 1e8); }},
+      {"-x", [&](auto& n, auto& v) {
+         if (!valid_env_name(v.substr(0, v.find('='))))
+           throw UsageError(n + " needs NAME or NAME=VALUE with a valid variable name, not '" + v + "'");
+         opt.exports.push_back(v);
+       }},
+  };
+  const std::map<std::string, bool*> flags = {
+      {"--dry-run", &opt.dry_run},
+      {"--stage", &opt.stage},
+      {"--accept-unknown-host-keys", &opt.accept_unknown_host_keys},
+      {"-v", &opt.verbose},
+      {"--verbose", &opt.verbose},
+      {"-h", &opt.help},
+      {"--help", &opt.help},
+      {"-V", &opt.version},
+      {"--version", &opt.version},
+  };
+
+  int i = 1;
+  for (; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--") { ++i; break; }
+    if (arg.size() < 2 || arg[0] != '-') break;  // the program (or a lone "-")
+
+    if (auto flag = flags.find(arg); flag != flags.end()) { *flag->second = true; continue; }
+
+    if (arg == "--mca") {
+      if (i + 2 >= argc) throw UsageError("--mca needs two values: KEY VALUE");
+      opt.mca.emplace_back(argv[i + 1], argv[i + 2]);
+      i += 2;
+      continue;
+    }
+
+    // "--name=value", "--name value", "-p8", "-p 8".
+    std::string name = arg, value;
+    bool have_value = false;
+    if (arg.rfind("--", 0) == 0) {
+      if (auto eq = arg.find('='); eq != std::string::npos) {
+        name = arg.substr(0, eq);
+        value = arg.substr(eq + 1);
+        have_value = true;
+      }
+    } else if (arg.size() > 2) {
+      name = arg.substr(0, 2);
+      value = arg.substr(2);
+      have_value = true;
+    }
+    auto setter = with_value.find(name);
+    if (setter == with_value.end()) {
+      if (flags.count(name)) throw UsageError("option " + name + " takes no value");
+      throw UsageError("unknown option '" + arg + "'");
+    }
+    if (!have_value) {
+      if (i + 1 >= argc) throw UsageError("option " + name + " needs a value");
+      value = argv[++i];
+    }
+    setter->second(name, value);
+  }
+
+  if (opt.help || opt.version) return opt;
+  if (i < argc) {
+    opt.program = argv[i++];
+    opt.program_args.assign(argv + i, argv + argc);
+  }
+  for (const auto& a : opt.program_args)
+    if (a == ":") throw UsageError("the program argument ':' cannot be passed on (mpirun reads it as a separator)");
+  if (opt.hostfile.empty()) {
+    if (const char* env = std::getenv("BSPG_HOSTFILE"); env && *env) opt.hostfile = env;
+  }
+  if (opt.rsl_in.empty()) {
+    if (opt.nprocs == 0) throw UsageError("missing -p N: say how many processes to start");
+    if (opt.program.empty()) throw UsageError("missing program: say what to run after the options");
+  } else {
+    if (opt.nprocs != 0) throw UsageError("--rsl takes the process counts from the RSL file; leave out -p");
+    if (!opt.program.empty())
+      throw UsageError("--rsl takes the program and its arguments from the RSL file; '" + opt.program +
+                       "' is not expected");
+    if (opt.stage) throw UsageError("--stage cannot be combined with --rsl (the RSL names the paths to run)");
+  }
+  if (!opt.rsl_in.empty() && !opt.rsl_out.empty())
+    throw UsageError("--rsl-out cannot be combined with --rsl (the allocation is already a file)");
+  if (opt.hostfile.empty() && opt.rsl_in.empty()) {
+    if (opt.dry_run) throw UsageError("--dry-run needs a host file (--hostfile or BSPG_HOSTFILE)");
+    if (!opt.rsl_out.empty()) throw UsageError("--rsl-out needs a host file (--hostfile or BSPG_HOSTFILE)");
+    if (opt.stage) throw UsageError("--stage needs a host file (--hostfile or BSPG_HOSTFILE)");
+  }
+  return opt;
+}
+
+std::string usage_text() {
+  return "Usage: bsprun -p N [--hostfile FILE] [OPTIONS] PROGRAM [ARGS...]\n"
+         "       bsprun --rsl FILE [--hostfile FILE] [OPTIONS]\n"
+         "Try 'bsprun --help' for more information.\n";
+}
+
+std::string help_text() {
+  return R"(NAME
+    bsprun - start a bspg (BSPlib) program on this machine or on a grid of hosts
+
+SYNOPSIS
+    bsprun -p N [OPTIONS] PROGRAM [ARGS...]
+    bsprun -p N --hostfile FILE [OPTIONS] PROGRAM [ARGS...]
+    bsprun --rsl FILE [--hostfile FILE] [OPTIONS]
+
+DESCRIPTION
+    bsprun starts N processes of PROGRAM as one BSP job, through Open MPI's mpirun.
+    Options are read up to the first argument that is not an option (or up to "--");
+    everything after PROGRAM is passed to it unchanged.
+
+    Local path. Without a host file the N processes run on this machine: bsprun runs
+    mpirun -np N with the settings the library needs (one-sided MPI through osc sm,pt2pt,
+    --oversubscribe when N exceeds the cores, --allow-run-as-root when run as root).
+
+    Grid path. With --hostfile (or BSPG_HOSTFILE) the hosts listed are candidates, not
+    execution hosts. bsprun asks every candidate at once over SSH for its cores, load and
+    free memory (each probe bounded by --probe-timeout), prints a table on stderr with the
+    count chosen for each host or the reason it was left out, and fills the N processes
+    from the least loaded host on:
+      1. hosts are ranked by free capacity, cores minus 1-minute load, then by free
+         memory, then by host file order;
+      2. each process in turn goes to the host with the most free capacity left
+         (free capacity minus the processes already placed there; ties to the better
+         ranked host), never more than the host's slots (default: its core count).
+    An idle host takes processes until it is as busy as the next one, then they take
+    turns: a lightly loaded host gets more processes than a busy one. If the slots of
+    the reachable hosts add up to less than N, bsprun says what it found and starts
+    nothing. Hosts of one site form one subjob; any other host is a subjob of its own.
+    Processes learn their subjob from BSPG_SUBJOB (see bspg_subjob()).
+
+    The allocation is written as an RSL multi-request: one &-clause per subjob with
+    resourceManagerContact, count, executable, arguments, directory, label and
+    environment (BSPG_SUBJOB). The job is then started as ONE mpirun with one app
+    context per subjob, using Open MPI's ssh launcher with an ssh configuration
+    generated from the host file (user, port, identity, known_hosts per host).
+    Output of every process comes back to this terminal. If a process fails or calls
+    bsp_abort the whole job stops and bsprun exits non-zero.
+
+OPTIONS
+    -p N, --procs N
+        Number of processes to start (a positive whole number). Required unless --rsl.
+    --hostfile FILE
+        Candidate hosts (YAML, or an Open MPI style "host slots=N" list). Turns on the
+        grid path. Default: $BSPG_HOSTFILE.
+    --probe-timeout SECONDS
+        Longest wait for each host's answer while probing (default 5, at most 600).
+        All hosts are probed at the same time, so probing takes about the slowest answer.
+    --accept-unknown-host-keys
+        Accept hosts whose key is not in known_hosts (a changed key is always refused).
+    --rsl-out FILE
+        Write the allocation there (default: bspg-PID.rsl in $TMPDIR, or /tmp).
+    --dry-run
+        Probe and allocate, print the RSL on stdout, start nothing, exit 0.
+    --rsl FILE
+        Run exactly the allocation in FILE (as written by bsprun or by hand) without
+        probing. Host connection details come from --hostfile if given, otherwise from
+        your ssh configuration.
+    --stage
+        Copy PROGRAM to each chosen host that lacks it and run the copy there.
+    --time-limit SECONDS
+        Stop the whole job (exit 124) when it runs longer than this.
+    -x NAME[=VALUE]
+        Export this environment variable to every process (repeatable).
+    --mca KEY VALUE
+        Pass an MCA parameter to mpirun (repeatable).
+    -v, --verbose
+        Print the mpirun command line (and the ssh configuration used) on stderr.
+    -h, --help
+        Print this manual.
+    -V, --version
+        Print the version.
+
+ENVIRONMENT
+    BSPG_HOSTFILE   Host file to use when --hostfile is not given.
+    BSPG_MPIRUN     mpirun to use (default: mpirun found on PATH, else the one found
+                    when bspg was built).
+    OMPI_MCA_*      Passed on to mpirun and, on the grid path, exported to every
+                    process. OMPI_MCA_osc overrides bsprun's "osc sm,pt2pt".
+    TMPDIR          Where the default RSL file and the ssh configuration are written.
+    Set for every process: BSPG_SUBJOB (subjob index), BSPG_NSUBJOBS (number of
+    subjobs), BSPG_SUBJOB_SIZES (comma list of process counts per subjob).
+
+FILES
+    hosts.yaml      Host file, e.g.
+                        defaults: { user: alice, identity: ~/.ssh/id_ed25519 }
+                        hosts:
+                          - { name: node1, address: 10.1.2.3, slots: 4, site: lab-a }
+                          - { name: node2 }
+    bspg-PID.rsl    The allocation written on the grid path.
+
+EXIT STATUS
+    The exit status of the program (as reported by mpirun: non-zero when any process
+    fails, aborts or is killed), or:
+    2       command line error
+    124     --time-limit expired; the job was stopped
+    125     bsprun could not start the job (host file, probing, not enough capacity,
+            RSL file, mpirun not found)
+    126     PROGRAM is not executable
+    127     PROGRAM not found
+    128+S   the job was stopped by signal S (e.g. 130 after Ctrl-C)
+
+EXAMPLES
+    bsprun -p 4 ./inprod 1000
+        Four processes on this machine.
+    bsprun -p 8 --hostfile hosts.yaml ./inprod 1000
+        Eight processes on the least loaded of the hosts in hosts.yaml.
+    bsprun -p 8 --hostfile hosts.yaml --dry-run ./inprod > job.rsl
+        Show the allocation without starting anything.
+    bsprun --rsl job.rsl --hostfile hosts.yaml
+        Run that allocation again.
+)";
+}
+
+}  // namespace bspg::launcher

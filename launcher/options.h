@@ -1,0 +1,56 @@
+// options.h - bsprun's command line.
+#ifndef BSPG_LAUNCHER_OPTIONS_H
+#define BSPG_LAUNCHER_OPTIONS_H
+
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace bspg::launcher {
+
+// Exit statuses of bsprun itself; any other status is the program's own (through mpirun).
+enum ExitStatus {
+  kExitUsage = 2,          // bad command line
+  kExitTimeLimit = 124,    // --time-limit expired, the job was stopped
+  kExitLaunchFailed = 125, // host file, probing, allocation, RSL or mpirun problem
+  kExitNotExecutable = 126,
+  kExitNotFound = 127,
+};
+
+struct Options {
+  int nprocs = 0;                 // -p; 0 = not given (an error unless --rsl gives the counts)
+  std::string hostfile;           // --hostfile, else $BSPG_HOSTFILE
+  std::string rsl_in;             // --rsl: run this allocation as is
+  std::string rsl_out;            // --rsl-out: where to write the allocation
+  bool dry_run = false;
+  double probe_timeout_s = 5.0;
+  bool accept_unknown_host_keys = false;
+  bool stage = false;
+  double time_limit_s = 0;        // 0 = none
+  bool verbose = false;
+  bool help = false;
+  bool version = false;
+  std::vector<std::string> exports;                           // -x NAME[=VALUE]
+  std::vector<std::pair<std::string, std::string>> mca;       // --mca KEY VALUE
+  std::string program;            // first non-option
+  std::vector<std::string> program_args;  // everything after it, untouched
+};
+
+// A command-line mistake: bsprun prints it with a hint and exits kExitUsage.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Parses argv. Options end at the first non-option (the program) or at "--".
+// Throws UsageError on unknown options, missing or malformed values.
+Options parse_options(int argc, char** argv);
+
+// The short usage lines printed with a usage error.
+std::string usage_text();
+// The full manual printed by --help.
+std::string help_text();
+
+}  // namespace bspg::launcher
+
+#endif

@@ -1,0 +1,28 @@
+// runner.h - run mpirun as a child, forward signals to it, wait for its status.
+#ifndef BSPG_LAUNCHER_RUNNER_H
+#define BSPG_LAUNCHER_RUNNER_H
+
+#include <string>
+#include <vector>
+
+namespace bspg::launcher {
+
+struct RunResult {
+  int exit_status = 0;     // child's exit code, or 128+signal if it was killed
+  bool timed_out = false;  // the time limit expired and the job was stopped
+  int forwarded_signal = 0; // first signal bsprun received and passed on, 0 if none
+  bool started = true;     // false: the command could not be executed (error says why)
+  std::string error;
+};
+
+// Runs argv[0] (looked up on PATH). When bsprun is the terminal's foreground job mpirun shares
+// its process group, so terminal signals (Ctrl-C) reach mpirun directly; otherwise mpirun
+// gets a process group of its own. SIGINT/SIGTERM/SIGHUP/SIGQUIT sent to bsprun are passed
+// on (to that group, or to mpirun). time_limit_s > 0
+// stops the job with SIGTERM when it expires. If the group is still alive kill_grace_s
+// after a stop request, it gets SIGKILL. stdin/stdout/stderr are inherited.
+RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, double kill_grace_s = 15);
+
+}  // namespace bspg::launcher
+
+#endif

@@ -1,0 +1,203 @@
+// allocate_test.cpp - ranking and placement of processes on probed hosts.
+#include <gtest/gtest.h>
+
+#include "allocate.h"
+
+using bspg::hosts::ProbeResult;
+using namespace bspg::launcher;
+
+namespace {
+
+ProbeResult host(const std::string& name, int cores, double load, long long mem_kb = 4'000'000, int slots = 0,
+                 const std::string& site = "") {
+  ProbeResult p;
+  p.host.name = name;
+  p.host.address = "127.0.9." + name.substr(name.size() - 1);
+  p.host.slots = slots;
+  p.host.site = site;
+  p.ok = true;
+  p.hostname = name;
+  p.cores = cores;
+  p.load1 = p.load5 = p.load15 = load;
+  p.mem_available_kb = mem_kb;
+  return p;
+}
+
+ProbeResult down(const std::string& name, const std::string& why) {
+  ProbeResult p;
+  p.host.name = name;
+  p.ok = false;
+  p.error = why;
+  return p;
+}
+
+// name -> processes placed, for every candidate.
+std::map<std::string, int> counts(const Allocation& a) {
+  std::map<std::string, int> m;
+  for (const auto& c : a.candidates) m[c.probe.host.name] = c.count;
+  return m;
+}
+
+}  // namespace
+
+TEST(Allocate, ChoosesTheLeastLoadedHosts) {
+  // The end-to-end scenario: loads 3.5, 0.2, 2.0, 0.1, two slots each, -p 4.
+  auto a = allocate({host("emu1", 2, 3.5, 0, 2), host("emu2", 2, 0.2, 0, 2), host("emu3", 2, 2.0, 0, 2),
+                     host("emu4", 2, 0.1, 0, 2)},
+                    4);
+  EXPECT_EQ(counts(a), (std::map<std::string, int>{{"emu1", 0}, {"emu2", 2}, {"emu3", 0}, {"emu4", 2}}));
+  // Two subjobs, the least loaded host first.
+  ASSERT_EQ(a.subjobs.size(), 2u);
+  EXPECT_EQ(a.subjobs[0].hosts[0].name, "emu4");
+  EXPECT_EQ(a.subjobs[1].hosts[0].name, "emu2");
+  EXPECT_EQ(a.candidates[3].rank, 0);
+  EXPECT_EQ(a.candidates[1].rank, 1);
+  EXPECT_EQ(a.candidates[2].rank, 2);
+  EXPECT_EQ(a.candidates[0].rank, 3);
+}
+
+TEST(Allocate, LightlyLoadedHostGetsMoreProcesses) {
+  // 8 cores idle vs 8 cores with load 6: the idle one fills to its free capacity first.
+  auto a = allocate({host("busy1", 8, 6.0), host("idle2", 8, 0.0)}, 10);
+  EXPECT_EQ(counts(a)["idle2"], 8);
+  EXPECT_EQ(counts(a)["busy1"], 2);
+}
+
+TEST(Allocate, BeyondFreeCapacityHostsTakeTurns) {
+  // Free capacities 1 and 0, slots 4 each: a1 first, then (both at 0 left) they alternate.
+  auto a = allocate({host("a1", 2, 1.0, 0, 4), host("b2", 2, 2.0, 0, 4)}, 6);
+  EXPECT_EQ(counts(a)["a1"], 4);
+  EXPECT_EQ(counts(a)["b2"], 2);
+  auto b = allocate({host("a1", 2, 1.0, 0, 4), host("b2", 2, 2.0, 0, 4)}, 3);
+  EXPECT_EQ(counts(b)["a1"], 2);
+  EXPECT_EQ(counts(b)["b2"], 1);
+}
+
+TEST(Allocate, FullyLoadedHostBeforeOverloadedOne) {
+  // emu2 (the idlest) is down: emu4 fills its 2 slots, then emu3 (load 2.0 on 2 cores)
+  // is preferred to emu1 (load 3.5) for both remaining processes.
+  auto a = allocate({host("emu1", 2, 3.5, 0, 2), down("emu2", "connection refused"), host("emu3", 2, 2.0, 0, 2),
+                     host("emu4", 2, 0.1, 0, 2)},
+                    4);
+  EXPECT_EQ(counts(a), (std::map<std::string, int>{{"emu1", 0}, {"emu2", 0}, {"emu3", 2}, {"emu4", 2}}));
+}
+
+TEST(Allocate, FractionalLoadsShareByWhatIsLeft) {
+  // 4 cores each, loads 0.5 and 2.5 (free 3.5 and 1.5): 4 processes -> 3 and 1 (the second
+  // host only gets one once the first has less left than it), 6 -> 4 and 2.
+  auto a = allocate({host("h1", 4, 0.5), host("h2", 4, 2.5)}, 4);
+  EXPECT_EQ(counts(a)["h1"], 3);
+  EXPECT_EQ(counts(a)["h2"], 1);
+  auto b = allocate({host("h1", 4, 0.5), host("h2", 4, 2.5)}, 6);
+  EXPECT_EQ(counts(b)["h1"], 4);
+  EXPECT_EQ(counts(b)["h2"], 2);
+}
+
+TEST(Allocate, SlotsAreRespected) {
+  // A 16-core idle host limited to 3 slots in the host file.
+  auto a = allocate({host("big1", 16, 0.0, 0, 3), host("small2", 2, 0.0, 0, 2)}, 5);
+  EXPECT_EQ(counts(a)["big1"], 3);
+  EXPECT_EQ(counts(a)["small2"], 2);
+  for (const auto& c : a.candidates) EXPECT_LE(c.count, c.slots);
+}
+
+TEST(Allocate, SlotsDefaultToCores) {
+  auto a = allocate({host("h1", 3, 0.0)}, 3);
+  EXPECT_EQ(a.candidates[0].slots, 3);
+  EXPECT_THROW(allocate({host("h1", 3, 0.0)}, 4), AllocationError);
+}
+
+TEST(Allocate, UnreachableHostsAreSkipped) {
+  auto a = allocate({down("emu1", "connection refused"), host("emu2", 2, 1.0, 0, 2), host("emu3", 2, 0.5, 0, 2)}, 3);
+  EXPECT_EQ(counts(a), (std::map<std::string, int>{{"emu1", 0}, {"emu2", 1}, {"emu3", 2}}));
+  EXPECT_EQ(a.candidates[0].rank, -1);
+  std::string table = format_probe_table(a);
+  EXPECT_NE(table.find("emu1"), std::string::npos);
+  EXPECT_NE(table.find("not used: connection refused"), std::string::npos);
+}
+
+TEST(Allocate, NotEnoughCapacityNamesWhatWasFound) {
+  try {
+    allocate({host("emu1", 2, 0.0, 0, 2), down("emu2", "timed out after 5.0 s"), host("emu3", 2, 0.0, 0, 1)}, 4);
+    FAIL() << "expected AllocationError";
+  } catch (const AllocationError& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("4 processes requested"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("3 slots"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("emu1: 2"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("emu3: 1"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("1 unreachable"), std::string::npos) << msg;
+  }
+  try {
+    allocate({down("a", "connection refused"), down("b", "connection refused")}, 1);
+    FAIL() << "expected AllocationError";
+  } catch (const AllocationError& e) {
+    EXPECT_NE(std::string(e.what()).find("none of the 2 candidate hosts is reachable"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Allocate, TiesBrokenByMemoryThenHostFileOrder) {
+  // Same free capacity: more free memory first; same memory: host file order.
+  std::vector<ProbeResult> same = {host("h1", 2, 0.0, 1000, 2), host("h2", 2, 0.0, 5000, 2),
+                                   host("h3", 2, 0.0, 1000, 2)};
+  auto a = allocate(same, 1);
+  EXPECT_EQ(counts(a), (std::map<std::string, int>{{"h1", 0}, {"h2", 1}, {"h3", 0}}));
+  EXPECT_EQ(a.candidates[1].rank, 0);
+  EXPECT_EQ(a.candidates[0].rank, 1);
+  EXPECT_EQ(a.candidates[2].rank, 2);
+  EXPECT_EQ(counts(allocate(same, 2)), (std::map<std::string, int>{{"h1", 1}, {"h2", 1}, {"h3", 0}}));
+  EXPECT_EQ(counts(allocate(same, 4)), (std::map<std::string, int>{{"h1", 1}, {"h2", 2}, {"h3", 1}}));
+  // Deterministic: the same input gives the same result every time.
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(counts(allocate(same, 4)), counts(allocate(same, 4)));
+}
+
+TEST(Allocate, SitesFormOneSubjob) {
+  auto a = allocate({host("a1", 2, 0.5, 0, 2, "lab-a"), host("b1", 2, 0.0, 0, 2, "lab-b"),
+                     host("a2", 2, 0.0, 0, 2, "lab-a"), host("solo4", 2, 1.0, 0, 2)},
+                    7);
+  // Ranks: b1 (2.0 free), a2 (2.0, later in the file), a1 (1.5), solo4 (1.0).
+  ASSERT_EQ(a.subjobs.size(), 3u);
+  EXPECT_EQ(a.subjobs[0].site, "lab-b");
+  EXPECT_EQ(a.subjobs[0].count, 2);
+  EXPECT_EQ(a.subjobs[1].site, "lab-a");
+  ASSERT_EQ(a.subjobs[1].hosts.size(), 2u);
+  EXPECT_EQ(a.subjobs[1].hosts[0].name, "a2");
+  EXPECT_EQ(a.subjobs[1].hosts[1].name, "a1");
+  EXPECT_EQ(a.subjobs[1].count, 4);
+  EXPECT_EQ(a.subjobs[2].site, "");
+  EXPECT_EQ(a.subjobs[2].hosts[0].name, "solo4");
+  EXPECT_EQ(a.subjobs[2].count, 1);
+}
+
+TEST(Allocate, HostsWithNothingPlacedAreNoSubjob) {
+  auto a = allocate({host("h1", 4, 0.0), host("h2", 4, 3.0)}, 2);
+  ASSERT_EQ(a.subjobs.size(), 1u);
+  EXPECT_EQ(a.subjobs[0].hosts[0].name, "h1");
+  EXPECT_NE(format_probe_table(a).find("0 (not needed"), std::string::npos);
+}
+
+TEST(Allocate, RejectsNonPositiveCounts) {
+  EXPECT_THROW(allocate({host("h1", 2, 0.0)}, 0), AllocationError);
+}
+
+TEST(SubjobsFor, HostsAndSitesBecomeRslSubjobs) {
+  auto a = allocate({host("a1", 2, 0.0, 0, 2, "lab-a"), host("a2", 2, 0.0, 0, 2, "lab-a"), host("c3", 2, 0.5, 0, 2)},
+                    5);
+  auto subjobs = subjobs_for(a, "/bin/prog", {"x", "y z"}, "/work");
+  ASSERT_EQ(subjobs.size(), 2u);
+  EXPECT_EQ(subjobs[0].contact, "lab-a");
+  EXPECT_EQ(subjobs[0].count, 4);
+  EXPECT_EQ(subjobs[0].hosts, (std::vector<std::string>{"a1:2", "a2:2"}));
+  EXPECT_EQ(subjobs[0].label, "subjob 0");
+  EXPECT_EQ(subjobs[0].environment, (std::vector<std::pair<std::string, std::string>>{{"BSPG_SUBJOB", "0"}}));
+  EXPECT_EQ(subjobs[1].contact, "c3");
+  EXPECT_EQ(subjobs[1].count, 1);
+  EXPECT_TRUE(subjobs[1].hosts.empty());
+  EXPECT_EQ(subjobs[1].label, "subjob 1");
+  EXPECT_EQ(subjobs[1].executable, "/bin/prog");
+  EXPECT_EQ(subjobs[1].arguments, (std::vector<std::string>{"x", "y z"}));
+  EXPECT_EQ(subjobs[1].directory, "/work");
+  // The RSL text says the same and reads back identically.
+  auto text = bspg::rsl::write_allocation(subjobs);
+  EXPECT_EQ(bspg::rsl::read_allocation(text), subjobs);
+}

@@ -1,0 +1,261 @@
+#!/usr/bin/env bash
+# grid_e2e.sh SCENARIO - bsprun's grid path against emulated hosts (tests/launcher/emuhosts.sh).
+#
+# Needs root, unshare and sshd; exits 77 (ctest SKIP_RETURN_CODE) when they are missing.
+# Environment: BSPRUN, WHERE (mpi_where), EXCHANGE (bsp_exchange), EMUHOSTS (emuhosts.sh).
+# Every scenario starts its own hosts and stops them on exit, whatever happens.
+# Each bsprun run is bounded by `timeout`; the ctest TIMEOUT bounds the whole scenario.
+set -u
+scenario=${1:?scenario}
+: "${BSPRUN:?}" "${WHERE:?}" "${EXCHANGE:?}" "${EMUHOSTS:?}"
+
+if [ "$(id -u)" -ne 0 ] || ! command -v unshare >/dev/null || [ ! -x /usr/sbin/sshd ]; then
+  echo "SKIP: needs root, unshare and /usr/sbin/sshd"
+  exit 77
+fi
+
+dir=$(mktemp -d /tmp/bsprun-e2e-XXXXXX)
+export TMPDIR=$dir  # bsprun's default RSL file and ssh configuration go here, and are removed
+cleanup() {
+  "$EMUHOSTS" stop "$dir" >/dev/null 2>&1
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# Keep Open MPI on loopback (the emulated hosts' network).
+export OMPI_MCA_oob_tcp_if_include=lo OMPI_MCA_btl_tcp_if_include=lo
+cd "$dir" || exit 1
+
+failures=0
+out=$dir/out err=$dir/err status=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# run_bsprun ARGS...: stdout to $out, stderr to $err, exit status in $status.
+run_bsprun() {
+  echo "---- bsprun $*"
+  timeout --kill-after=5 90 "$BSPRUN" "$@" >"$out" 2>"$err" </dev/null
+  status=$?
+  cat "$err" "$out" | sed 's/^/    | /'
+}
+expect_status() {
+  if [ "$1" = nonzero ]; then
+    [ "$status" -ne 0 ] && [ "$status" -ne 124 ] || fail "expected a non-zero exit (not a timeout), got $status"
+  else
+    [ "$status" -eq "$1" ] || fail "expected exit $1, got $status"
+  fi
+}
+# expect_count FILE REGEX N
+expect_count() {
+  local n
+  n=$(grep -Ec -- "$2" "$1")
+  [ "$n" -eq "$3" ] || fail "expected $3 line(s) matching '$2' in $(basename "$1"), found $n"
+}
+expect_match() { grep -Eq -- "$2" "$1" || fail "no line matching '$2' in $(basename "$1")"; }
+
+start_hosts() { "$EMUHOSTS" start "$dir" "$@" >/dev/null || { echo "FAIL: emuhosts.sh start failed"; exit 1; }; }
+
+case $scenario in
+least_loaded)
+  # Loads 3.5, 0.2, 2.0, 0.1 at two slots each: -p 4 runs on emu4 and emu2 only.
+  start_hosts 3.5 0.2 2.0 0.1
+  run_bsprun -p 4 --hostfile hosts.yaml --rsl-out job.rsl "$WHERE" hello
+  expect_status 0
+  expect_count "$out" "^rank [0-3] of 4 on emu4 subjob 0 of 2 sizes 2,2$" 2
+  expect_count "$out" "^rank [0-3] of 4 on emu2 subjob 1 of 2 sizes 2,2$" 2
+  expect_count "$out" "on emu[13] " 0
+  expect_match "$out" "^arg 1: hello$"
+  expect_match "$err" "^emu1 +127\.0\.[0-9]+\.1 +2 +3\.50 .* 0 \(not needed"
+  expect_match "$err" "^emu4 +127\.0\.[0-9]+\.4 +2 +0\.10 .* 2 \(subjob 0\)$"
+  expect_match "$err" "allocation written to job\.rsl"
+  [ -s job.rsl ] || fail "job.rsl was not written"
+  ;;
+
+host_down)
+  # emu2 (the idlest) is down: it is listed with the reason, emu4 and emu3 take the job.
+  start_hosts 3.5 0.2 2.0 0.1
+  "$EMUHOSTS" down "$dir" 2 >/dev/null
+  run_bsprun -p 4 --probe-timeout 3 --hostfile hosts.yaml "$WHERE"
+  expect_status 0
+  expect_match "$err" "^emu2 +127\.0\.[0-9]+\.2 +- +- +- +not used: .*(refused|timed out)"
+  expect_count "$out" "^rank [0-3] of 4 on emu4 " 2
+  expect_count "$out" "^rank [0-3] of 4 on emu3 " 2
+  expect_count "$out" "on emu[12] " 0
+  ;;
+
+too_few)
+  # Two hosts with two slots each cannot take 5 processes: refuse, start nothing.
+  start_hosts 0.1 0.1
+  "$EMUHOSTS" down "$dir" 2 >/dev/null
+  run_bsprun -p 3 --hostfile hosts.yaml --rsl-out job.rsl "$WHERE"
+  expect_status 125
+  expect_match "$err" "not enough capacity: 3 processes requested, but the 1 reachable host of 2 have 2 slots \(emu1: 2\); 1 unreachable; nothing was started"
+  expect_match "$err" "^emu2 .*not used: "
+  expect_count "$out" "^rank " 0
+  [ ! -e job.rsl ] || fail "an allocation was written although nothing may start"
+  ;;
+
+changed_key)
+  # known_hosts holds another key for emu1's address: emu1 is refused, the job runs on emu2.
+  start_hosts 0.1 0.5
+  net=$(cat net)
+  other_key=$(awk -v a="127.0.$net.2" '$1 == a {print $2, $3; exit}' known_hosts)
+  [ -n "$other_key" ] || fail "no key for 127.0.$net.2 in known_hosts"
+  awk -v a="127.0.$net.1" -v k="$other_key" '$1 == a {print a, k; next} {print}' known_hosts >known_hosts.new
+  mv known_hosts.new known_hosts
+  run_bsprun -p 2 --hostfile hosts.yaml "$WHERE"
+  expect_status 0
+  expect_match "$err" "^emu1 .*not used: .*(CHANGED|changed)"
+  expect_count "$out" "^rank [01] of 2 on emu2 " 2
+  expect_count "$out" "on emu1 " 0
+  # Needing emu1 as well: a clean refusal.
+  run_bsprun -p 4 --hostfile hosts.yaml "$WHERE"
+  expect_status 125
+  expect_match "$err" "not enough capacity"
+  expect_count "$out" "^rank " 0
+  ;;
+
+dry_run)
+  # --dry-run prints the RSL and starts nothing; the printed RSL runs again with --rsl.
+  start_hosts 3.5 0.2 2.0 0.1
+  run_bsprun -p 3 --dry-run --hostfile hosts.yaml "$WHERE" "two words"
+  expect_status 0
+  expect_count "$out" "^rank " 0
+  expect_match "$out" '^\+$'
+  expect_count "$out" '&\(resourceManagerContact="?emu4"?\)' 1
+  expect_count "$out" '&\(resourceManagerContact="?emu2"?\)' 1
+  expect_count "$out" 'resourceManagerContact="?emu[13]"?' 0
+  expect_count "$out" '\(count=2\)' 1
+  expect_count "$out" '\(count=1\)' 1
+  expect_match "$out" "\(executable=\"?$WHERE\"?\)"
+  expect_match "$out" '\(arguments="two words"\)'
+  expect_match "$out" "\(directory=\"?$dir\"?\)"
+  expect_match "$out" '\(label="subjob 0"\)'
+  expect_match "$out" '\(label="subjob 1"\)'
+  expect_match "$out" '\(environment=\("?BSPG_SUBJOB"? "?0"?\)\)'
+  expect_match "$out" '\(environment=\("?BSPG_SUBJOB"? "?1"?\)\)'
+  cp "$out" printed.rsl
+  run_bsprun --rsl printed.rsl --hostfile hosts.yaml
+  expect_status 0
+  expect_count "$out" "^rank [0-2] of 3 on emu4 subjob 0 of 2 sizes 2,1$" 2
+  expect_count "$out" "^rank [0-2] of 3 on emu2 subjob 1 of 2 sizes 2,1$" 1
+  expect_match "$out" "^arg 1: two words$"
+  ;;
+
+rsl_replay)
+  # A hand-written RSL: one process on the busiest host, a site subjob over emu3 and emu4.
+  start_hosts 3.5 0.2 2.0 0.1
+  cat >job.rsl <<EOF
+(* written by hand: placement is exactly what this file says *)
++
+( &(resourceManagerContact=emu1)(count=1)(executable=$WHERE)(arguments=replayed)
+   (label="subjob 0")(environment=(BSPG_SUBJOB 0)) )
+( &(resource_manager_contact=lab)(count=3)(executable=$WHERE)(hosts=("emu3:2" "emu4:1"))
+   (label="subjob 1")(environment=(BSPG_SUBJOB 1)) )
+EOF
+  run_bsprun --rsl job.rsl --hostfile hosts.yaml
+  expect_status 0
+  expect_match "$err" "running job\.rsl: 4 processes in 2 subjobs"
+  expect_count "$out" "^rank 0 of 4 on emu1 subjob 0 of 2 sizes 1,3$" 1
+  expect_count "$out" "^rank [12] of 4 on emu3 subjob 1 of 2 sizes 1,3$" 2
+  expect_count "$out" "^rank 3 of 4 on emu4 subjob 1 of 2 sizes 1,3$" 1
+  expect_match "$out" "^arg 1: replayed$"
+  expect_count "$err" "^HOST " 0   # no probing
+  # One host in two subjobs: both run there, each with its own subjob index.
+  printf '+( &(resourceManagerContact=emu2)(count=1)(executable=%s) )\n( &(resourceManagerContact=emu2)(count=2)(executable=%s) )\n' \
+    "$WHERE" "$WHERE" >shared.rsl
+  run_bsprun --rsl shared.rsl --hostfile hosts.yaml
+  expect_status 0
+  expect_count "$out" "^rank 0 of 3 on emu2 subjob 0 of 2 sizes 1,2$" 1
+  expect_count "$out" "^rank [12] of 3 on emu2 subjob 1 of 2 sizes 1,2$" 2
+  # A host the host file does not know is refused before anything starts.
+  sed 's/emu1/emu9/' job.rsl >bad.rsl
+  run_bsprun --rsl bad.rsl --hostfile hosts.yaml
+  expect_status 125
+  expect_match "$err" "host 'emu9' \(subjob 0\) is not in the host file"
+  expect_count "$out" "^rank " 0
+  # A syntax error names the file, line and column.
+  printf '+\n( &(count=1)(executable=%s\n' "$WHERE" >broken.rsl
+  run_bsprun --rsl broken.rsl --hostfile hosts.yaml
+  expect_status 125
+  expect_match "$err" "broken\.rsl:[0-9]+:[0-9]+: "
+  ;;
+
+sites)
+  # emu1 and emu2 form site lab-a: one subjob spanning both; emu3 and emu4 are subjobs of their own.
+  start_hosts 0.1 0.1 0.1 0.1
+  awk '/name: emu[12]$/ {print; print "    site: lab-a"; next} {print}' hosts.yaml >sites.yaml
+  run_bsprun -p 4 --hostfile sites.yaml --rsl-out job.rsl "$WHERE"
+  expect_status 0
+  # Equal loads: the order of the subjobs follows free memory, which varies; check the grouping.
+  expect_count "$out" "^rank [0-3] of 4 on emu[1-4] subjob [0-2] of 3 sizes (2,1,1|1,2,1|1,1,2)$" 4
+  subjob_of() { sed -n "s/^rank [0-3] of 4 on $1 subjob \([0-2]\) .*/\1/p" "$out"; }
+  s1=$(subjob_of emu1) s2=$(subjob_of emu2) s3=$(subjob_of emu3) s4=$(subjob_of emu4)
+  [ -n "$s1" ] && [ "$s1" = "$s2" ] || fail "emu1 and emu2 (site lab-a) are in subjobs '$s1' and '$s2'"
+  [ -n "$s3" ] && [ -n "$s4" ] && [ "$s3" != "$s4" ] && [ "$s3" != "$s1" ] && [ "$s4" != "$s1" ] ||
+    fail "emu3 and emu4 should have subjobs of their own, got '$s3' and '$s4' (site: '$s1')"
+  expect_match "$out" "on emu[12] subjob $s1 of 3 sizes ([0-9],){$s1}2"
+  expect_match job.rsl 'resourceManagerContact="?lab-a"?'
+  expect_match job.rsl '\(hosts=\("?emu[12]:1"? "?emu[12]:1"?\)\)'
+  ;;
+
+bsp_program)
+  # A BSP program (puts, gets, messages) across three hosts gives the right answer over TCP.
+  start_hosts 0.1 0.1 0.1
+  run_bsprun -p 5 --hostfile hosts.yaml "$EXCHANGE"
+  expect_status 0
+  expect_count "$out" "^bsp_exchange: pid [0-4] of 5 on emu[123] subjob [0-2] of 3: ok$" 5
+  expect_match "$out" "^bsp_exchange: 5 processes, all correct$"
+  ;;
+
+failures)
+  # A remote process failing, dying, or calling bsp_abort stops the job with a non-zero exit.
+  start_hosts 0.1 0.1
+  run_bsprun -p 4 --hostfile hosts.yaml "$WHERE" --exit 3
+  expect_status 3
+  run_bsprun -p 4 --hostfile hosts.yaml --time-limit 60 "$WHERE" --die 3 --sleep 30
+  expect_status nonzero
+  expect_match "$out" "^rank 3 dies$"
+  run_bsprun -p 4 --hostfile hosts.yaml --time-limit 60 "$EXCHANGE" --abort-on 2
+  expect_status nonzero
+  cat "$out" "$err" >both
+  expect_match both "process 2 aborts on request"
+  ;;
+
+environment)
+  # The caller's OMPI_MCA_* reach remote processes; -x exports a variable.
+  start_hosts 0.1
+  BSPG_NOT_EXPORTED=1 OMPI_MCA_bspg_test_probe=42 run_bsprun -v -p 2 --hostfile hosts.yaml -x BSPG_TEST_X=7 \
+    "$WHERE" --env OMPI_MCA_bspg_test_probe --env BSPG_TEST_X --env BSPG_NOT_EXPORTED
+  expect_status 0
+  expect_count "$out" "^rank [01] env OMPI_MCA_bspg_test_probe=42$" 2
+  expect_count "$out" "^rank [01] env BSPG_TEST_X=7$" 2
+  expect_count "$out" "^rank [01] env BSPG_NOT_EXPORTED is not set$" 2
+  expect_match "$err" "plm_rsh_agent 'ssh -F [^']+'"
+  expect_match "$err" "-x OMPI_MCA_bspg_test_probe"
+  ;;
+
+stage)
+  # --stage copies the program to the host (SFTP) and runs the copy there.
+  start_hosts 0.1
+  cp "$WHERE" "$dir/where-copy"
+  run_bsprun -p 2 --stage --hostfile hosts.yaml --rsl-out job.rsl "$dir/where-copy"
+  expect_status 0
+  expect_match "$err" "^bsprun: emu1: /.*where-copy \((copied|already there)\)$"
+  expect_count "$out" "^rank [01] of 2 on emu1 " 2
+  staged=$(sed -n 's/^bsprun: emu1: \(.*\) (.*$/\1/p' "$err")
+  expect_match job.rsl "executable=\"?$staged\"?"
+  [ "$staged" != "$dir/where-copy" ] || fail "the staged path is the local path"
+  ;;
+
+*)
+  echo "unknown scenario $scenario"
+  exit 2
+  ;;
+esac
+
+if [ $failures -ne 0 ]; then
+  echo "$scenario: $failures check(s) failed"
+  exit 1
+fi
+echo "ok: $scenario"

@@ -1,0 +1,232 @@
+// mpistart_test.cpp - the mpirun command lines bsprun builds, and its command-line parser.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "mpistart.h"
+#include "options.h"
+
+using namespace bspg::launcher;
+using Argv = std::vector<std::string>;
+
+namespace {
+
+// Index of the first occurrence of the sequence `what` in argv, or -1.
+long find_seq(const Argv& argv, const Argv& what) {
+  auto it = std::search(argv.begin(), argv.end(), what.begin(), what.end());
+  return it == argv.end() ? -1 : it - argv.begin();
+}
+
+// The app contexts of an mpirun command line (split at ":"), without the part before the first -np.
+std::vector<Argv> app_contexts(const Argv& argv) {
+  std::vector<Argv> apps(1);
+  long first = find_seq(argv, {"-np"});
+  for (size_t i = static_cast<size_t>(first); i < argv.size(); ++i) {
+    if (argv[i] == ":") apps.emplace_back();
+    else apps.back().push_back(argv[i]);
+  }
+  return apps;
+}
+
+bspg::rsl::Subjob subjob(const std::string& contact, int count, std::vector<std::string> hosts = {}) {
+  bspg::rsl::Subjob sj;
+  sj.contact = contact;
+  sj.count = count;
+  sj.executable = "/opt/prog";
+  sj.arguments = {"-n", "10"};
+  sj.directory = "/home/u";
+  sj.hosts = std::move(hosts);
+  return sj;
+}
+
+Options parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "bsprun");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  return parse_options(static_cast<int>(argv.size()), argv.data());
+}
+
+}  // namespace
+
+TEST(LocalArgv, RootOversubscribeAndOsc) {
+  MpiSettings s;
+  s.mpirun = "/usr/bin/mpirun";
+  s.run_as_root = true;
+  Argv argv = local_mpirun_argv(s, 5, true, "/tmp/prog", {"a", "b c"});
+  EXPECT_EQ(argv.front(), "/usr/bin/mpirun");
+  EXPECT_GE(find_seq(argv, {"--allow-run-as-root"}), 0);
+  EXPECT_GE(find_seq(argv, {"--oversubscribe"}), 0);
+  EXPECT_GE(find_seq(argv, {"--mca", "osc", "sm,pt2pt"}), 0);
+  EXPECT_GE(find_seq(argv, {"-np", "5", "/tmp/prog", "a", "b c"}), 0);
+  EXPECT_EQ(argv.back(), "b c");
+  EXPECT_GE(find_seq(argv, {"-x", "BSPG_SUBJOB=0"}), 0);
+  EXPECT_GE(find_seq(argv, {"-x", "BSPG_SUBJOB_SIZES=5"}), 0);
+}
+
+TEST(LocalArgv, NoRootNoOversubscribe) {
+  MpiSettings s;
+  Argv argv = local_mpirun_argv(s, 2, false, "/tmp/prog", {});
+  EXPECT_EQ(find_seq(argv, {"--allow-run-as-root"}), -1);
+  EXPECT_EQ(find_seq(argv, {"--oversubscribe"}), -1);
+  EXPECT_EQ(argv.back(), "/tmp/prog");
+}
+
+TEST(LocalArgv, UserOscWins) {
+  MpiSettings s;
+  s.environment["OMPI_MCA_osc"] = "pt2pt";
+  EXPECT_EQ(find_seq(local_mpirun_argv(s, 2, false, "/p", {}), {"osc"}), -1);
+  MpiSettings t;
+  t.mca = {{"osc", "rdma"}};
+  Argv argv = local_mpirun_argv(t, 2, false, "/p", {});
+  EXPECT_EQ(find_seq(argv, {"--mca", "osc", "sm,pt2pt"}), -1);
+  EXPECT_GE(find_seq(argv, {"--mca", "osc", "rdma"}), 0);
+}
+
+TEST(LocalArgv, ProgramArgumentsComeAfterEverything) {
+  MpiSettings s;
+  s.exports = {"FOO=1"};
+  // Arguments that look like mpirun options are the program's.
+  Argv argv = local_mpirun_argv(s, 2, false, "/p", {"-np", "7", "--mca"});
+  EXPECT_EQ(Argv(argv.end() - 4, argv.end()), (Argv{"/p", "-np", "7", "--mca"}));
+  EXPECT_LT(find_seq(argv, {"-x", "FOO=1"}), find_seq(argv, {"/p"}));
+}
+
+TEST(GridArgv, OneAppContextPerSubjob) {
+  MpiSettings s;
+  s.mpirun = "mpirun";
+  s.run_as_root = true;
+  s.environment = {{"OMPI_MCA_btl_tcp_if_include", "lo"}, {"HOME", "/root"}};
+  auto a = subjob("emu4", 2);
+  a.environment = {{"BSPG_SUBJOB", "0"}, {"EXTRA", "v w"}};
+  auto b = subjob("emu2", 1);
+  Argv argv = grid_mpirun_argv(s, {a, b}, "/tmp/cfg");
+  EXPECT_GE(find_seq(argv, {"--mca", "plm_rsh_agent", "ssh -F /tmp/cfg"}), 0);
+  EXPECT_GE(find_seq(argv, {"--mca", "osc", "sm,pt2pt"}), 0);
+  EXPECT_GE(find_seq(argv, {"--mca", "plm_rsh_no_tree_spawn", "1"}), 0);
+  EXPECT_GE(find_seq(argv, {"--allow-run-as-root"}), 0);
+
+  auto apps = app_contexts(argv);
+  ASSERT_EQ(apps.size(), 2u);
+  EXPECT_GE(find_seq(apps[0], {"-np", "2", "-host", "emu4:2"}), 0);
+  EXPECT_GE(find_seq(apps[1], {"-np", "1", "-host", "emu2:1"}), 0);
+  for (size_t k = 0; k < 2; ++k) {
+    EXPECT_GE(find_seq(apps[k], {"-x", "BSPG_SUBJOB=" + std::to_string(k)}), 0);
+    EXPECT_GE(find_seq(apps[k], {"-x", "BSPG_NSUBJOBS=2"}), 0);
+    EXPECT_GE(find_seq(apps[k], {"-x", "BSPG_SUBJOB_SIZES=2,1"}), 0);
+    // mpirun does not forward the environment to remote ranks: OMPI_MCA_* by name, nothing else.
+    EXPECT_GE(find_seq(apps[k], {"-x", "OMPI_MCA_btl_tcp_if_include"}), 0);
+    EXPECT_EQ(find_seq(apps[k], {"-x", "HOME"}), -1);
+    EXPECT_GE(find_seq(apps[k], {"-wdir", "/home/u"}), 0);
+    EXPECT_EQ(Argv(apps[k].end() - 3, apps[k].end()), (Argv{"/opt/prog", "-n", "10"}));
+  }
+  EXPECT_GE(find_seq(apps[0], {"-x", "EXTRA=v w"}), 0);
+  EXPECT_EQ(find_seq(apps[1], {"-x", "EXTRA=v w"}), -1);
+  // The RSL's BSPG_SUBJOB is not passed twice.
+  EXPECT_EQ(std::count(apps[0].begin(), apps[0].end(), "BSPG_SUBJOB=0"), 1);
+}
+
+TEST(GridArgv, SiteSubjobSpansItsHosts) {
+  MpiSettings s;
+  auto site = subjob("lab-a", 5, {"a1:3", "a2:2"});
+  site.directory.clear();
+  Argv argv = grid_mpirun_argv(s, {site}, "");
+  EXPECT_GE(find_seq(argv, {"-np", "5", "-host", "a1:3,a2:2"}), 0);
+  EXPECT_EQ(find_seq(argv, {"plm_rsh_agent"}), -1);  // no host file: the user's ssh as is
+  EXPECT_EQ(find_seq(argv, {"-wdir"}), -1);
+  EXPECT_EQ(find_seq(argv, {":"}), -1);
+  EXPECT_EQ(host_list(subjob("h", 4)), "h:4");
+}
+
+TEST(GridArgv, MalformedHostsEntryIsRejected) {
+  MpiSettings s;
+  EXPECT_THROW(grid_mpirun_argv(s, {subjob("lab", 2, {"a1"})}, ""), std::invalid_argument);
+}
+
+TEST(ShellQuote, QuotesOnlyWhatNeedsIt) {
+  EXPECT_EQ(shell_quote_command({"mpirun", "-np", "2", "ssh -F /x", "it's"}), "mpirun -np 2 'ssh -F /x' 'it'\\''s'");
+}
+
+TEST(Options, StopsAtTheProgram) {
+  Options o = parse({"-p", "4", "-v", "./prog", "-p", "9", "--help"});
+  EXPECT_EQ(o.nprocs, 4);
+  EXPECT_TRUE(o.verbose);
+  EXPECT_FALSE(o.help);
+  EXPECT_EQ(o.program, "./prog");
+  EXPECT_EQ(o.program_args, (Argv{"-p", "9", "--help"}));
+}
+
+TEST(Options, ValueForms) {
+  Options o = parse({"-p8", "--hostfile=h.yaml", "--probe-timeout", "2.5", "--mca", "btl", "tcp,self", "-x",
+                     "A=1", "--", "-prog"});
+  EXPECT_EQ(o.nprocs, 8);
+  EXPECT_EQ(o.hostfile, "h.yaml");
+  EXPECT_DOUBLE_EQ(o.probe_timeout_s, 2.5);
+  EXPECT_EQ(o.mca, (std::vector<std::pair<std::string, std::string>>{{"btl", "tcp,self"}}));
+  EXPECT_EQ(o.exports, (Argv{"A=1"}));
+  EXPECT_EQ(o.program, "-prog");
+}
+
+TEST(Options, Errors) {
+  auto message = [](std::vector<std::string> args) {
+    try {
+      parse(args);
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message({"./prog"}), "missing -p N: say how many processes to start");
+  EXPECT_EQ(message({"-p", "0", "./prog"}), "-p needs a positive whole number of processes, not '0'");
+  EXPECT_EQ(message({"-p", "2x", "./prog"}), "-p needs a positive whole number of processes, not '2x'");
+  EXPECT_EQ(message({"-p", "-3", "./prog"}), "-p needs a positive whole number of processes, not '-3'");
+  EXPECT_EQ(message({"-p"}), "option -p needs a value");
+  EXPECT_EQ(message({"-p", "2"}), "missing program: say what to run after the options");
+  EXPECT_EQ(message({"--bogus", "-p", "2", "./prog"}), "unknown option '--bogus'");
+  EXPECT_EQ(message({"--dry-run=yes", "-p", "2", "./prog"}), "option --dry-run takes no value");
+  EXPECT_EQ(message({"--probe-timeout", "soon", "-p", "2", "./prog"}),
+            "--probe-timeout needs a positive number of seconds, not 'soon'");
+  EXPECT_EQ(message({"--rsl", "j.rsl", "-p", "2"}), "--rsl takes the process counts from the RSL file; leave out -p");
+  EXPECT_EQ(message({"-x", "1BAD", "-p", "2", "./prog"}),
+            "-x needs NAME or NAME=VALUE with a valid variable name, not '1BAD'");
+  EXPECT_EQ(message({"-p", "2", "./prog", "a", ":", "b"}),
+            "the program argument ':' cannot be passed on (mpirun reads it as a separator)");
+}
+
+TEST(Options, HostfileFromEnvironment) {
+  setenv("BSPG_HOSTFILE", "/etc/hosts.yaml", 1);
+  Options o = parse({"-p", "2", "prog"});
+  unsetenv("BSPG_HOSTFILE");
+  EXPECT_EQ(o.hostfile, "/etc/hosts.yaml");
+  EXPECT_EQ(parse({"-p", "2", "prog"}).hostfile, "");
+  // The command line wins over the environment.
+  setenv("BSPG_HOSTFILE", "/etc/hosts.yaml", 1);
+  EXPECT_EQ(parse({"--hostfile", "mine.yaml", "-p", "2", "prog"}).hostfile, "mine.yaml");
+  unsetenv("BSPG_HOSTFILE");
+}
+
+TEST(Options, RslReplayNeedsNoProgram) {
+  Options o = parse({"--rsl", "job.rsl", "--dry-run"});
+  EXPECT_EQ(o.rsl_in, "job.rsl");
+  EXPECT_TRUE(o.dry_run);
+  EXPECT_EQ(o.nprocs, 0);
+}
+
+TEST(GridArgv, HostInSeveralSubjobsGetsTheirTotalSlots) {
+  MpiSettings s;
+  auto one = subjob("emu1", 1);
+  auto two = subjob("emu1", 2);
+  auto site = subjob("lab", 2, {"emu2:1", "emu3:1"});
+  auto apps = app_contexts(grid_mpirun_argv(s, {one, two, site}, ""));
+  ASSERT_EQ(apps.size(), 3u);
+  EXPECT_GE(find_seq(apps[0], {"-np", "1", "-host", "emu1:3"}), 0);
+  EXPECT_GE(find_seq(apps[1], {"-np", "2", "-host", "emu1:3"}), 0);
+  EXPECT_GE(find_seq(apps[2], {"-np", "2", "-host", "emu2:1,emu3:1"}), 0);
+  // Shared with a subjob spanning several hosts: no exact placement, refused.
+  auto other = subjob("emu3", 1);
+  try {
+    grid_mpirun_argv(s, {site, other}, "");
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("host emu3 is in several subjobs"), std::string::npos) << e.what();
+  }
+}
