@@ -5,8 +5,8 @@
 namespace bspg {
 
 // A misuse seen by this process alone. Prints and stops the whole job. Processes other than 0
-// wait a little (longer for higher pids) before printing, so that when every process makes the
-// same mistake the message appears once: the first to abort stops the others.
+// wait a moment (longer for higher pids) before printing, so that when every process makes the
+// same mistake the message appears once: the lowest pid's abort stops the others first.
 [[noreturn]] void fail(const char* call, const char* format, ...) __attribute__((format(printf, 2, 3)));
 
 // A misuse every process sees at the same collective point (e.g. processes disagree at a sync).
