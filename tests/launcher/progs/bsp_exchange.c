@@ -3,6 +3,8 @@
  * and sends every process a message tagged with its pid. Each checks what it received and
  * prints one line: "bsp_exchange: pid P of N on HOST subjob K: ok" (or "WRONG ..."). pid 0
  * then prints "bsp_exchange: N processes, all correct" when the global check passes; the
+ * checks include a 1 MiB put and a 512 KiB get across hosts (large puts take the mailbox path)
+ * and supersteps that only the processes of one subjob synchronise (bspg_group_sync); the
  * program exits 1 if anything was wrong. Optional argument: "--abort-on PID" makes that
  * process call bsp_abort after the first sync. */
 #include <stdio.h>
@@ -68,6 +70,53 @@ int main(int argc, char** argv) {
   }
   free(seen);
 
+  /* Large transfers: 1 MiB put to the next process, 512 KiB get from the previous one. */
+  enum { kBig = 1 << 20 };
+  unsigned char* big_in = malloc(kBig);
+  unsigned char* big_out = malloc(kBig);
+  unsigned char* big_got = malloc(kBig / 2);
+  for (int i = 0; i < kBig; ++i) big_out[i] = (unsigned char)(i * 7 + s);
+  memset(big_in, 0, kBig);
+  bsp_push_reg(big_in, kBig);
+  bsp_push_reg(big_out, kBig);
+  bsp_sync();
+  bsp_put(next, big_out, big_in, 0, kBig);
+  bsp_get(prev, big_out, kBig / 2, big_got, kBig / 2);
+  bsp_sync();
+  for (int i = 0; i < kBig; ++i)
+    if (big_in[i] != (unsigned char)(i * 7 + prev)) {
+      ++errors;
+      printf("bsp_exchange: pid %d: 1 MiB put from %d wrong at byte %d\n", s, prev, i);
+      break;
+    }
+  for (int i = 0; i < kBig / 2; ++i)
+    if (big_got[i] != (unsigned char)((i + kBig / 2) * 7 + prev)) {
+      ++errors;
+      printf("bsp_exchange: pid %d: 512 KiB get from %d wrong at byte %d\n", s, prev, i);
+      break;
+    }
+
+  /* Subjob supersteps: members of a subjob exchange pids among themselves, 20 times. */
+  int group = bspg_subjob_group(), q = bspg_group_nprocs(group);
+  if (q != bspg_subjob_nprocs(bspg_subjob())) {
+    ++errors;
+    printf("bsp_exchange: pid %d: subjob group has %d members, subjob %d\n", s, q, bspg_subjob_nprocs(bspg_subjob()));
+  }
+  for (int step = 0; step < 20 && !errors; ++step) {
+    int value = s * 100 + step;
+    for (int r = 0; r < q; ++r) bsp_put(bspg_group_member(group, r), &value, from_prev, s * (int)sizeof(int), (int)sizeof(int));
+    bspg_group_sync(group);
+    for (int r = 0; r < q; ++r) {
+      int member = bspg_group_member(group, r);
+      if (from_prev[member] != member * 100 + step) {
+        ++errors;
+        printf("bsp_exchange: pid %d: subjob superstep %d: member %d gave %d\n", s, step, member, from_prev[member]);
+      }
+    }
+  }
+  bsp_pop_reg(big_out);
+  bsp_pop_reg(big_in);
+
   printf("bsp_exchange: pid %d of %d on %s subjob %d of %d: %s\n", s, p, host, bspg_subjob(), bspg_nsubjobs(),
          errors ? "WRONG" : "ok");
   fflush(stdout);
@@ -92,5 +141,8 @@ int main(int argc, char** argv) {
   bsp_end();
   free(all_errors);
   free(from_prev);
+  free(big_in);
+  free(big_out);
+  free(big_got);
   return (errors || total) ? 1 : 0;
 }
