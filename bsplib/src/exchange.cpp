@@ -81,8 +81,28 @@ void Mailbox::open(MPI_Comm comm, int pid, int nprocs) {
   std::uint64_t region = (std::uint64_t{8} << 20) / static_cast<std::uint64_t>(nprocs);
   region = std::min<std::uint64_t>(std::max<std::uint64_t>(region, 64 * 1024), 1 << 20);
   region_bytes_ = region / 4096 * 4096;
-  MPI_Win_allocate(static_cast<MPI_Aint>(2 * region_bytes_ * static_cast<std::uint64_t>(nprocs)), 1,
-                   MPI_INFO_NULL, comm, &base_, &win_);
+  const auto bytes = static_cast<MPI_Aint>(2 * region_bytes_ * static_cast<std::uint64_t>(nprocs));
+
+  MPI_Comm node;
+  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, pid, MPI_INFO_NULL, &node);
+  int node_size = 0;
+  MPI_Comm_size(node, &node_size);
+  MPI_Comm_free(&node);
+  if (node_size == nprocs) {
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "alloc_shared_noncontig", "true");  // each process's part near its core
+    MPI_Win_allocate_shared(bytes, 1, info, comm, &base_, &win_);
+    MPI_Info_free(&info);
+    shared_bases_.resize(static_cast<std::size_t>(nprocs));
+    for (int q = 0; q < nprocs; ++q) {
+      MPI_Aint size = 0;
+      int unit = 0;
+      MPI_Win_shared_query(win_, q, &size, &unit, &shared_bases_[static_cast<std::size_t>(q)]);
+    }
+  } else {
+    MPI_Win_allocate(bytes, 1, MPI_INFO_NULL, comm, &base_, &win_);
+  }
   MPI_Win_lock_all(MPI_MODE_NOCHECK, win_);
 }
 
@@ -91,17 +111,19 @@ void Mailbox::close() {
   MPI_Win_unlock_all(win_);
   MPI_Win_free(&win_);
   base_ = nullptr;
+  shared_bases_.clear();
 }
 
 void Mailbox::put(int target, int bank, std::uint64_t offset, const void* header,
                   std::size_t header_bytes, const void* payload, std::size_t payload_bytes) {
-  std::uint64_t at = (static_cast<std::uint64_t>(bank) * static_cast<std::uint64_t>(nprocs_) +
-                      static_cast<std::uint64_t>(pid_)) * region_bytes_ + offset;
-  if (target == pid_) {
-    std::memcpy(base_ + at, header, header_bytes);
-    std::memcpy(base_ + at + header_bytes, payload, payload_bytes);
+  if (!shared_bases_.empty() || target == pid_) {
+    // Shared: into this process's own region for target. Self: the same place either way.
+    char* at = base_ + (shared_bases_.empty() ? slot_offset(bank, pid_) : slot_offset(bank, target)) + offset;
+    std::memcpy(at, header, header_bytes);
+    std::memcpy(at + header_bytes, payload, payload_bytes);
     return;
   }
+  std::uint64_t at = slot_offset(bank, pid_) + offset;
   MPI_Put(header, static_cast<int>(header_bytes), MPI_BYTE, target, static_cast<MPI_Aint>(at),
           static_cast<int>(header_bytes), MPI_BYTE, win_);
   MPI_Put(payload, static_cast<int>(payload_bytes), MPI_BYTE, target,
@@ -109,7 +131,10 @@ void Mailbox::put(int target, int bank, std::uint64_t offset, const void* header
   MPI_Win_flush_local(target, win_);
 }
 
-void Mailbox::flush() { MPI_Win_flush_all(win_); }
+void Mailbox::flush() {
+  MPI_Win_flush_all(win_);
+  MPI_Win_sync(win_);  // stores through shared pointers, before the barrier that publishes them
+}
 
 void Mailbox::sync_memory() { MPI_Win_sync(win_); }
 

@@ -42,6 +42,11 @@ class Exchange {
 // destination's window (one copy less than packing it and moving it at the sync). Each receiver
 // keeps two banks of one region per source; a writer alternates banks superstep by superstep, so
 // it never overwrites a region the receiver may still be applying from the last sync.
+// When every process shares one node the window is an MPI shared-memory window
+// (MPI_Win_allocate_shared): a writer stores into its own window (the region for the
+// destination) and the receiver reads it there at the sync, through MPI_Win_shared_query
+// pointers, so the data crosses between cores once. Otherwise the writer MPI_Puts into the
+// receiver's window.
 class Mailbox {
  public:
   void open(MPI_Comm comm, int pid, int nprocs);
@@ -54,17 +59,24 @@ class Mailbox {
            const void* payload, std::size_t payload_bytes);
   void flush();          // every put of this process has reached its target
   void sync_memory();    // make what others put here visible to this process's loads
-  const char* region(int bank, int src) const {
-    return base_ + (static_cast<std::uint64_t>(bank) * static_cast<std::uint64_t>(nprocs_) +
-                    static_cast<std::uint64_t>(src)) * region_bytes_;
+  // Where the receiver (this process) finds what src put to it in `bank`.
+  const char* incoming(int bank, int src) const {
+    return shared_bases_.empty() ? base_ + slot_offset(bank, src)
+                                 : shared_bases_[static_cast<std::size_t>(src)] + slot_offset(bank, pid_);
   }
 
  private:
+  std::uint64_t slot_offset(int bank, int src) const {
+    return (static_cast<std::uint64_t>(bank) * static_cast<std::uint64_t>(nprocs_) +
+            static_cast<std::uint64_t>(src)) * region_bytes_;
+  }
+
   MPI_Win win_ = MPI_WIN_NULL;
   char* base_ = nullptr;
   int pid_ = 0;
   int nprocs_ = 1;
   std::uint64_t region_bytes_ = 0;
+  std::vector<char*> shared_bases_;  // every process's window, when all share this node
 };
 
 }  // namespace bspg

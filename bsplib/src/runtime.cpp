@@ -226,7 +226,7 @@ void Runtime::apply_puts_and_messages(Group& group, const char* window) {
     // The mailbox holds the source's first puts to us this superstep, so it goes first.
     if (std::uint64_t direct = schedule.mailbox_bytes(src, group.rank)) {
       int global_src = group.members[static_cast<std::size_t>(src)];
-      if (!unpack_stream(mailbox.region(schedule.mailbox_bank(src, group.rank), global_src), direct, apply_put,
+      if (!unpack_stream(mailbox.incoming(schedule.mailbox_bank(src, group.rank), global_src), direct, apply_put,
                          [](int, std::uint32_t, std::uint32_t) {},
                          [](const char*, std::uint32_t, const char*, std::uint32_t) {}))
         fail("bsp_sync", "internal error: malformed mailbox from process %d", global_src);
