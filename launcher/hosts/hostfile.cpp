@@ -252,12 +252,12 @@ bool looks_like_yaml_keys(const std::string& text) {
 std::vector<HostSpec> read_hostfile(const std::string& path) {
   struct stat info {};
   if (stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode))
-    throw HostFileError(path + ":0: cannot read host file: it is a directory");
+    throw HostFileError(path + ": cannot read host file: it is a directory");
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw HostFileError(path + ":0: cannot read host file: " + std::strerror(errno));
+  if (!in) throw HostFileError(path + ": cannot read host file: " + std::strerror(errno));
   std::ostringstream buffer;
   buffer << in.rdbuf();
-  if (in.bad()) throw HostFileError(path + ":0: cannot read host file: " + std::strerror(errno));
+  if (in.bad()) throw HostFileError(path + ": cannot read host file: " + std::strerror(errno));
   const std::string text = buffer.str();
 
   YamlReader yaml{path, dir_of(path)};

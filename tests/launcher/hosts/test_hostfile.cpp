@@ -156,6 +156,8 @@ TEST(HostFile, UnreadableFileSaysWhy) {
   } catch (const HostFileError& e) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent/bspg/hosts.yaml"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("No such file"), std::string::npos) << e.what();
+    // No line number: there is no line to point at.
+    EXPECT_EQ(std::string(e.what()).find(":0:"), std::string::npos) << e.what();
   }
   TempDir dir;
   try {
