@@ -6,8 +6,8 @@
 
 namespace bspg {
 namespace {
-constexpr std::uint64_t kInitialWindowBytes = 64 * 1024;
-constexpr std::uint64_t kGranule = 64 * 1024;
+constexpr std::uint64_t kInitialWindowBytes = std::uint64_t{64} * 1024;
+constexpr std::uint64_t kGranule = std::uint64_t{64} * 1024;
 constexpr std::uint64_t kMaxPutBytes = std::uint64_t{1} << 30;  // MPI counts are int
 }  // namespace
 
@@ -79,7 +79,7 @@ void Mailbox::open(MPI_Comm comm, int pid, int nprocs) {
   nprocs_ = nprocs;
   // 8 MiB of regions per bank in all, 64 KiB to 1 MiB per source.
   std::uint64_t region = (std::uint64_t{8} << 20) / static_cast<std::uint64_t>(nprocs);
-  region = std::min<std::uint64_t>(std::max<std::uint64_t>(region, 64 * 1024), 1 << 20);
+  region = std::min<std::uint64_t>(std::max<std::uint64_t>(region, std::uint64_t{64} * 1024), std::uint64_t{1} << 20);
   region_bytes_ = region / 4096 * 4096;
   const auto bytes = static_cast<MPI_Aint>(2 * region_bytes_ * static_cast<std::uint64_t>(nprocs));
 
