@@ -37,6 +37,94 @@ bool parse_count(const std::string& text, long lo, long hi, long* value) {
   return true;
 }
 
+bool OptionReader::next() {
+  if (index_ + 1 >= argc_) return false;
+  arg_ = argv_[++index_];
+  name_ = arg_;
+  value_.clear();
+  inline_value_ = false;
+  // Only long options split at '=': "-h=1" stays one unknown option.
+  const size_t eq = arg_.find('=');
+  if (arg_.rfind("--", 0) == 0 && eq != std::string::npos) {
+    name_ = arg_.substr(0, eq);
+    value_ = arg_.substr(eq + 1);
+    inline_value_ = true;
+  }
+  return true;
+}
+
+std::string OptionReader::flag(bool* target, bool set_to) {
+  if (inline_value_) return "option " + name_ + " takes no value";
+  *target = set_to;
+  return "";
+}
+
+std::string OptionReader::take_value(const std::string& what) {
+  if (inline_value_) return "";
+  if (index_ + 1 >= argc_) return "option " + name_ + " needs a " + what;
+  value_ = argv_[++index_];
+  return "";
+}
+
+std::string OptionReader::take_text(const std::string& what, std::string* text) {
+  const std::string missing = take_value(what);
+  if (!missing.empty()) return missing;
+  if (value_.empty()) return "option " + name_ + " needs a non-empty " + what;
+  *text = value_;
+  return "";
+}
+
+std::string OptionReader::take_count(long lo, long hi, long* count) {
+  const std::string missing = take_value();
+  if (!missing.empty()) return missing;
+  if (parse_count(value_, lo, hi, count)) return "";
+  return name_ + " needs a whole number from " + std::to_string(lo) + " to " +
+         std::to_string(hi) + ", not '" + value_ + "'";
+}
+
+std::string OptionReader::unmatched() const {
+  if (arg_.rfind("-", 0) == 0) return "unknown option '" + arg_ + "'";
+  return "unexpected argument '" + arg_ + "' (" + program_ + " takes only options)";
+}
+
+std::string read_options(int argc, char** argv, const char* program, CommonOptions& common,
+                         const std::function<std::string(OptionReader&)>& handle) {
+  OptionReader reader(argc, argv, program);
+  while (reader.next()) {
+    const std::string& name = reader.name();
+    std::string error;
+    if (name == "--help" || name == "-h") {
+      error = reader.flag(&common.help);
+    } else if (name == "--quick") {
+      error = reader.flag(&common.quick);
+    } else if (name == "--reps") {
+      error = reader.take_count(1, kRepsLimit, &common.reps);
+      common.reps_given = true;
+    } else {
+      error = handle(reader);
+    }
+    if (!error.empty()) return error;
+  }
+  if (common.quick && !common.reps_given) common.reps = 7;
+  return "";
+}
+
+std::optional<int> exit_before_begin(const std::string& error, const CommonOptions& options,
+                                     const char* program, const char* usage) {
+  const bool speaker = launcher_rank() == 0;
+  if (!error.empty()) {
+    if (speaker) {
+      std::fprintf(stderr, "%s: %s\nTry '%s --help'.\n", program, error.c_str(), program);
+    }
+    return 2;
+  }
+  if (options.help) {
+    if (speaker) std::fputs(usage, stdout);
+    return 0;
+  }
+  return std::nullopt;
+}
+
 std::string overload_note() {
   double load = 0;
   FILE* file = std::fopen("/proc/loadavg", "r");

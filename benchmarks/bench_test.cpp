@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench_support.h"
@@ -39,6 +40,64 @@ TEST(Options, ParseCountAcceptsOnlyWholeNumbersInRange) {
     EXPECT_FALSE(bench::parse_count(bad, 1, 100, &value)) << bad;
   }
   EXPECT_EQ(value, 42);
+}
+
+// Reads `args` the way a benchmark does: the common options, plus a flag, a count and a
+// file name option of its own; returns the error, or "" with what was read in *seen.
+std::string read_options(std::vector<std::string> args, std::string* seen) {
+  std::vector<char*> argv = {const_cast<char*>("prog")};
+  for (std::string& arg : args) argv.push_back(&arg[0]);
+  bench::CommonOptions common;
+  bool flag = false;
+  long count = 0;
+  std::string file;
+  const std::string error = bench::read_options(
+      static_cast<int>(argv.size()), argv.data(), "prog", common, [&](bench::OptionReader& option) {
+        if (option.name() == "--flag") return option.flag(&flag);
+        if (option.name() == "--count") return option.take_count(1, 100, &count);
+        if (option.name() == "--file") return option.take_text("file name", &file);
+        return option.unmatched();
+      });
+  *seen = "help=" + std::to_string(common.help) + " quick=" + std::to_string(common.quick) +
+          " reps=" + std::to_string(common.reps) + " flag=" + std::to_string(flag) +
+          " count=" + std::to_string(count) + " file=" + file;
+  return error;
+}
+
+TEST(Options, ReaderTakesSpacedAndInlineValues) {
+  std::string seen;
+  EXPECT_EQ(read_options({}, &seen), "");
+  EXPECT_EQ(seen, "help=0 quick=0 reps=51 flag=0 count=0 file=");
+  EXPECT_EQ(read_options({"--flag", "--count", "7", "--file=a=b", "-h", "--reps=9"}, &seen), "");
+  EXPECT_EQ(seen, "help=1 quick=0 reps=9 flag=1 count=7 file=a=b");
+}
+
+TEST(Options, QuickLowersRepsUnlessGiven) {
+  std::string seen;
+  EXPECT_EQ(read_options({"--quick"}, &seen), "");
+  EXPECT_EQ(seen, "help=0 quick=1 reps=7 flag=0 count=0 file=");
+  EXPECT_EQ(read_options({"--reps", "60", "--quick"}, &seen), "");
+  EXPECT_EQ(seen, "help=0 quick=1 reps=60 flag=0 count=0 file=");
+}
+
+TEST(Options, ReaderNamesWhatIsWrong) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--flag=1"}, "option --flag takes no value"},
+      {{"--quick=1"}, "option --quick takes no value"},
+      {{"--count"}, "option --count needs a value"},
+      {{"--count", "0"}, "--count needs a whole number from 1 to 100, not '0'"},
+      {{"--count="}, "--count needs a whole number from 1 to 100, not ''"},
+      {{"--reps", "x"}, "--reps needs a whole number from 1 to 100000, not 'x'"},
+      {{"--file"}, "option --file needs a file name"},
+      {{"--file="}, "option --file needs a non-empty file name"},
+      {{"-h=1"}, "unknown option '-h=1'"},
+      {{"--bogus=2"}, "unknown option '--bogus=2'"},
+      {{"--flag", "extra"}, "unexpected argument 'extra' (prog takes only options)"},
+  };
+  for (const auto& [args, message] : cases) {
+    std::string seen;
+    EXPECT_EQ(read_options(args, &seen), message) << args[0];
+  }
 }
 
 TEST(Pattern, SourceInvertsDestination) {

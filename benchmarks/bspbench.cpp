@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,6 @@ namespace {
 
 constexpr const char* kProgram = "bspbench";
 constexpr long kHmaxLimit = 1000000;
-constexpr long kRepsLimit = 100000;
 constexpr int kFlopVectorLength = 1024;  // both vectors stay in the L1 cache
 constexpr long kTableRowsShownInFull = 40;
 
@@ -90,72 +90,28 @@ const char* const kUsage =
     "    bsprun -p 2 bspbench --quick\n"
     "    mpirun -np 4 bspbench --hmax 1024 --reps 51 --out /tmp/bench-p4\n";
 
-struct Options {
+struct Options : bench::CommonOptions {
   long hmax = 256;
-  long reps = 51;
-  bool quick = false;
   bool plot = true;
-  bool help = false;
   std::string prefix;  // empty: the default place
 };
 
-// Fills opt from the command line; returns "" or what is wrong with it.
-std::string parse_options(int argc, char** argv, Options& opt) {
-  bool hmax_given = false, reps_given = false;
-  for (int a = 1; a < argc; ++a) {
-    const std::string arg = argv[a];
-    std::string name = arg, value;
-    bool has_value = false;
-    const size_t eq = arg.find('=');
-    if (arg.rfind("--", 0) == 0 && eq != std::string::npos) {
-      name = arg.substr(0, eq);
-      value = arg.substr(eq + 1);
-      has_value = true;
-    }
-    auto take_value = [&]() {
-      if (has_value) return true;
-      if (a + 1 >= argc) return false;
-      value = argv[++a];
-      return true;
-    };
-    const bool is_flag =
-        name == "--help" || name == "-h" || name == "--quick" || name == "--no-plot";
-    if (is_flag && has_value) return "option " + name + " takes no value";
-    if (name == "--help" || name == "-h") {
-      opt.help = true;
-    } else if (name == "--quick") {
-      opt.quick = true;
-    } else if (name == "--no-plot") {
-      opt.plot = false;
-    } else if (name == "--hmax") {
-      if (!take_value()) return "option --hmax needs a value";
-      if (!bench::parse_count(value, 1, kHmaxLimit, &opt.hmax)) {
-        return "--hmax needs a whole number from 1 to " + std::to_string(kHmaxLimit) + ", not '" +
-               value + "'";
-      }
-      hmax_given = true;
-    } else if (name == "--reps") {
-      if (!take_value()) return "option --reps needs a value";
-      if (!bench::parse_count(value, 1, kRepsLimit, &opt.reps)) {
-        return "--reps needs a whole number from 1 to " + std::to_string(kRepsLimit) + ", not '" +
-               value + "'";
-      }
-      reps_given = true;
-    } else if (name == "--out") {
-      if (!take_value()) return "option --out needs a file name prefix";
-      if (value.empty()) return "option --out needs a non-empty file name prefix";
-      opt.prefix = value;
-    } else if (arg.rfind("-", 0) == 0) {
-      return "unknown option '" + arg + "'";
-    } else {
-      return "unexpected argument '" + arg + "' (bspbench takes only options)";
-    }
-  }
-  if (opt.quick) {
-    if (!hmax_given) opt.hmax = 32;
-    if (!reps_given) opt.reps = 7;
-  }
-  return "";
+// Fills opt from the command line. Before bsp_begin: the exit status when main ends here,
+// after an option error or --help (see bench::exit_before_begin).
+std::optional<int> parse_options(int argc, char** argv, Options& opt) {
+  bool hmax_given = false;
+  const std::string error =
+      bench::read_options(argc, argv, kProgram, opt, [&](bench::OptionReader& option) {
+        if (option.name() == "--no-plot") return option.flag(&opt.plot, false);
+        if (option.name() == "--hmax") {
+          hmax_given = true;
+          return option.take_count(1, kHmaxLimit, &opt.hmax);
+        }
+        if (option.name() == "--out") return option.take_text("file name prefix", &opt.prefix);
+        return option.unmatched();
+      });
+  if (error.empty() && opt.quick && !hmax_given) opt.hmax = 32;  // read_options does reps
+  return bench::exit_before_begin(error, opt, kProgram, kUsage);
 }
 
 volatile double flop_sink;  // keeps the DAXPY results alive
@@ -395,18 +351,7 @@ FILE* open_for_writing(const std::string& path) {
 
 int main(int argc, char** argv) {
   Options opt;
-  const std::string error = parse_options(argc, argv, opt);
-  // Before bsp_begin every process runs this; the launcher's rank 0 speaks for them.
-  const bool speaker = bench::launcher_rank() == 0;
-  if (!error.empty()) {
-    if (speaker)
-      std::fprintf(stderr, "%s: %s\nTry '%s --help'.\n", kProgram, error.c_str(), kProgram);
-    return 2;
-  }
-  if (opt.help) {
-    if (speaker) std::fputs(kUsage, stdout);
-    return 0;
-  }
+  if (const auto status = parse_options(argc, argv, opt)) return *status;
 
   bsp_begin(bsp_nprocs());
   bench::require_mpi_world(kProgram);

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,7 +18,6 @@
 namespace {
 
 constexpr const char* kProgram = "bspratio";
-constexpr long kRepsLimit = 100000;
 constexpr int kSyncsPerRepetition = 16;  // an empty superstep is too short to time alone
 constexpr int kWarmupRepetitions = 2;
 const std::vector<long> kSizes = {1024, 4096, 16384, 65536};  // h in 64-bit words
@@ -76,56 +76,19 @@ const char* const kUsage =
     "    bsprun -p 2 bspratio\n"
     "    mpirun -np 2 bspratio --reps 101 --csv ratios.csv\n";
 
-struct Options {
-  long reps = 51;
-  bool quick = false;
-  bool help = false;
+struct Options : bench::CommonOptions {
   std::string csv;
 };
 
-std::string parse_options(int argc, char** argv, Options& opt) {
-  bool reps_given = false;
-  for (int a = 1; a < argc; ++a) {
-    const std::string arg = argv[a];
-    std::string name = arg, value;
-    bool has_value = false;
-    const size_t eq = arg.find('=');
-    if (arg.rfind("--", 0) == 0 && eq != std::string::npos) {
-      name = arg.substr(0, eq);
-      value = arg.substr(eq + 1);
-      has_value = true;
-    }
-    auto take_value = [&]() {
-      if (has_value) return true;
-      if (a + 1 >= argc) return false;
-      value = argv[++a];
-      return true;
-    };
-    const bool is_flag = name == "--help" || name == "-h" || name == "--quick";
-    if (is_flag && has_value) return "option " + name + " takes no value";
-    if (name == "--help" || name == "-h") {
-      opt.help = true;
-    } else if (name == "--quick") {
-      opt.quick = true;
-    } else if (name == "--reps") {
-      if (!take_value()) return "option --reps needs a value";
-      if (!bench::parse_count(value, 1, kRepsLimit, &opt.reps)) {
-        return "--reps needs a whole number from 1 to " + std::to_string(kRepsLimit) + ", not '" +
-               value + "'";
-      }
-      reps_given = true;
-    } else if (name == "--csv") {
-      if (!take_value()) return "option --csv needs a file name";
-      if (value.empty()) return "option --csv needs a non-empty file name";
-      opt.csv = value;
-    } else if (arg.rfind("-", 0) == 0) {
-      return "unknown option '" + arg + "'";
-    } else {
-      return "unexpected argument '" + arg + "' (bspratio takes only options)";
-    }
-  }
-  if (opt.quick && !reps_given) opt.reps = 7;
-  return "";
+// Fills opt from the command line. Before bsp_begin: the exit status when main ends here,
+// after an option error or --help (see bench::exit_before_begin).
+std::optional<int> parse_options(int argc, char** argv, Options& opt) {
+  const std::string error =
+      bench::read_options(argc, argv, kProgram, opt, [&](bench::OptionReader& option) {
+        if (option.name() == "--csv") return option.take_text("file name", &opt.csv);
+        return option.unmatched();
+      });
+  return bench::exit_before_begin(error, opt, kProgram, kUsage);
 }
 
 struct Case {
@@ -304,18 +267,7 @@ void measure_relation(const Options& opt, const Case& which, Report& report) {
 
 int main(int argc, char** argv) {
   Options opt;
-  const std::string error = parse_options(argc, argv, opt);
-  // Before bsp_begin every process runs this; the launcher's rank 0 speaks for them.
-  const bool speaker = bench::launcher_rank() == 0;
-  if (!error.empty()) {
-    if (speaker)
-      std::fprintf(stderr, "%s: %s\nTry '%s --help'.\n", kProgram, error.c_str(), kProgram);
-    return 2;
-  }
-  if (opt.help) {
-    if (speaker) std::fputs(kUsage, stdout);
-    return 0;
-  }
+  if (const auto status = parse_options(argc, argv, opt)) return *status;
 
   bsp_begin(bsp_nprocs());
   bench::require_mpi_world(kProgram);
