@@ -15,6 +15,12 @@
 extern "C" {
 #endif
 
+#if defined(__GNUC__) || defined(__clang__)
+#define BSP_NORETURN __attribute__((noreturn))
+#else
+#define BSP_NORETURN
+#endif
+
 /* Size type of later BSPlib revisions (MulticoreBSP, BSPonMPI 1.x); the 1998 standard uses int. */
 typedef int bsp_size_t;
 
@@ -47,8 +53,8 @@ void bsp_sync(void);
 
 /* Print the printf-style message once (from this process) and stop every process with a
  * non-zero exit. Not collective. */
-void bsp_abort(const char *format, ...);
-void bsp_vabort(const char *format, va_list args);
+BSP_NORETURN void bsp_abort(const char *format, ...);
+BSP_NORETURN void bsp_vabort(const char *format, va_list args);
 
 /* --- DRMA ------------------------------------------------------------------------------- */
 
