@@ -41,7 +41,9 @@ inline void check_pid(const char* call, const Runtime& rt, int pid) {
     fail(call, "pid %d is out of range 0..%d", pid, rt.nprocs - 1);
 }
 
-inline void check_offset_and_size(const char* call, int offset, int nbytes) {
+// The argument checks every put and get makes before looking at registrations.
+inline void check_transfer(const char* call, const Runtime& rt, int pid, int offset, int nbytes) {
+  check_pid(call, rt, pid);
   if (__builtin_expect(offset < 0, 0)) fail(call, "negative offset %d", offset);
   if (__builtin_expect(nbytes < 0, 0)) fail(call, "negative size %d", nbytes);
 }
@@ -68,8 +70,7 @@ inline int remote_slot(const char* call, const char* role, const char* verb, con
 
 inline void put(const char* call, int pid, const void* src, void* dst, int offset, int nbytes) {
   Runtime& rt = spmd(call);
-  check_pid(call, rt, pid);
-  check_offset_and_size(call, offset, nbytes);
+  check_transfer(call, rt, pid, offset, nbytes);
   if (nbytes == 0) return;
   int slot = remote_slot(call, "destination", "writes", rt, dst, pid, offset, nbytes);
   if (__builtin_expect(src == nullptr, 0)) fail(call, "source is NULL");
@@ -82,8 +83,7 @@ inline void put(const char* call, int pid, const void* src, void* dst, int offse
 
 inline void get(const char* call, int pid, const void* src, int offset, void* dst, int nbytes) {
   Runtime& rt = spmd(call);
-  check_pid(call, rt, pid);
-  check_offset_and_size(call, offset, nbytes);
+  check_transfer(call, rt, pid, offset, nbytes);
   if (nbytes == 0) return;
   int slot = remote_slot(call, "source", "reads", rt, src, pid, offset, nbytes);
   if (__builtin_expect(dst == nullptr, 0)) fail(call, "destination is NULL");
