@@ -77,11 +77,11 @@ void Exchange::complete() {
 void Mailbox::open(MPI_Comm comm, int pid, int nprocs) {
   pid_ = pid;
   nprocs_ = nprocs;
-  // 8 MiB of regions per bank in all, 64 KiB to 1 MiB per source.
+  // 8 MiB of regions in all, 64 KiB to 1 MiB per peer.
   std::uint64_t region = (std::uint64_t{8} << 20) / static_cast<std::uint64_t>(nprocs);
   region = std::min<std::uint64_t>(std::max<std::uint64_t>(region, std::uint64_t{64} * 1024), std::uint64_t{1} << 20);
   region_bytes_ = region / 4096 * 4096;
-  const auto bytes = static_cast<MPI_Aint>(2 * region_bytes_ * static_cast<std::uint64_t>(nprocs));
+  const auto bytes = static_cast<MPI_Aint>(region_bytes_ * static_cast<std::uint64_t>(nprocs));
 
   MPI_Comm node;
   MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, pid, MPI_INFO_NULL, &node);
@@ -114,16 +114,16 @@ void Mailbox::close() {
   shared_bases_.clear();
 }
 
-void Mailbox::put(int target, int bank, std::uint64_t offset, const void* header,
-                  std::size_t header_bytes, const void* payload, std::size_t payload_bytes) {
+void Mailbox::put(int target, std::uint64_t offset, const void* header, std::size_t header_bytes,
+                  const void* payload, std::size_t payload_bytes) {
   if (!shared_bases_.empty() || target == pid_) {
     // Shared: into this process's own region for target. Self: the same place either way.
-    char* at = base_ + (shared_bases_.empty() ? slot_offset(bank, pid_) : slot_offset(bank, target)) + offset;
+    char* at = base_ + region_offset(shared_bases_.empty() ? pid_ : target) + offset;
     std::memcpy(at, header, header_bytes);
     std::memcpy(at + header_bytes, payload, payload_bytes);
     return;
   }
-  std::uint64_t at = slot_offset(bank, pid_) + offset;
+  std::uint64_t at = region_offset(pid_) + offset;
   MPI_Put(header, static_cast<int>(header_bytes), MPI_BYTE, target, static_cast<MPI_Aint>(at),
           static_cast<int>(header_bytes), MPI_BYTE, win_);
   MPI_Put(payload, static_cast<int>(payload_bytes), MPI_BYTE, target,

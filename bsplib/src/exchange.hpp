@@ -38,10 +38,10 @@ class Exchange {
   std::vector<std::uint64_t> capacity_;  // per process, identical on every process
 };
 
-// Mailboxes for large puts. A large bsp_put is copied at call time straight into its
-// destination's window (one copy less than packing it and moving it at the sync). Each receiver
-// keeps two banks of one region per source; a writer alternates banks superstep by superstep, so
-// it never overwrites a region the receiver may still be applying from the last sync.
+// Mailboxes for large puts. A large bsp_put is copied at call time straight into a mailbox
+// region (one copy less than packing it and moving it at the sync). There is one region per
+// (writer, receiver) pair; a sync that used any ends with a barrier after every receiver has
+// applied its mailboxes, so a writer never overwrites a region that is still being read.
 // When every process shares one node the window is an MPI shared-memory window
 // (MPI_Win_allocate_shared): a writer stores into its own window (the region for the
 // destination) and the receiver reads it there at the sync, through MPI_Win_shared_query
@@ -53,23 +53,22 @@ class Mailbox {
   void close();
   std::uint64_t region_bytes() const { return region_bytes_; }
 
-  // MPI_Put of header and payload into target's region for this process in `bank`, at offset;
-  // returns when the source buffers may be reused (MPI_Win_flush_local).
-  void put(int target, int bank, std::uint64_t offset, const void* header, std::size_t header_bytes,
+  // Copies header and payload into the region from this process to target, at offset; returns
+  // when the source buffers may be reused (MPI_Win_flush_local after an MPI_Put).
+  void put(int target, std::uint64_t offset, const void* header, std::size_t header_bytes,
            const void* payload, std::size_t payload_bytes);
   void flush();          // every put of this process has reached its target
   void sync_memory();    // make what others put here visible to this process's loads
-  // Where the receiver (this process) finds what src put to it in `bank`.
-  const char* incoming(int bank, int src) const {
-    return shared_bases_.empty() ? base_ + slot_offset(bank, src)
-                                 : shared_bases_[static_cast<std::size_t>(src)] + slot_offset(bank, pid_);
+  // Where the receiver (this process) finds what src put to it.
+  const char* incoming(int src) const {
+    return shared_bases_.empty() ? base_ + region_offset(src)
+                                 : shared_bases_[static_cast<std::size_t>(src)] + region_offset(pid_);
   }
 
  private:
-  std::uint64_t slot_offset(int bank, int src) const {
-    return (static_cast<std::uint64_t>(bank) * static_cast<std::uint64_t>(nprocs_) +
-            static_cast<std::uint64_t>(src)) * region_bytes_;
-  }
+  // Offset of the region for `peer`: the writer in a receiver's window (MPI_Put), the receiver
+  // in a writer's window (shared memory).
+  std::uint64_t region_offset(int peer) const { return static_cast<std::uint64_t>(peer) * region_bytes_; }
 
   MPI_Win win_ = MPI_WIN_NULL;
   char* base_ = nullptr;

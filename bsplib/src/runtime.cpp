@@ -119,7 +119,7 @@ void Runtime::sync(Group& group, SyncCall call) {
     pad_to_8(outbox[d]);
     row[Schedule::stream_word(i)] = outbox[d].size();
     row[Schedule::reply_word(i)] = get_bytes[d];
-    row[Schedule::mailbox_word(i)] = mailbox_used[d] | (mailbox_used[d] && mailbox_bank ? Schedule::kBankBit : 0);
+    row[Schedule::mailbox_word(i)] = mailbox_used[d];
   }
   // The one collective of every superstep: everybody learns the whole schedule matrix.
   MPI_Allgather(row, group.schedule.row_words(), MPI_UINT64_T, group.schedule.matrix(),
@@ -141,11 +141,7 @@ void Runtime::sync(Group& group, SyncCall call) {
     mailbox_used[static_cast<std::size_t>(d)] = 0;
   }
   mailbox_written = false;
-  mailbox_bank ^= 1;
-  if (&group != world) {
-    direct_puts = false;
-    return;
-  }
+  if (&group != world) return;
 
   // Registrations and pops take effect now, after this superstep's data has moved.
   if (row[Schedule::kPushCount] || row[Schedule::kPopCount]) {
@@ -183,6 +179,8 @@ void Runtime::deliver(Group& group) {
   // Gets read this process's memory as it was before any put of the superstep.
   if (schedule.gets_for(group.rank)) serve_gets(group, window);
   apply_puts_and_messages(group, window);
+  // Writers may fill their mailboxes again once every receiver has applied them.
+  if (schedule.any_mailbox()) MPI_Barrier(group.comm);
 
   if (!schedule.any_gets()) return;
   for (int k = 0; k < q; ++k) {
@@ -226,7 +224,7 @@ void Runtime::apply_puts_and_messages(Group& group, const char* window) {
     // The mailbox holds the source's first puts to us this superstep, so it goes first.
     if (std::uint64_t direct = schedule.mailbox_bytes(src, group.rank)) {
       int global_src = group.members[static_cast<std::size_t>(src)];
-      if (!unpack_stream(mailbox.incoming(schedule.mailbox_bank(src, group.rank), global_src), direct, apply_put,
+      if (!unpack_stream(mailbox.incoming(global_src), direct, apply_put,
                          [](int, std::uint32_t, std::uint32_t) {},
                          [](const char*, std::uint32_t, const char*, std::uint32_t) {}))
         fail("bsp_sync", "internal error: malformed mailbox from process %d", global_src);
@@ -247,11 +245,11 @@ void Runtime::apply_puts_and_messages(Group& group, const char* window) {
 bool Runtime::try_direct_put(int dst, int slot, std::uint32_t offset, const void* src, std::uint32_t nbytes) {
   auto d = static_cast<std::size_t>(dst);
   // Only while nothing else went to dst this superstep: the receiver applies the mailbox first.
-  if (!direct_puts || outbox[d].size()) return false;
+  if (outbox[d].size()) return false;
   std::uint64_t record = kHeaderBytes + align4(nbytes);
   if (mailbox_used[d] + record > mailbox.region_bytes()) return false;
   std::uint32_t header[3] = {static_cast<std::uint32_t>(slot) << 2 | kPut, offset, nbytes};
-  mailbox.put(dst, mailbox_bank, mailbox_used[d], header, kHeaderBytes, src, nbytes);
+  mailbox.put(dst, mailbox_used[d], header, kHeaderBytes, src, nbytes);
   mailbox_used[d] += record;
   mailbox_written = true;
   return true;

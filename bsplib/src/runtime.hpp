@@ -61,15 +61,12 @@ class Runtime {
   std::uint32_t tag_nbytes = 0;                 // tag size of messages sent now
   std::int64_t requested_tag_nbytes = -1;       // bsp_set_tagsize this superstep (-1: none)
 
-  // Large puts go straight to the destination's mailbox (see Mailbox); false from this
-  // process's first group sync on, when bank alternation no longer protects the receiver.
+  // Large puts go straight to a mailbox (see Mailbox) while nothing else went to dst.
   bool try_direct_put(int dst, int slot, std::uint32_t offset, const void* src, std::uint32_t nbytes);
   static constexpr std::uint32_t kDirectPutBytes = 16 * 1024;
   Mailbox mailbox;
   std::vector<std::uint64_t> mailbox_used;  // per destination, this superstep
-  int mailbox_bank = 0;
   bool mailbox_written = false;
-  bool direct_puts = true;
 
   // Messages received at the last sync.
   std::vector<Message> queue;

@@ -11,6 +11,13 @@ bool Schedule::any_data() const {
   return false;
 }
 
+bool Schedule::any_mailbox() const {
+  for (int src = 0; src < nprocs_; ++src)
+    for (int dst = 0; dst < nprocs_; ++dst)
+      if (mailbox_bytes(src, dst)) return true;
+  return false;
+}
+
 bool Schedule::any_gets() const {
   for (int server = 0; server < nprocs_; ++server)
     if (gets_for(server)) return true;

@@ -15,7 +15,7 @@ enum class SyncCall : std::uint64_t { Sync = 1, End = 2 };
 class Schedule {
  public:
   // Row layout: header words, then per destination d: stream bytes to d, get-reply bytes from d,
-  // mailbox bytes put directly into d's mailbox (bit 63: the bank used).
+  // mailbox bytes put directly into the mailbox for d.
   enum Header : int {
     kCall = 0,         // SyncCall
     kPushCount,        // bsp_push_reg calls this superstep
@@ -26,7 +26,6 @@ class Schedule {
     kHeaderWords = 8,  // room to grow without changing the layout
   };
   static constexpr int kWordsPerProcess = 3;
-  static constexpr std::uint64_t kBankBit = std::uint64_t{1} << 63;
   static int stream_word(int dst) { return kHeaderWords + kWordsPerProcess * dst; }
   static int reply_word(int server) { return kHeaderWords + kWordsPerProcess * server + 1; }
   static int mailbox_word(int dst) { return kHeaderWords + kWordsPerProcess * dst + 2; }
@@ -45,9 +44,9 @@ class Schedule {
   // Bytes src's stream to dst holds, and bytes of get replies `server` sends back to `requester`.
   std::uint64_t stream_bytes(int src, int dst) const { return row(src)[stream_word(dst)]; }
   std::uint64_t reply_bytes(int requester, int server) const { return row(requester)[reply_word(server)]; }
-  // Bytes src put straight into dst's mailbox this superstep, and the bank it used.
-  std::uint64_t mailbox_bytes(int src, int dst) const { return row(src)[mailbox_word(dst)] & ~kBankBit; }
-  int mailbox_bank(int src, int dst) const { return row(src)[mailbox_word(dst)] & kBankBit ? 1 : 0; }
+  // Bytes src put straight into its mailbox for dst this superstep.
+  std::uint64_t mailbox_bytes(int src, int dst) const { return row(src)[mailbox_word(dst)]; }
+  bool any_mailbox() const;
 
   // True when any process sends anything (puts, gets, messages, mailbox puts) this superstep.
   bool any_data() const;
