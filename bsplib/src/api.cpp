@@ -24,9 +24,14 @@ namespace {
 bool owns_mpi = false;  // bspg called MPI_Init (so bsp_end finalizes and ends processes > 0)
 int last_nprocs = 1;    // bsp_nprocs() after bsp_end
 
+// Initialises MPI unless someone already has; remembers whether bspg did.
+void start_mpi() {
+  if (bspg::ensure_mpi()) owns_mpi = true;
+}
+
 [[noreturn]] void outside_spmd(const char* call) {
   // Make sure MPI runs, so that one process reports and all stop, even before bsp_begin.
-  if (g_phase == Phase::Before) owns_mpi = bspg::ensure_mpi() || owns_mpi;
+  if (g_phase == Phase::Before) start_mpi();
   fail(call, "called outside the SPMD section (%s)",
        g_phase == Phase::Before ? "before bsp_begin" : "after bsp_end");
 }
@@ -112,7 +117,7 @@ extern "C" {
 void bsp_begin(int maxprocs) {
   if (g_phase != Phase::Before)
     fail("bsp_begin", "called twice (a program has one bsp_begin/bsp_end pair)");
-  owns_mpi = bspg::ensure_mpi() || owns_mpi;
+  start_mpi();
   int world_rank = 0, world_size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world_size);
@@ -134,7 +139,7 @@ void bsp_begin(int maxprocs) {
     return;
   }
   bspg::set_reporting_pid(world_rank);
-  g_runtime = new Runtime(comm, world_rank, nprocs, owns_mpi);
+  g_runtime = new Runtime(comm, world_rank, nprocs);
   g_phase = Phase::Inside;
 }
 
@@ -159,7 +164,7 @@ void bsp_init(void (*spmd_part)(void), int argc, char* argv[]) {
   (void)argv;
   if (g_phase != Phase::Before) fail("bsp_init", "called after bsp_begin");
   if (spmd_part == nullptr) fail("bsp_init", "the SPMD function is NULL");
-  owns_mpi = bspg::ensure_mpi() || owns_mpi;
+  start_mpi();
   int world_rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   if (world_rank != 0) {
@@ -172,7 +177,7 @@ void bsp_init(void (*spmd_part)(void), int argc, char* argv[]) {
 int bsp_nprocs(void) {
   if (g_runtime) return g_runtime->nprocs;
   if (g_phase == Phase::After) return last_nprocs;
-  owns_mpi = bspg::ensure_mpi() || owns_mpi;
+  start_mpi();
   int world_size = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &world_size);
   return world_size;

@@ -16,7 +16,8 @@ namespace bspg {
 class Exchange {
  public:
   void open(MPI_Comm comm, int pid, int nprocs);
-  void close();
+  void close();  // nothing to do when not open
+  bool is_open() const { return win_ != MPI_WIN_NULL; }
 
   // Collective: makes every process's window at least as large as this superstep needs. Every
   // process computes the same capacities from the same schedule, so all agree without talking.

@@ -30,7 +30,6 @@ struct Group {
   int rank;                  // this process's rank in the group
   Schedule schedule;
   Exchange exchange;         // opened on first use (collective over the group)
-  bool exchange_open = false;
   std::vector<std::uint64_t> row;
   std::vector<ByteBuffer> replies;  // per group rank
 };

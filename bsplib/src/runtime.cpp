@@ -35,11 +35,10 @@ int subjob_from_environment() {
 
 }  // namespace
 
-Runtime::Runtime(MPI_Comm comm_in, int pid_in, int nprocs_in, bool owns_mpi_in)
+Runtime::Runtime(MPI_Comm comm_in, int pid_in, int nprocs_in)
     : comm(comm_in),
       pid(pid_in),
       nprocs(nprocs_in),
-      owns_mpi(owns_mpi_in),
       start_time(0),
       registry(nprocs_in),
       outbox(static_cast<std::size_t>(nprocs_in)),
@@ -51,7 +50,6 @@ Runtime::Runtime(MPI_Comm comm_in, int pid_in, int nprocs_in, bool owns_mpi_in)
   groups.push_back(std::make_unique<Group>(comm, everyone, pid));
   world = groups[0].get();
   world->exchange.open(comm, pid, nprocs);
-  world->exchange_open = true;
   mailbox.open(comm, pid, nprocs);
 
   subjob = subjob_from_environment();
@@ -161,10 +159,7 @@ void Runtime::sync(Group& group, SyncCall call) {
 void Runtime::deliver(Group& group) {
   const int q = group.size();
   const Schedule& schedule = group.schedule;
-  if (!group.exchange_open) {
-    group.exchange.open(group.comm, group.rank, q);
-    group.exchange_open = true;
-  }
+  if (!group.exchange.is_open()) group.exchange.open(group.comm, group.rank, q);
   group.exchange.ensure_capacity(schedule);
   for (int k = 0; k < q; ++k) {
     int d = schedule.send_target(group.rank, k);
@@ -259,7 +254,7 @@ void Runtime::finish() {
   mailbox.close();
   for (auto& group : groups) {
     if (!group) continue;
-    if (group->exchange_open) group->exchange.close();
+    group->exchange.close();  // a no-op for a group that never moved data
     if (group.get() != world) MPI_Comm_free(&group->comm);
   }
   groups.clear();

@@ -32,7 +32,7 @@ struct PendingGet {
 
 class Runtime {
  public:
-  Runtime(MPI_Comm comm, int pid, int nprocs, bool owns_mpi);
+  Runtime(MPI_Comm comm, int pid, int nprocs);
 
   // A superstep boundary of every process (world group) or of one group's members.
   void sync(SyncCall call) { sync(*world, call); }
@@ -50,7 +50,6 @@ class Runtime {
   MPI_Comm comm;
   int pid;
   int nprocs;
-  bool owns_mpi;  // bspg called MPI_Init, so bsp_end finalizes
   double start_time;
 
   // DRMA and BSMP state of the current superstep.
