@@ -1,13 +1,13 @@
-// localhost.cpp - core count through hwloc, PATH lookups.
+// localhost.cpp - core count, PATH lookups.
 #include "localhost.h"
+
+#include "cores.h"
 
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
-#include <thread>
 
-#include <hwloc.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -55,16 +55,7 @@ std::string search_path(const std::string& name) {
 
 }  // namespace
 
-int local_core_count() {
-  int cores = 0;
-  hwloc_topology_t topology;
-  if (hwloc_topology_init(&topology) == 0) {
-    if (hwloc_topology_load(topology) == 0) cores = hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_CORE);
-    hwloc_topology_destroy(topology);
-  }
-  if (cores <= 0) cores = static_cast<int>(std::thread::hardware_concurrency());
-  return cores > 0 ? cores : 1;
-}
+int local_core_count() { return hosts::this_host_cores(); }
 
 ResolvedProgram resolve_program(const std::string& name) {
   ResolvedProgram r;

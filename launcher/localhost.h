@@ -6,8 +6,7 @@
 
 namespace bspg::launcher {
 
-// Physical cores (hwloc), which is what mpirun counts as slots; falls back to the
-// hardware threads std::thread reports, and to 1.
+// This machine's cores, counted as bspg-hostinfo counts them on remote hosts (hosts/cores.h).
 int local_core_count();
 
 // Where a program name leads: a name with a '/' is taken as is, any other is looked up

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "cores.h"
+
 namespace {
 
 int count(hwloc_topology_t topology, hwloc_obj_type_t type) {
@@ -42,8 +44,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   const int pus = count(topology, HWLOC_OBJ_PU);
-  int cores = count(topology, HWLOC_OBJ_CORE);
-  if (cores == 0) cores = pus;  // some virtual machines expose no core level
+  const int cores = bspg::hosts::cores_of(topology);
   if (cores_only) {
     std::printf("%d\n", cores);
   } else {
