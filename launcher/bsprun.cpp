@@ -30,6 +30,9 @@ int run_mpirun(const std::vector<std::string>& argv, const Options& opt) {
   std::cerr.flush();
   RunResult r = run_job(argv, opt.time_limit_s);
   if (!r.started) return fail(kExitLaunchFailed, r.error);
+  if (r.leftovers_stopped > 0)
+    std::cerr << "bsprun: mpirun exited with " << r.leftovers_stopped
+              << " process(es) of the job still running; bsprun stopped them\n";
   if (r.timed_out) {
     std::cerr << "bsprun: time limit of " << opt.time_limit_s << " s reached; the job was stopped\n";
     return kExitTimeLimit;

@@ -4,19 +4,30 @@
 // process group, so Ctrl-C, Ctrl-\ and hangups from the terminal reach mpirun directly (and
 // bsprun notes them); mpirun can read the terminal. Otherwise mpirun gets a process group of
 // its own, and signals sent to bsprun are passed to that group.
+//
+// Open MPI puts every local rank in a process group of its own, so a signal to mpirun's group
+// does not reach them. bsprun is therefore a child subreaper: ranks that outlive mpirun become
+// bsprun's children, and whatever of the job is still alive once mpirun is gone is stopped and
+// reaped here. A stop request escalates: the signal, then SIGTERM to every process of the job
+// (mpirun's descendants included) a third of the grace period later, then SIGKILL.
 #include "runner.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
-
-#include <fcntl.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include <map>
+#include <vector>
 
 namespace bspg::launcher {
 namespace {
@@ -24,6 +35,83 @@ namespace {
 const int kForwardedSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
 void on_child_signal(int) {}  // only there so SIGCHLD is never discarded
+
+// Parent of every process, read from /proc/<pid>/stat (field 4, after the parenthesised name).
+std::multimap<pid_t, pid_t> children_by_parent() {
+  std::multimap<pid_t, pid_t> tree;
+  DIR* proc = opendir("/proc");
+  if (!proc) return tree;
+  while (dirent* entry = readdir(proc)) {
+    char* end = nullptr;
+    long pid = std::strtol(entry->d_name, &end, 10);
+    if (pid <= 0 || *end != '\0') continue;
+    std::string path = std::string("/proc/") + entry->d_name + "/stat";
+    FILE* f = std::fopen(path.c_str(), "r");
+    if (!f) continue;
+    char buf[512];
+    size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+    std::fclose(f);
+    buf[n] = '\0';
+    const char* close_paren = std::strrchr(buf, ')');
+    char state = 0;
+    long ppid = 0;
+    if (close_paren && std::sscanf(close_paren + 1, " %c %ld", &state, &ppid) == 2)
+      tree.emplace(static_cast<pid_t>(ppid), static_cast<pid_t>(pid));
+  }
+  closedir(proc);
+  return tree;
+}
+
+// Every live descendant of root (not root itself).
+std::vector<pid_t> descendants_of(pid_t root) {
+  auto tree = children_by_parent();
+  std::vector<pid_t> found;
+  std::vector<pid_t> todo{root};
+  while (!todo.empty()) {
+    pid_t parent = todo.back();
+    todo.pop_back();
+    auto range = tree.equal_range(parent);
+    for (auto it = range.first; it != range.second; ++it) {
+      found.push_back(it->second);
+      todo.push_back(it->second);
+    }
+  }
+  return found;
+}
+
+void signal_all(const std::vector<pid_t>& pids, int sig) {
+  for (pid_t p : pids) kill(p, sig);
+}
+
+// After mpirun is gone: stop and reap what of the job is left (orphaned ranks became our
+// children because we are a subreaper). SIGTERM first, SIGKILL after grace_s. Returns how many
+// processes were left.
+int stop_leftovers(double grace_s) {
+  using Clock = std::chrono::steady_clock;
+  const pid_t self = getpid();
+  auto left = descendants_of(self);
+  if (left.empty()) {
+    while (waitpid(-1, nullptr, WNOHANG) > 0) {
+    }
+    return 0;
+  }
+  const int count = static_cast<int>(left.size());
+  signal_all(left, SIGCONT);
+  signal_all(left, SIGTERM);
+  const auto kill_at = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                          std::chrono::duration<double>(grace_s));
+  for (;;) {
+    while (waitpid(-1, nullptr, WNOHANG) > 0) {
+    }
+    left = descendants_of(self);
+    if (left.empty()) return count;
+    if (Clock::now() >= kill_at) signal_all(left, SIGKILL);
+    struct timespec pause {
+      0, 50 * 1000 * 1000
+    };
+    nanosleep(&pause, nullptr);
+  }
+}
 
 }  // namespace
 
@@ -35,7 +123,8 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
   sigemptyset(&wanted);
   for (int sig : kForwardedSignals) sigaddset(&wanted, sig);
   sigaddset(&wanted, SIGCHLD);
-  struct sigaction chld {}, old_chld {};
+  struct sigaction chld {
+  }, old_chld{};
   chld.sa_handler = on_child_signal;
   sigaction(SIGCHLD, &chld, &old_chld);
   sigprocmask(SIG_BLOCK, &wanted, &previous);
@@ -48,6 +137,7 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
     sigprocmask(SIG_SETMASK, &previous, nullptr);
     return result;
   }
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
   pid_t parent = getpid();
   pid_t pid = fork();
   if (pid == 0) {
@@ -75,7 +165,8 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
     sigaction(SIGCHLD, &old_chld, nullptr);
     return result;
   }
-  if (!interactive) setpgid(pid, pid);  // both sides set it: no race with signals sent right after fork
+  if (!interactive)
+    setpgid(pid, pid);  // both sides set it: no race with signals sent right after fork
   // Whom to signal: mpirun's own group, or (sharing ours) mpirun alone.
   const pid_t target = interactive ? pid : -pid;
 
@@ -90,10 +181,20 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   const bool limited = time_limit_s > 0;
-  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(time_limit_s));
+  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
+                                    std::chrono::duration<double>(time_limit_s));
+  const auto grace =
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(kill_grace_s));
   bool stop_requested = false;
-  Clock::time_point kill_at{};
+  bool job_terminated = false;
+  Clock::time_point terminate_at{}, kill_at{};
   int status = 0;
+  auto request_stop = [&](Clock::time_point now) {
+    if (stop_requested) return;
+    stop_requested = true;
+    terminate_at = now + grace / 3;
+    kill_at = now + grace;
+  };
 
   for (;;) {
     pid_t done = waitpid(pid, &status, WNOHANG);
@@ -102,12 +203,25 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
     if (limited && !result.timed_out && now >= deadline) {
       result.timed_out = true;
       kill(target, SIGTERM);
-      if (!stop_requested) { stop_requested = true; kill_at = now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(kill_grace_s)); }
+      request_stop(now);
     }
-    if (stop_requested && now >= kill_at) kill(target, SIGKILL);
+    // mpirun has not wound the job down by itself: stop every process of it directly.
+    if (stop_requested && !job_terminated && now >= terminate_at) {
+      job_terminated = true;
+      auto job = descendants_of(pid);
+      signal_all(job, SIGCONT);
+      signal_all(job, SIGTERM);
+      kill(target, SIGTERM);
+    }
+    if (stop_requested && now >= kill_at) {
+      signal_all(descendants_of(pid), SIGKILL);
+      kill(target, SIGKILL);
+    }
 
     // Sleep until a signal arrives, or at most a short while (deadline checks).
-    struct timespec wait_for { 0, 200 * 1000 * 1000 };
+    struct timespec wait_for {
+      0, 200 * 1000 * 1000
+    };
     siginfo_t info;
     int sig = sigtimedwait(&wanted, &info, &wait_for);
     if (sig > 0 && sig != SIGCHLD) {
@@ -115,18 +229,20 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
       // passing it on again would make mpirun see it twice (its "force quit").
       if (!(interactive && info.si_code == SI_KERNEL)) kill(target, sig);
       if (!result.forwarded_signal) result.forwarded_signal = sig;
-      if (!stop_requested) {
-        stop_requested = true;
-        kill_at = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(kill_grace_s));
-      }
+      request_stop(Clock::now());
     }
   }
+  // Ranks that outlived mpirun (it crashed, or was killed) are ours now: stop them.
+  result.leftovers_stopped = stop_leftovers(stop_requested ? 1.0 : kill_grace_s / 3);
+  prctl(PR_SET_CHILD_SUBREAPER, 0);
 
   sigprocmask(SIG_SETMASK, &previous, nullptr);
   sigaction(SIGCHLD, &old_chld, nullptr);
 
-  if (WIFEXITED(status)) result.exit_status = WEXITSTATUS(status);
-  else if (WIFSIGNALED(status)) result.exit_status = 128 + WTERMSIG(status);
+  if (WIFEXITED(status))
+    result.exit_status = WEXITSTATUS(status);
+  else if (WIFSIGNALED(status))
+    result.exit_status = 128 + WTERMSIG(status);
   return result;
 }
 

@@ -8,10 +8,11 @@
 namespace bspg::launcher {
 
 struct RunResult {
-  int exit_status = 0;     // child's exit code, or 128+signal if it was killed
-  bool timed_out = false;  // the time limit expired and the job was stopped
-  int forwarded_signal = 0; // first signal bsprun received and passed on, 0 if none
-  bool started = true;     // false: the command could not be executed (error says why)
+  int exit_status = 0;        // child's exit code, or 128+signal if it was killed
+  bool timed_out = false;     // the time limit expired and the job was stopped
+  int forwarded_signal = 0;   // first signal bsprun received and passed on, 0 if none
+  int leftovers_stopped = 0;  // processes of the job still alive after mpirun exited, then stopped
+  bool started = true;        // false: the command could not be executed (error says why)
   std::string error;
 };
 
@@ -19,9 +20,12 @@ struct RunResult {
 // its process group, so terminal signals (Ctrl-C) reach mpirun directly; otherwise mpirun
 // gets a process group of its own. SIGINT/SIGTERM/SIGHUP/SIGQUIT sent to bsprun are passed
 // on (to that group, or to mpirun). time_limit_s > 0
-// stops the job with SIGTERM when it expires. If the group is still alive kill_grace_s
-// after a stop request, it gets SIGKILL. stdin/stdout/stderr are inherited.
-RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, double kill_grace_s = 15);
+// stops the job with SIGTERM when it expires. A stop request (signal or time limit) escalates:
+// kill_grace_s/3 later every process of the job gets SIGTERM, kill_grace_s later SIGKILL.
+// Ranks still alive when mpirun exits are stopped before run_job returns (bsprun is a child
+// subreaper for the run). stdin/stdout/stderr are inherited.
+RunResult run_job(const std::vector<std::string>& argv, double time_limit_s,
+                  double kill_grace_s = 15);
 
 }  // namespace bspg::launcher
 

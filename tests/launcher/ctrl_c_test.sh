@@ -13,10 +13,14 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; echo "---- output:"; cat "$out"; exit 1; }
 
-# Input: one line for rank 0, then (once the job sleeps) Ctrl-C.
-{ sleep 2; printf 'typed line\n'; sleep 2; printf '\003'; sleep 8; } |
-  timeout 60 script -qfec "$bsprun -p 2 $prog --stdin-line --sleep 40 $marker; echo bsprun-exit=\$?" /dev/null >"$out" 2>&1
+# Input: one line for rank 0, then (once the job sleeps) Ctrl-C; the terminal stays open until
+# bsprun has exited (at most 40 s), so a slow shutdown under load is not mistaken for a hang.
+{
+  sleep 2; printf 'typed line\n'; sleep 2; printf '\003'
+  for _ in $(seq 1 400); do grep -q 'bsprun-exit=' "$out" && break; sleep 0.1; done
+} | timeout 60 script -qfec "$bsprun -p 2 $prog --stdin-line --sleep 40 $marker; echo bsprun-exit=\$?" /dev/null >"$out" 2>&1
 grep -q '^stdin: typed line' "$out" || fail "rank 0 did not receive the typed line"
+grep -q 'bsprun-exit=' "$out" || fail "bsprun still running 40 s after Ctrl-C"
 grep -q 'bsprun-exit=130' "$out" || fail "bsprun did not exit 130 after Ctrl-C"
 sleep 0.5
 left=$(pgrep -f "$marker" | wc -l)
