@@ -55,7 +55,8 @@ std::multimap<pid_t, pid_t> children_by_parent() {
     const char* close_paren = std::strrchr(buf, ')');
     char state = 0;
     long ppid = 0;
-    if (close_paren && std::sscanf(close_paren + 1, " %c %ld", &state, &ppid) == 2)
+    // Zombies have finished; they only wait to be reaped.
+    if (close_paren && std::sscanf(close_paren + 1, " %c %ld", &state, &ppid) == 2 && state != 'Z')
       tree.emplace(static_cast<pid_t>(ppid), static_cast<pid_t>(pid));
   }
   closedir(proc);
@@ -88,21 +89,34 @@ void signal_all(const std::vector<pid_t>& pids, int sig) {
 // processes were left.
 int stop_leftovers(double grace_s) {
   using Clock = std::chrono::steady_clock;
-  const pid_t self = getpid();
-  auto left = descendants_of(self);
-  if (left.empty()) {
+  auto after = [](double seconds) {
+    return Clock::now() +
+           std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  };
+  auto reap = [] {
     while (waitpid(-1, nullptr, WNOHANG) > 0) {
     }
-    return 0;
+  };
+  const pid_t self = getpid();
+  // mpirun may exit while ranks it already signalled are still dying: give them a moment.
+  const auto settle_until = after(0.5);
+  std::vector<pid_t> left;
+  for (;;) {
+    reap();
+    left = descendants_of(self);
+    if (left.empty()) return 0;
+    if (Clock::now() >= settle_until) break;
+    struct timespec pause {
+      0, 20 * 1000 * 1000
+    };
+    nanosleep(&pause, nullptr);
   }
   const int count = static_cast<int>(left.size());
   signal_all(left, SIGCONT);
   signal_all(left, SIGTERM);
-  const auto kill_at = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                          std::chrono::duration<double>(grace_s));
+  const auto kill_at = after(grace_s);
   for (;;) {
-    while (waitpid(-1, nullptr, WNOHANG) > 0) {
-    }
+    reap();
     left = descendants_of(self);
     if (left.empty()) return count;
     if (Clock::now() >= kill_at) signal_all(left, SIGKILL);
