@@ -193,6 +193,12 @@ DESCRIPTION
     Output of every process comes back to this terminal. If a process fails or calls
     bsp_abort the whole job stops and bsprun exits non-zero.
 
+    Stopping. Ctrl-C, SIGTERM, SIGHUP and SIGQUIT stop the whole job: the signal goes
+    to mpirun, which stops every process. Should the job still run 5 s later, bsprun
+    sends SIGTERM to every process of it itself, and SIGKILL 15 s after the signal.
+    Local processes that outlive mpirun (if mpirun crashes or is killed) are stopped
+    by bsprun too, which says so; nothing of the job is left running on this machine.
+
 OPTIONS
     -p N, --procs N
         Number of processes to start (a positive whole number). Required unless --rsl.
