@@ -7,6 +7,10 @@
 #include <cstdio>
 #include <cstdlib>
 
+// Open MPI 4 (ORTE) prints a multi-line MPI_ABORT banner from the aborting process unless this
+// flag of its run-time is set; ours is the message the user needs. Weak: absent elsewhere.
+extern "C" bool orte_execute_quiet __attribute__((weak));
+
 namespace bspg {
 namespace {
 
@@ -38,7 +42,11 @@ void stagger(int pid) {
 [[noreturn]] void stop_everything() {
   fflush(stdout);
   fflush(stderr);
-  if (mpi_running()) MPI_Abort(MPI_COMM_WORLD, 1);
+  if (mpi_running()) {
+    if (&orte_execute_quiet != nullptr && std::getenv("BSPG_MPI_ABORT_BANNER") == nullptr)
+      orte_execute_quiet = true;
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
   _exit(1);
 }
 
