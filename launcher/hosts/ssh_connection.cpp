@@ -90,6 +90,10 @@ std::string Connection::open(Clock::time_point deadline) {
   // config that ssh_config_for writes for Open MPI's ssh).
   if (ssh_options_parse_config(session_, nullptr) < 0)
     return "cannot read the ssh configuration: " + std::string(ssh_get_error(session_));
+  // libssh reads LogLevel from that configuration but maps OpenSSH's quiet levels (ERROR, INFO)
+  // to levels at which it prints its own traces on stderr; bsprun reports problems itself.
+  const int no_log = SSH_LOG_NOLOG;
+  ssh_options_set(session_, SSH_OPTIONS_LOG_VERBOSITY, &no_log);
   if (!host_.user.empty()) ssh_options_set(session_, SSH_OPTIONS_USER, host_.user.c_str());
   if (host_.port != 22) {
     const unsigned int port = static_cast<unsigned int>(host_.port);

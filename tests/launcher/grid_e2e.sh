@@ -248,6 +248,31 @@ stage)
   [ "$staged" != "$dir/where-copy" ] || fail "the staged path is the local path"
   ;;
 
+plain_ssh_config)
+  # An Open MPI style plain host file naming ssh aliases only: address, user, key and known_hosts
+  # come from the user's ~/.ssh/config, for the probe (libssh) and for Open MPI's ssh alike. The
+  # user's ~/.ssh is replaced, in a private mount namespace of this run only, by one holding the
+  # emulated hosts' client configuration.
+  start_hosts 0.1 3.0
+  home=$(getent passwd "$(id -un)" | cut -d: -f6)
+  mkdir -p dotssh && cp ssh_config dotssh/config
+  printf '# aliases from ~/.ssh/config\nemu1 slots=2\nemu2 slots=2\n' >plain.txt
+  if [ -d "$home/.ssh" ]; then target=$home/.ssh; else target=$home; mkdir -p dothome/.ssh && cp ssh_config dothome/.ssh/config; fi
+  source_dir=$dir/dotssh
+  [ "$target" = "$home" ] && source_dir=$dir/dothome
+  echo "---- bsprun (with $source_dir bind-mounted on $target) -p 2 --hostfile plain.txt"
+  timeout --kill-after=5 90 unshare -m --propagation private sh -c 'mount --bind "$1" "$2" && shift 2 && exec "$@"' \
+    sh "$source_dir" "$target" "$BSPRUN" -p 2 --hostfile plain.txt --rsl-out job.rsl "$WHERE" >"$out" 2>"$err" </dev/null
+  status=$?
+  cat "$err" "$out" | sed 's/^/    | /'
+  expect_status 0
+  expect_match "$err" "^emu1 +emu1 +2 +0\.10 .* 2 \(subjob 0\)$"
+  expect_match "$err" "^emu2 +emu2 +2 +3\.00 .* 0 \(not needed"
+  expect_count "$out" "^rank [01] of 2 on emu1 subjob 0 of 1 sizes 2$" 2
+  expect_match job.rsl 'resourceManagerContact="?emu1"?'
+  expect_count "$err" '^\[[0-9]{4}/' 0   # no libssh traces, whatever LogLevel the config sets
+  ;;
+
 *)
   echo "unknown scenario $scenario"
   exit 2
