@@ -175,6 +175,7 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
     result.started = false;
     result.error = std::string("fork: ") + std::strerror(errno);
     close(error_pipe[0]);
+    prctl(PR_SET_CHILD_SUBREAPER, 0);
     sigprocmask(SIG_SETMASK, &previous, nullptr);
     sigaction(SIGCHLD, &old_chld, nullptr);
     return result;
