@@ -84,44 +84,41 @@ void signal_all(const std::vector<pid_t>& pids, int sig) {
   for (pid_t p : pids) kill(p, sig);
 }
 
+// SIGTERM, with SIGCONT first so that stopped processes act on it.
+void terminate_all(const std::vector<pid_t>& pids) {
+  signal_all(pids, SIGCONT);
+  signal_all(pids, SIGTERM);
+}
+
+using Clock = std::chrono::steady_clock;
+
+Clock::duration seconds(double s) {
+  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+}
+
 // After mpirun is gone: stop and reap what of the job is left (orphaned ranks became our
-// children because we are a subreaper). SIGTERM first, SIGKILL after grace_s. Returns how many
-// processes were left.
+// children because we are a subreaper). mpirun may exit while ranks it already signalled are
+// still dying, so they get 0.5 s to go by themselves; then SIGTERM, and SIGKILL grace_s later.
+// Returns how many processes had to be stopped.
 int stop_leftovers(double grace_s) {
-  using Clock = std::chrono::steady_clock;
-  auto after = [](double seconds) {
-    return Clock::now() +
-           std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
-  };
-  auto reap = [] {
+  const pid_t self = getpid();
+  const auto terminate_at = Clock::now() + seconds(0.5);
+  Clock::time_point kill_at{};
+  int stopped = 0;
+  for (;;) {
     while (waitpid(-1, nullptr, WNOHANG) > 0) {
     }
-  };
-  const pid_t self = getpid();
-  // mpirun may exit while ranks it already signalled are still dying: give them a moment.
-  const auto settle_until = after(0.5);
-  std::vector<pid_t> left;
-  for (;;) {
-    reap();
-    left = descendants_of(self);
-    if (left.empty()) return 0;
-    if (Clock::now() >= settle_until) break;
+    const auto left = descendants_of(self);
+    if (left.empty()) return stopped;
+    const auto now = Clock::now();
+    if (stopped == 0 && now >= terminate_at) {
+      stopped = static_cast<int>(left.size());
+      terminate_all(left);
+      kill_at = now + seconds(grace_s);
+    }
+    if (stopped > 0 && now >= kill_at) signal_all(left, SIGKILL);
     struct timespec pause {
       0, 20 * 1000 * 1000
-    };
-    nanosleep(&pause, nullptr);
-  }
-  const int count = static_cast<int>(left.size());
-  signal_all(left, SIGCONT);
-  signal_all(left, SIGTERM);
-  const auto kill_at = after(grace_s);
-  for (;;) {
-    reap();
-    left = descendants_of(self);
-    if (left.empty()) return count;
-    if (Clock::now() >= kill_at) signal_all(left, SIGKILL);
-    struct timespec pause {
-      0, 50 * 1000 * 1000
     };
     nanosleep(&pause, nullptr);
   }
@@ -193,13 +190,9 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
     result.error = "cannot run " + argv[0] + ": " + std::strerror(exec_errno);
   }
 
-  using Clock = std::chrono::steady_clock;
-  const auto start = Clock::now();
   const bool limited = time_limit_s > 0;
-  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
-                                    std::chrono::duration<double>(time_limit_s));
-  const auto grace =
-      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(kill_grace_s));
+  const auto deadline = Clock::now() + seconds(time_limit_s);
+  const auto grace = seconds(kill_grace_s);
   bool stop_requested = false;
   bool job_terminated = false;
   Clock::time_point terminate_at{}, kill_at{};
@@ -223,9 +216,7 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
     // mpirun has not wound the job down by itself: stop every process of it directly.
     if (stop_requested && !job_terminated && now >= terminate_at) {
       job_terminated = true;
-      auto job = descendants_of(pid);
-      signal_all(job, SIGCONT);
-      signal_all(job, SIGTERM);
+      terminate_all(descendants_of(pid));
       kill(target, SIGTERM);
     }
     if (stop_requested && now >= kill_at) {
