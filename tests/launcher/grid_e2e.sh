@@ -31,10 +31,11 @@ failures=0
 out=$dir/out err=$dir/err status=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
-# run_bsprun ARGS...: stdout to $out, stderr to $err, exit status in $status.
+# run_bsprun ARGS...: stdout to $out, stderr to $err, exit status in $status. If the array
+# wrap is set, bsprun runs under that command prefix.
 run_bsprun() {
-  echo "---- bsprun $*"
-  timeout --kill-after=5 90 "$BSPRUN" "$@" >"$out" 2>"$err" </dev/null
+  echo "---- ${wrap[*]+${wrap[*]} }bsprun $*"
+  timeout --kill-after=5 90 ${wrap[@]+"${wrap[@]}"} "$BSPRUN" "$@" >"$out" 2>"$err" </dev/null
   status=$?
   cat "$err" "$out" | sed 's/^/    | /'
 }
@@ -254,17 +255,14 @@ plain_ssh_config)
   # user's ~/.ssh is replaced, in a private mount namespace of this run only, by one holding the
   # emulated hosts' client configuration.
   start_hosts 0.1 3.0
-  home=$(getent passwd "$(id -un)" | cut -d: -f6)
-  mkdir -p dotssh && cp ssh_config dotssh/config
   printf '# aliases from ~/.ssh/config\nemu1 slots=2\nemu2 slots=2\n' >plain.txt
-  if [ -d "$home/.ssh" ]; then target=$home/.ssh; else target=$home; mkdir -p dothome/.ssh && cp ssh_config dothome/.ssh/config; fi
-  source_dir=$dir/dotssh
-  [ "$target" = "$home" ] && source_dir=$dir/dothome
-  echo "---- bsprun (with $source_dir bind-mounted on $target) -p 2 --hostfile plain.txt"
-  timeout --kill-after=5 90 unshare -m --propagation private sh -c 'mount --bind "$1" "$2" && shift 2 && exec "$@"' \
-    sh "$source_dir" "$target" "$BSPRUN" -p 2 --hostfile plain.txt --rsl-out job.rsl "$WHERE" >"$out" 2>"$err" </dev/null
-  status=$?
-  cat "$err" "$out" | sed 's/^/    | /'
+  mkdir -p fakehome/.ssh && cp ssh_config fakehome/.ssh/config
+  home=$(getent passwd "$(id -un)" | cut -d: -f6)
+  # Bind over ~/.ssh if there is one, else over the home directory itself.
+  if [ -d "$home/.ssh" ]; then source=$dir/fakehome/.ssh target=$home/.ssh; else source=$dir/fakehome target=$home; fi
+  wrap=(unshare -m --propagation private sh -c 'mount --bind "$1" "$2" && shift 2 && exec "$@"' sh "$source" "$target")
+  run_bsprun -p 2 --hostfile plain.txt --rsl-out job.rsl "$WHERE"
+  unset wrap
   expect_status 0
   expect_match "$err" "^emu1 +emu1 +2 +0\.10 .* 2 \(subjob 0\)$"
   expect_match "$err" "^emu2 +emu2 +2 +3\.00 .* 0 \(not needed"
