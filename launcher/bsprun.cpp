@@ -37,8 +37,13 @@ int run_mpirun(const std::vector<std::string>& argv, const Options& opt) {
     std::cerr << "bsprun: time limit of " << opt.time_limit_s << " s reached; the job was stopped\n";
     return kExitTimeLimit;
   }
-  // Stopped on request (Ctrl-C, kill): report it the way a shell would.
-  if (r.forwarded_signal && r.exit_status != 0) return 128 + r.forwarded_signal;
+  // Stopped on request (Ctrl-C, kill): end as if killed by that signal (status 128+signal),
+  // so that a script running bsprun stops as well.
+  if (r.forwarded_signal && r.exit_status != 0) {
+    std::cout.flush();
+    std::cerr.flush();
+    exit_as_killed_by(r.forwarded_signal);
+  }
   return r.exit_status;
 }
 

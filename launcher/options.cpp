@@ -198,6 +198,8 @@ DESCRIPTION
     sends SIGTERM to every process of it itself, and SIGKILL 15 s after the signal.
     Local processes that outlive mpirun (if mpirun crashes or is killed) are stopped
     by bsprun too, which says so; nothing of the job is left running on this machine.
+    Once the job is down, bsprun ends by the same signal (SIGQUIT: exit status 131),
+    so a shell script or loop that runs bsprun stops there too instead of going on.
 
 OPTIONS
     -p N, --procs N
@@ -260,7 +262,8 @@ EXIT STATUS
             RSL file, mpirun not found)
     126     PROGRAM is not executable
     127     PROGRAM not found
-    128+S   the job was stopped by signal S (e.g. 130 after Ctrl-C)
+    128+S   the job was stopped by signal S, and bsprun ended by S itself (a shell
+            shows 130 after Ctrl-C, 143 after SIGTERM)
 
 EXAMPLES
     bsprun -p 4 ./inprod 1000

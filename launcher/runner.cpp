@@ -252,4 +252,17 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
   return result;
 }
 
+void exit_as_killed_by(int sig) {
+  std::fflush(nullptr);
+  if (sig != SIGQUIT) {
+    std::signal(sig, SIG_DFL);
+    sigset_t only;
+    sigemptyset(&only);
+    sigaddset(&only, sig);
+    sigprocmask(SIG_UNBLOCK, &only, nullptr);
+    raise(sig);
+  }
+  _exit(128 + sig);  // SIGQUIT, or the signal did not end us
+}
+
 }  // namespace bspg::launcher

@@ -27,6 +27,12 @@ struct RunResult {
 RunResult run_job(const std::vector<std::string>& argv, double time_limit_s,
                   double kill_grace_s = 15);
 
+// Ends this process the way signal sig would have (default action, so the parent sees
+// "killed by sig"). A shell running bsprun in a script or loop stops there too, as it does for
+// any program stopped by Ctrl-C; an exit(130) would make it carry on with the next command.
+// SIGQUIT, whose default action dumps core, ends with exit status 128+SIGQUIT instead.
+[[noreturn]] void exit_as_killed_by(int sig);
+
 }  // namespace bspg::launcher
 
 #endif
