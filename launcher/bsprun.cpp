@@ -39,11 +39,7 @@ int run_mpirun(const std::vector<std::string>& argv, const Options& opt) {
   }
   // Stopped on request (Ctrl-C, kill): end as if killed by that signal (status 128+signal),
   // so that a script running bsprun stops as well.
-  if (r.forwarded_signal && r.exit_status != 0) {
-    std::cout.flush();
-    std::cerr.flush();
-    exit_as_killed_by(r.forwarded_signal);
-  }
+  if (r.forwarded_signal && r.exit_status != 0) exit_as_killed_by(r.forwarded_signal);
   return r.exit_status;
 }
 

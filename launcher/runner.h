@@ -31,6 +31,7 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s,
 // "killed by sig"). A shell running bsprun in a script or loop stops there too, as it does for
 // any program stopped by Ctrl-C; an exit(130) would make it carry on with the next command.
 // SIGQUIT, whose default action dumps core, ends with exit status 128+SIGQUIT instead.
+// Flushes stdio first (std::cout and std::cerr write through it: they are synced with stdio).
 [[noreturn]] void exit_as_killed_by(int sig);
 
 }  // namespace bspg::launcher

@@ -1,5 +1,6 @@
 # job_helpers.sh - sourced by the local-path signal tests: start a bsprun job that sleeps, wait
 # until its ranks run, wait for bsprun to end. Everything started is killed by pid on exit.
+# A test that starts its job itself sets pid, marker and out, and uses the rest.
 #   start_sleeping_job BSPRUN PROG   sets pid (bsprun), marker (on every rank's command line), out
 #   wait_for_ranks N                 fails unless N ranks printed their line within 20 s
 #   wait_for_exit WHAT               sets status; fails unless bsprun ended within 20 s
