@@ -9,7 +9,12 @@
 #ifndef BSP_H
 #define BSP_H
 
+/* What other BSPlibs' bsp.h bring in, and programs written for them rely on: the Oxford toolset's
+ * <stdio.h>, BSPonMPI's and MulticoreBSP's <stddef.h> and <stdint.h>. */
 #include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -21,8 +26,12 @@ extern "C" {
 #define BSP_NORETURN
 #endif
 
-/* Size type of later BSPlib revisions (MulticoreBSP, BSPonMPI 1.x); the 1998 standard uses int. */
-typedef int bsp_size_t;
+/* Types of later BSPlib revisions (MulticoreBSP, BSPonMPI 1.x). The 1998 standard uses int for
+ * all three, and so do bspg's calls: a program that declares its variables with these types passes
+ * them to bsp_qsize, bsp_get_tag etc. without conversions. */
+typedef int bsp_size_t;   /* sizes and offsets in bytes */
+typedef int bsp_pid_t;    /* process ids */
+typedef int bsp_nprocs_t; /* process counts, and message counts (bsp_qsize) */
 
 /* --- SPMD ------------------------------------------------------------------------------- */
 
@@ -76,9 +85,18 @@ void bsp_put(int pid, const void *src, void *dst, int offset, int nbytes);
 void bsp_get(int pid, const void *src, int offset, void *dst, int nbytes);
 
 /* Unbuffered variants: src (hpput) must not change, and dst (hpget) may be written, at any
- * time up to the next bsp_sync. */
+ * time up to the next bsp_sync. Transfers of 64 KiB and more go straight from src into the
+ * remote registered memory (hpput) and from it into dst (hpget), with no copy in between:
+ * moving n bytes needs no memory beyond the two areas. O(nbytes) at the sync. */
 void bsp_hpput(int pid, const void *src, void *dst, int offset, int nbytes);
 void bsp_hpget(int pid, const void *src, int offset, void *dst, int nbytes);
+
+/* Extension (MulticoreBSP, BSPonMPI 1.x): read nbytes at offset bytes into the area registered
+ * as src on process pid into dst now, and return when they are here. It reads the remote memory
+ * as it is at that moment (not as of any sync); with a remote process busy outside the library
+ * the read completes when that process next enters it (any bspg call, e.g. its next bsp_sync).
+ * O(nbytes) plus a round trip. */
+void bsp_direct_get(int pid, const void *src, int offset, void *dst, int nbytes);
 
 /* --- BSMP ------------------------------------------------------------------------------- */
 
@@ -90,13 +108,19 @@ void bsp_set_tagsize(int *tag_nbytes);
  * after the next bsp_sync. O(tagsize + payload_nbytes). */
 void bsp_send(int pid, const void *tag, const void *payload, int payload_nbytes);
 
+/* Extension (MulticoreBSP, BSPonMPI 1.x): bsp_send without the copy at call time. tag and
+ * payload must not change until the next bsp_sync; payloads of 1 KiB and more are moved
+ * straight from them into the receiver's queue. O(tagsize) now. */
+void bsp_hpsend(int pid, const void *tag, const void *payload, int payload_nbytes);
+
 /* Messages still queued and their total payload bytes. O(1). */
 void bsp_qsize(int *nmessages, int *accum_nbytes);
 
 /* Payload size of the first queued message (-1 if none) and its tag. O(tagsize). */
 void bsp_get_tag(int *status, void *tag);
 
-/* Copy at most reception_nbytes of the first message's payload, and remove it. O(bytes). */
+/* Copy at most reception_nbytes of the first message's payload, and remove it. Misuse when the
+ * queue is empty. O(bytes). */
 void bsp_move(void *payload, int reception_nbytes);
 
 /* Point at the first message's tag and payload (valid until the next bsp_sync), remove it,

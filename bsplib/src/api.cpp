@@ -10,7 +10,6 @@
 #include "bsp.h"
 #include "bspg.h"
 #include "errors.hpp"
-#include "outbox.hpp"
 #include "runtime.hpp"
 
 using bspg::fail;
@@ -73,29 +72,31 @@ inline int remote_slot(const char* call, const char* role, const char* verb, con
   return slot;
 }
 
-inline void put(const char* call, int pid, const void* src, void* dst, int offset, int nbytes) {
+inline void put(const char* call, int pid, const void* src, void* dst, int offset, int nbytes, bool unbuffered) {
   Runtime& rt = spmd(call);
   check_transfer(call, rt, pid, offset, nbytes);
   if (nbytes == 0) return;
   int slot = remote_slot(call, "destination", "writes", rt, dst, pid, offset, nbytes);
   if (__builtin_expect(src == nullptr, 0)) fail(call, "source is NULL");
-  if (static_cast<std::uint32_t>(nbytes) >= Runtime::kDirectPutBytes &&
-      rt.try_direct_put(pid, slot, static_cast<std::uint32_t>(offset), src, static_cast<std::uint32_t>(nbytes)))
-    return;
-  bspg::pack_put(rt.outbox[static_cast<std::size_t>(pid)], slot, static_cast<std::uint32_t>(offset), src,
-                 static_cast<std::uint32_t>(nbytes));
+  rt.put(pid, slot, static_cast<std::uint32_t>(offset), src, static_cast<std::uint32_t>(nbytes), unbuffered);
 }
 
-inline void get(const char* call, int pid, const void* src, int offset, void* dst, int nbytes) {
+inline void get(const char* call, int pid, const void* src, int offset, void* dst, int nbytes, bool unbuffered) {
   Runtime& rt = spmd(call);
   check_transfer(call, rt, pid, offset, nbytes);
   if (nbytes == 0) return;
   int slot = remote_slot(call, "source", "reads", rt, src, pid, offset, nbytes);
   if (__builtin_expect(dst == nullptr, 0)) fail(call, "destination is NULL");
-  auto server = static_cast<std::size_t>(pid);
-  bspg::pack_get(rt.outbox[server], slot, static_cast<std::uint32_t>(offset), static_cast<std::uint32_t>(nbytes));
-  rt.gets[server].push_back({static_cast<char*>(dst), static_cast<std::uint32_t>(nbytes)});
-  rt.get_bytes[server] += static_cast<std::uint64_t>(nbytes);
+  rt.get(pid, slot, static_cast<std::uint32_t>(offset), dst, static_cast<std::uint32_t>(nbytes), unbuffered);
+}
+
+void send(const char* call, int pid, const void* tag, const void* payload, int payload_nbytes, bool unbuffered) {
+  Runtime& rt = spmd(call);
+  check_pid(call, rt, pid);
+  if (payload_nbytes < 0) fail(call, "negative size %d", payload_nbytes);
+  if (tag == nullptr && rt.tag_nbytes > 0) fail(call, "tag is NULL but the tag size is %u bytes", rt.tag_nbytes);
+  if (payload == nullptr && payload_nbytes > 0) fail(call, "payload is NULL with size %d", payload_nbytes);
+  rt.send(pid, tag, payload, static_cast<std::uint32_t>(payload_nbytes), unbuffered);
 }
 
 bspg::Group& member_group(const char* call, int handle) {
@@ -209,30 +210,34 @@ void bsp_push_reg(const void* ident, int size) {
 
 void bsp_pop_reg(const void* ident) {
   Runtime& rt = spmd("bsp_pop_reg");
-  switch (rt.registry.pop(ident)) {
-    case bspg::Registry::PopResult::Ok: return;
-    case bspg::Registry::PopResult::OnlyPending:
-      fail("bsp_pop_reg", "%p is not registered yet: its bsp_push_reg takes effect at the next bsp_sync", ident);
-    case bspg::Registry::PopResult::NotRegistered:
-      fail("bsp_pop_reg", "%p is not registered (or all its registrations are already popped)", ident);
-  }
+  // A registration pushed in this superstep may be popped too: both take effect at the sync, in order.
+  if (!rt.registry.pop(ident))
+    fail("bsp_pop_reg", "%p is not registered (or all its registrations are already popped)", ident);
 }
 
 void bsp_put(int pid, const void* src, void* dst, int offset, int nbytes) {
-  put("bsp_put", pid, src, dst, offset, nbytes);
+  put("bsp_put", pid, src, dst, offset, nbytes, false);
 }
 
 void bsp_hpput(int pid, const void* src, void* dst, int offset, int nbytes) {
-  // Copying now is one valid timing of an unbuffered put ("any time up to the sync").
-  put("bsp_hpput", pid, src, dst, offset, nbytes);
+  put("bsp_hpput", pid, src, dst, offset, nbytes, true);
 }
 
 void bsp_get(int pid, const void* src, int offset, void* dst, int nbytes) {
-  get("bsp_get", pid, src, offset, dst, nbytes);
+  get("bsp_get", pid, src, offset, dst, nbytes, false);
 }
 
 void bsp_hpget(int pid, const void* src, int offset, void* dst, int nbytes) {
-  get("bsp_hpget", pid, src, offset, dst, nbytes);
+  get("bsp_hpget", pid, src, offset, dst, nbytes, true);
+}
+
+void bsp_direct_get(int pid, const void* src, int offset, void* dst, int nbytes) {
+  Runtime& rt = spmd("bsp_direct_get");
+  check_transfer("bsp_direct_get", rt, pid, offset, nbytes);
+  if (nbytes == 0) return;
+  int slot = remote_slot("bsp_direct_get", "source", "reads", rt, src, pid, offset, nbytes);
+  if (__builtin_expect(dst == nullptr, 0)) fail("bsp_direct_get", "destination is NULL");
+  rt.direct_get(pid, slot, static_cast<std::uint32_t>(offset), dst, static_cast<std::uint32_t>(nbytes));
 }
 
 void bsp_set_tagsize(int* tag_nbytes) {
@@ -244,13 +249,11 @@ void bsp_set_tagsize(int* tag_nbytes) {
 }
 
 void bsp_send(int pid, const void* tag, const void* payload, int payload_nbytes) {
-  Runtime& rt = spmd("bsp_send");
-  check_pid("bsp_send", rt, pid);
-  if (payload_nbytes < 0) fail("bsp_send", "negative size %d", payload_nbytes);
-  if (tag == nullptr && rt.tag_nbytes > 0) fail("bsp_send", "tag is NULL but the tag size is %u bytes", rt.tag_nbytes);
-  if (payload == nullptr && payload_nbytes > 0) fail("bsp_send", "payload is NULL with size %d", payload_nbytes);
-  bspg::pack_message(rt.outbox[static_cast<std::size_t>(pid)], tag, rt.tag_nbytes, payload,
-                     static_cast<std::uint32_t>(payload_nbytes));
+  send("bsp_send", pid, tag, payload, payload_nbytes, false);
+}
+
+void bsp_hpsend(int pid, const void* tag, const void* payload, int payload_nbytes) {
+  send("bsp_hpsend", pid, tag, payload, payload_nbytes, true);
 }
 
 void bsp_qsize(int* nmessages, int* accum_nbytes) {
@@ -277,7 +280,8 @@ void bsp_get_tag(int* status, void* tag) {
 void bsp_move(void* payload, int reception_nbytes) {
   Runtime& rt = spmd("bsp_move");
   if (reception_nbytes < 0) fail("bsp_move", "negative size %d", reception_nbytes);
-  if (rt.queue_head == rt.queue.size()) return;
+  if (rt.queue_head == rt.queue.size())
+    fail("bsp_move", "the message queue is empty (check bsp_qsize or bsp_get_tag's status first)");
   const bspg::Message& m = rt.queue[rt.queue_head];
   std::uint32_t n = m.payload_nbytes < static_cast<std::uint32_t>(reception_nbytes)
                         ? m.payload_nbytes

@@ -1,98 +1,172 @@
 #include "registry.hpp"
 
 #include <algorithm>
-#include <functional>
 
 namespace bspg {
 
-Registry::PopResult Registry::pop(const void* address) {
-  auto it = by_address_.find(address);
-  if (it != by_address_.end()) {
-    // Most recent registration of this address that is not already being popped.
-    for (auto slot = it->second.rbegin(); slot != it->second.rend(); ++slot) {
-      if (std::find(pending_pops_.begin(), pending_pops_.end(), *slot) == pending_pops_.end()) {
-        pending_pops_.push_back(*slot);
-        return PopResult::Ok;
-      }
-    }
+void Registry::push(const void* address, std::int64_t size) {
+  ops_.push_back({true, address, size, 0});
+  ++push_count_;
+}
+
+bool Registry::consumed(std::uint64_t code) const {
+  return std::find(consumed_.begin(), consumed_.end(), code) != consumed_.end();
+}
+
+bool Registry::pop(const void* address) {
+  // Candidates, most recent first: this superstep's pushes of address, then its live slots.
+  std::vector<std::uint64_t> candidates;
+  std::size_t push_number = push_count_;
+  for (auto op = ops_.rbegin(); op != ops_.rend(); ++op) {
+    if (!op->is_push) continue;
+    --push_number;
+    if (op->address == address && !consumed(kPendingPush | (push_number + 1)))
+      candidates.push_back(kPendingPush | (push_number + 1));
   }
-  return is_pending_push(address) ? PopResult::OnlyPending : PopResult::NotRegistered;
+  if (auto it = by_address_.find(address); it != by_address_.end())
+    for (auto slot = it->second.rbegin(); slot != it->second.rend(); ++slot)
+      if (!consumed(static_cast<std::uint64_t>(*slot) + 1)) candidates.push_back(static_cast<std::uint64_t>(*slot) + 1);
+  if (candidates.empty()) return false;
+  // The most recent is taken (tentatively, for a flexible pop: it decides what a later pop takes).
+  consumed_.push_back(candidates.front());
+  const bool flexible = address == nullptr && candidates.size() > 1;
+  ops_.push_back({false, address, 0, flexible ? 0 : candidates.front()});
+  ++pop_count_;
+  return true;
 }
 
 bool Registry::is_pending_push(const void* address) const {
-  for (const Pending& p : pending_pushes_)
-    if (p.address == address) return true;
+  for (const Op& op : ops_)
+    if (op.is_push && op.address == address) return true;
   return false;
 }
 
-std::uint64_t Registry::pending_pop_digest() const {
-  std::uint64_t digest = 1469598103934665603ull;  // FNV-1a over the slot ids, in order
-  for (int slot : pending_pops_) {
-    digest ^= static_cast<std::uint64_t>(slot) + 1;
+bool Registry::overlaps_local(const void* address, std::uint64_t n) const {
+  const auto begin = reinterpret_cast<std::uintptr_t>(address);
+  for (const auto& [area, slots] : by_address_) {
+    if (area == nullptr || slots.empty()) continue;
+    const auto start = reinterpret_cast<std::uintptr_t>(area);
+    for (int slot : slots) {
+      const auto bytes = static_cast<std::uint64_t>(owner_size_[static_cast<std::size_t>(slot)]);
+      if (begin < start + bytes && start < begin + n) return true;
+    }
+  }
+  return false;
+}
+
+std::uint64_t Registry::op_order_digest() const {
+  std::uint64_t digest = 1469598103934665603ull;  // FNV-1a over the kinds, in order
+  for (const Op& op : ops_) {
+    digest ^= op.is_push ? 1u : 2u;
     digest *= 1099511628211ull;
   }
   return digest;
 }
 
+std::vector<std::uint64_t> Registry::pop_codes() const {
+  std::vector<std::uint64_t> codes;
+  for (const Op& op : ops_)
+    if (!op.is_push) codes.push_back(op.code);
+  return codes;
+}
+
+std::string Registry::describe_pop(std::uint64_t code) {
+  if (code & kPendingPush)
+    return "the area of its bsp_push_reg number " + std::to_string(code & ~kPendingPush) + " of this superstep";
+  return "the registration in slot " + std::to_string(code - 1);
+}
+
 std::vector<std::uint64_t> Registry::pending_push_words() const {
   std::vector<std::uint64_t> words;
-  words.reserve(2 * pending_pushes_.size());
-  for (const Pending& p : pending_pushes_) {
-    words.push_back(reinterpret_cast<std::uintptr_t>(p.address));
-    words.push_back(static_cast<std::uint64_t>(p.size));
+  words.reserve(2 * push_count_);
+  for (const Op& op : ops_) {
+    if (!op.is_push) continue;
+    words.push_back(reinterpret_cast<std::uintptr_t>(op.address));
+    words.push_back(static_cast<std::uint64_t>(op.size));
   }
   return words;
 }
 
 int Registry::allocate_slot() {
   if (!free_slots_.empty()) {
-    int slot = free_slots_.back();
-    free_slots_.pop_back();
+    int slot = *free_slots_.begin();
+    free_slots_.erase(free_slots_.begin());
     return slot;
   }
   int slot = static_cast<int>(owner_.size());
   owner_.push_back(nullptr);
+  owner_size_.push_back(0);
+  live_.push_back(false);
   addresses_.resize(addresses_.size() + static_cast<std::size_t>(nprocs_), nullptr);
   sizes_.resize(sizes_.size() + static_cast<std::size_t>(nprocs_), -1);
   return slot;
 }
 
-void Registry::apply(const std::vector<std::uint64_t>& gathered) {
-  cached_address_ = nullptr;
-  cached_slot_ = -1;
-  for (int slot : pending_pops_) {
-    auto& stack = by_address_[owner_[static_cast<std::size_t>(slot)]];
-    stack.erase(std::find(stack.begin(), stack.end(), slot));
-    if (stack.empty()) by_address_.erase(owner_[static_cast<std::size_t>(slot)]);
-    for (int pid = 0; pid < nprocs_; ++pid) {
-      addresses_[index(slot, pid)] = nullptr;
-      sizes_[index(slot, pid)] = -1;
-    }
-    owner_[static_cast<std::size_t>(slot)] = nullptr;
-    free_slots_.push_back(slot);
+void Registry::remove_slot(int slot, Change& change) {
+  const void* owner = owner_[static_cast<std::size_t>(slot)];
+  auto& stack = by_address_[owner];
+  stack.erase(std::find(stack.begin(), stack.end(), slot));
+  if (stack.empty()) by_address_.erase(owner);
+  change.removed.push_back(const_cast<char*>(static_cast<const char*>(owner)));
+  for (int pid = 0; pid < nprocs_; ++pid) {
+    addresses_[index(slot, pid)] = nullptr;
+    sizes_[index(slot, pid)] = -1;
   }
-  std::sort(free_slots_.begin(), free_slots_.end(), std::greater<int>());
-  pending_pops_.clear();
-
-  const std::size_t count = pending_pushes_.size();
-  for (std::size_t k = 0; k < count; ++k) {
-    int slot = allocate_slot();
-    for (int pid = 0; pid < nprocs_; ++pid) {
-      std::size_t base = (static_cast<std::size_t>(pid) * count + k) * 2;
-      addresses_[index(slot, pid)] = reinterpret_cast<char*>(static_cast<std::uintptr_t>(gathered[base]));
-      sizes_[index(slot, pid)] = static_cast<std::int64_t>(gathered[base + 1]);
-    }
-    owner_[static_cast<std::size_t>(slot)] = pending_pushes_[k].address;
-    by_address_[pending_pushes_[k].address].push_back(slot);
-  }
-  pending_pushes_.clear();
+  owner_[static_cast<std::size_t>(slot)] = nullptr;
+  live_[static_cast<std::size_t>(slot)] = false;
+  --live_count_;
+  free_slots_.insert(slot);
 }
 
-std::size_t Registry::live_slots() const {
-  std::size_t live = 0;
-  for (std::size_t slot = 0; slot < owner_.size(); ++slot)
-    if (sizes_[slot * static_cast<std::size_t>(nprocs_)] >= 0) ++live;
-  return live;
+Registry::Change Registry::apply(const std::vector<std::uint64_t>& decided, const std::vector<std::uint64_t>& gathered) {
+  cached_address_ = nullptr;
+  cached_slot_ = -1;
+  Change change;
+  std::vector<int> pushed;  // slot of every push of this superstep, in order
+  std::size_t pop_number = 0;
+  for (const Op& op : ops_) {
+    if (op.is_push) {
+      const int slot = allocate_slot();
+      const std::size_t k = pushed.size();
+      for (int pid = 0; pid < nprocs_; ++pid) {
+        const std::size_t base = (static_cast<std::size_t>(pid) * push_count_ + k) * 2;
+        addresses_[index(slot, pid)] = reinterpret_cast<char*>(static_cast<std::uintptr_t>(gathered[base]));
+        sizes_[index(slot, pid)] = static_cast<std::int64_t>(gathered[base + 1]);
+      }
+      owner_[static_cast<std::size_t>(slot)] = op.address;
+      owner_size_[static_cast<std::size_t>(slot)] = op.size;
+      live_[static_cast<std::size_t>(slot)] = true;
+      ++live_count_;
+      by_address_[op.address].push_back(slot);
+      pushed.push_back(slot);
+      change.added.emplace_back(const_cast<char*>(static_cast<const char*>(op.address)), op.size);
+      continue;
+    }
+    const std::uint64_t code = op.code ? op.code : decided[pop_number];
+    ++pop_number;
+    int slot = -1;
+    if (code == 0) {
+      // Every process popped NULL flexibly: the most recent NULL registration, as everywhere.
+      auto it = by_address_.find(nullptr);
+      if (it != by_address_.end() && !it->second.empty()) slot = it->second.back();
+    } else if (code & kPendingPush) {
+      const std::uint64_t number = (code & ~kPendingPush) - 1;
+      if (number < pushed.size()) slot = pushed[number];
+    } else if (code - 1 < owner_.size() && live_[code - 1]) {
+      slot = static_cast<int>(code - 1);
+    }
+    if (slot < 0 || !live_[static_cast<std::size_t>(slot)] ||
+        (op.code == 0 && owner_[static_cast<std::size_t>(slot)] != nullptr)) {
+      change.error = "this process pops NULL, but the other processes pop " + describe_pop(code) +
+                     ", which this process did not register as NULL";
+      break;
+    }
+    remove_slot(slot, change);
+  }
+  ops_.clear();
+  consumed_.clear();
+  push_count_ = pop_count_ = 0;
+  return change;
 }
 
 }  // namespace bspg

@@ -1,9 +1,18 @@
 // registry.hpp - the registration table. The n-th live registration is the same slot on every
 // process; each slot knows every process's address and size for it, so a put or get is checked
 // against the remote process's size before anything is sent. No MPI in here.
+//
+// bsp_push_reg and bsp_pop_reg are collective and take effect at the next bsp_sync, in call order:
+// an area may be pushed and popped in the same superstep. A pop names the most recent registration
+// of its address that is not already being popped (pending pushes of this superstep first). A
+// process that registered NULL several times (it has no such array) cannot tell its NULL
+// registrations apart, so its pop of NULL is "flexible": it takes whichever NULL registration the
+// other processes pop. Slots freed by pops are reused lowest first, identically everywhere.
 #pragma once
 
 #include <cstdint>
+#include <set>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -14,10 +23,9 @@ class Registry {
   explicit Registry(int nprocs = 1) : nprocs_(nprocs) {}
 
   // --- calls made between syncs (local) ---
-  void push(const void* address, std::int64_t size) { pending_pushes_.push_back({address, size}); }
-  enum class PopResult { Ok, NotRegistered, OnlyPending };
-  // Marks the most recent live registration of address, not already being popped, for removal.
-  PopResult pop(const void* address);
+  void push(const void* address, std::int64_t size);
+  // False when address has no registration left to pop (live or pushed in this superstep).
+  bool pop(const void* address);
 
   // Slot of the most recent live registration of address, or -1.
   int lookup(const void* address) const {
@@ -29,44 +37,64 @@ class Registry {
     return cached_slot_;
   }
   bool is_pending_push(const void* address) const;
+  // True when [address, address+n) overlaps an area this process registered.
+  bool overlaps_local(const void* address, std::uint64_t n) const;
 
   char* address(int slot, int pid) const { return addresses_[index(slot, pid)]; }
   std::int64_t size(int slot, int pid) const { return sizes_[index(slot, pid)]; }
 
   // --- what the sync needs ---
-  std::size_t pending_push_count() const { return pending_pushes_.size(); }
-  const std::vector<int>& pending_pops() const { return pending_pops_; }
-  // Order-sensitive digest of the pending pops, so processes can compare them cheaply.
-  std::uint64_t pending_pop_digest() const;
+  std::size_t pending_push_count() const { return push_count_; }
+  std::size_t pending_pop_count() const { return pop_count_; }
+  // Digest of the order of this superstep's pushes and pops.
+  std::uint64_t op_order_digest() const;
+  // The registration each pop names, in call order: a code (slot + 1, or kPendingPush | (push
+  // number + 1) for an area pushed in this superstep) or 0 for a flexible NULL pop.
+  std::vector<std::uint64_t> pop_codes() const;
+  static constexpr std::uint64_t kPendingPush = std::uint64_t{1} << 62;
+  static std::string describe_pop(std::uint64_t code);
   // This process's pending pushes as (address, size) pairs, for the all-gather.
   std::vector<std::uint64_t> pending_push_words() const;
 
-  // Applies the pops, then the pushes; `gathered` holds every process's pending_push_words()
-  // in pid order (all of the same length). Slots freed by pops are reused lowest first, the same
-  // way on every process.
-  void apply(const std::vector<std::uint64_t>& gathered);
+  // Applies this superstep's pushes and pops in call order. decided: the agreed code of every pop
+  // (0 where all processes were flexible); gathered: every process's pending_push_words() in pid
+  // order. Returns "" or why this process cannot follow (a NULL pop the others resolved to an
+  // area this process did not register as NULL). Lists the local areas added and removed.
+  struct Change {
+    std::vector<std::pair<char*, std::int64_t>> added;
+    std::vector<char*> removed;
+    std::string error;
+  };
+  Change apply(const std::vector<std::uint64_t>& decided, const std::vector<std::uint64_t>& gathered);
 
-  std::size_t live_slots() const;
+  std::size_t live_slots() const { return live_count_; }
 
  private:
-  struct Pending {
+  struct Op {
+    bool is_push;
     const void* address;
-    std::int64_t size;
+    std::int64_t size;   // push
+    std::uint64_t code;  // pop: what it names (0 flexible)
   };
   std::size_t index(int slot, int pid) const {
-    return static_cast<std::size_t>(slot) * static_cast<std::size_t>(nprocs_) +
-           static_cast<std::size_t>(pid);
+    return static_cast<std::size_t>(slot) * static_cast<std::size_t>(nprocs_) + static_cast<std::size_t>(pid);
   }
   int allocate_slot();
+  void remove_slot(int slot, Change& change);
+  bool consumed(std::uint64_t code) const;
 
   int nprocs_;
   std::vector<char*> addresses_;      // [slot * nprocs + pid]
   std::vector<std::int64_t> sizes_;   // [slot * nprocs + pid]; -1 for a free slot
   std::vector<const void*> owner_;    // [slot]: this process's address for it
-  std::vector<int> free_slots_;       // kept sorted descending; back() is the lowest
-  std::unordered_map<const void*, std::vector<int>> by_address_;  // stack of slots per address
-  std::vector<Pending> pending_pushes_;
-  std::vector<int> pending_pops_;
+  std::vector<std::int64_t> owner_size_;  // [slot]: and its size
+  std::vector<bool> live_;            // [slot]
+  std::size_t live_count_ = 0;
+  std::set<int> free_slots_;          // reused lowest first
+  std::unordered_map<const void*, std::vector<int>> by_address_;  // live slots per address, oldest first
+  std::vector<Op> ops_;               // this superstep's pushes and pops, in call order
+  std::vector<std::uint64_t> consumed_;  // registrations this superstep's pops already name
+  std::size_t push_count_ = 0, pop_count_ = 0;
   mutable const void* cached_address_ = nullptr;
   mutable int cached_slot_ = -1;
 };

@@ -1,9 +1,11 @@
 #include "runtime.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
 #include "errors.hpp"
+#include "records.hpp"
 
 namespace bspg {
 
@@ -15,8 +17,13 @@ bool ensure_mpi() {
   MPI_Initialized(&initialized);
   if (initialized) return false;
   // Debian's Open MPI leaves only osc/rdma, which fails over TCP and for a single process; sm
-  // serves processes on one host and pt2pt everything else. A user's own choice wins.
+  // serves processes on one host and pt2pt everything else (and dynamic windows). A user's own
+  // choice wins.
   if (!std::getenv("OMPI_MCA_osc")) setenv("OMPI_MCA_osc", "sm,pt2pt", 0);
+  // The reduction that ends every superstep is non-blocking (so that waiting can sleep); for its
+  // few words recursive doubling takes log2(p) steps, fewer than libnbc's default choice.
+  if (!std::getenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm"))
+    setenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm", "4", 0);
   MPI_Init(nullptr, nullptr);
   return true;
 }
@@ -41,16 +48,13 @@ Runtime::Runtime(MPI_Comm comm_in, int pid_in, int nprocs_in)
       nprocs(nprocs_in),
       start_time(0),
       registry(nprocs_in),
-      outbox(static_cast<std::size_t>(nprocs_in)),
-      gets(static_cast<std::size_t>(nprocs_in)),
-      get_bytes(static_cast<std::size_t>(nprocs_in), 0),
-      mailbox_used(static_cast<std::size_t>(nprocs_in), 0) {
+      peers_(static_cast<std::size_t>(nprocs_in)) {
   std::vector<int> everyone(static_cast<std::size_t>(nprocs));
   for (int i = 0; i < nprocs; ++i) everyone[static_cast<std::size_t>(i)] = i;
-  groups.push_back(std::make_unique<Group>(comm, everyone, pid));
+  groups.push_back(std::make_unique<Group>(comm, everyone, pid, nprocs));
   world = groups[0].get();
-  world->exchange.open(comm, pid, nprocs);
-  mailbox.open(comm, pid, nprocs);
+  mailbox_.open(comm, pid, nprocs);
+  direct_.open(comm, pid);
 
   subjob = subjob_from_environment();
   std::vector<int> all(static_cast<std::size_t>(nprocs));
@@ -77,186 +81,282 @@ int Runtime::split(int color) {
   MPI_Comm_rank(group_comm, &rank);
   std::vector<int> members(static_cast<std::size_t>(size));
   MPI_Allgather(&pid, 1, MPI_INT, members.data(), 1, MPI_INT, group_comm);
-  groups.push_back(std::make_unique<Group>(group_comm, std::move(members), rank));
+  groups.push_back(std::make_unique<Group>(group_comm, std::move(members), rank, nprocs));
   return handle;
 }
 
+// ---- Recording the superstep's operations -----------------------------------------------------
+
+void Runtime::put(int dst, int slot, std::uint32_t offset, const void* src, std::uint32_t nbytes, bool unbuffered) {
+  Peer& p = peer(dst);
+  if (nbytes >= kMailboxBytes && p.way <= Way::Mailbox && mailbox_.available()) {
+    // Copied now into shared memory the receiver reads at the sync: one copy fewer than a stream.
+    const std::uint64_t record = kHeaderBytes + align4(nbytes);
+    if (p.mailbox_bytes + record <= mailbox_.region_bytes()) {
+      std::uint32_t header[3] = {static_cast<std::uint32_t>(slot) << 2 | kPut, offset, nbytes};
+      mailbox_.write(dst, p.mailbox_bytes, header, kHeaderBytes, src, nbytes);
+      p.mailbox_bytes += record;
+      p.way = Way::Mailbox;
+      mailbox_written_ = true;
+      return;
+    }
+  }
+  if (nbytes >= kDirectBytes && p.way <= Way::Direct) {
+    // Straight into the destination's registered memory at the sync: from the user's memory for
+    // bsp_hpput, from the call-time copy for bsp_put; never through a receive buffer.
+    DirectPut direct{dst, remote_address(slot, dst, offset), static_cast<const char*>(src), nbytes, nullptr};
+    if (!unbuffered) {
+      direct.copy.reset(new char[nbytes]);
+      std::memcpy(direct.copy.get(), src, nbytes);
+      direct.src = direct.copy.get();
+    }
+    direct_puts_.push_back(std::move(direct));
+    p.way = Way::Direct;
+    return;
+  }
+  pack_put(p.stream.records(), slot, offset, src, nbytes);
+  p.way = Way::Stream;
+}
+
+void Runtime::get(int server, int slot, std::uint32_t offset, void* dst, std::uint32_t nbytes, bool unbuffered) {
+  Peer& p = peer(server);
+  asks_for_data_ = true;
+  // A large get reads the server's memory straight into dst. For bsp_get only when dst is not
+  // registered memory: another process may read that memory in this superstep and must see it as it
+  // was, so the result can only be written once every read is done (the reply round).
+  if (nbytes >= kDirectBytes && (unbuffered || !registry.overlaps_local(dst, nbytes))) {
+    direct_gets_.push_back({server, remote_address(slot, server, offset), static_cast<char*>(dst), nbytes});
+    return;
+  }
+  pack_get(p.stream.records(), slot, offset, nbytes);
+  p.gets.push_back({static_cast<char*>(dst), nbytes});
+}
+
+void Runtime::send(int dst, const void* tag, const void* payload, std::uint32_t nbytes, bool unbuffered) {
+  Peer& p = peer(dst);
+  if (unbuffered && nbytes >= kUnbufferedSendBytes)
+    pack_message_unbuffered(p.stream, tag, tag_nbytes, payload, nbytes);
+  else
+    pack_message(p.stream.records(), tag, tag_nbytes, payload, nbytes);
+}
+
+void Runtime::direct_get(int server, int slot, std::uint32_t offset, void* dst, std::uint32_t nbytes) {
+  direct_.get(server, remote_address(slot, server, offset), dst, nbytes);
+  direct_.complete();
+}
+
+// ---- The end of a superstep --------------------------------------------------------------------
+
 void Runtime::check_group_superstep(const Group& group) const {
-  if (registry.pending_push_count() || !registry.pending_pops().empty())
+  if (registry.pending_push_count() || registry.pending_pop_count())
     fail("bspg_group_sync", "bsp_push_reg and bsp_pop_reg take effect only at bsp_sync, not at a group sync");
   if (requested_tag_nbytes >= 0)
     fail("bspg_group_sync", "bsp_set_tagsize takes effect only at bsp_sync, not at a group sync");
   // Communication with processes outside the group would wait for a sync that never includes them.
-  std::size_t member = 0;
-  for (int d = 0; d < nprocs; ++d) {
-    if (member < group.members.size() && group.members[member] == d) {
-      ++member;
-      continue;
-    }
-    if (outbox[static_cast<std::size_t>(d)].size() || get_bytes[static_cast<std::size_t>(d)] ||
-        mailbox_used[static_cast<std::size_t>(d)])
+  for (int d : touched_)
+    if (group.rank_of(d) < 0)
       fail("bspg_group_sync",
            "this superstep puts, gets or sends to process %d, which is not in the group; only bsp_sync delivers that",
            d);
-  }
+}
+
+void Runtime::report_disagreement(Group& group, const Header& mine) {
+  // Only now, on the error path, does every process learn every header.
+  std::vector<Header> headers(static_cast<std::size_t>(group.size()));
+  MPI_Allgather(&mine, sizeof mine, MPI_BYTE, headers.data(), sizeof mine, MPI_BYTE, group.comm);
+  Disagreement verdict = find_disagreement(headers, group.members);
+  fail_collective(group.members[static_cast<std::size_t>(verdict.reporter)], verdict.found ? verdict.call : "bsp_sync",
+                  "%s", verdict.found ? verdict.message.c_str() : "processes disagree at this sync");
 }
 
 void Runtime::sync(Group& group, SyncCall call) {
-  const int q = group.size();
   if (&group != world) check_group_superstep(group);
-  std::uint64_t* row = group.row.data();
-  row[Schedule::kCall] = static_cast<std::uint64_t>(call);
-  row[Schedule::kPushCount] = registry.pending_push_count();
-  row[Schedule::kPopCount] = registry.pending_pops().size();
-  row[Schedule::kPopDigest] = registry.pending_pop_digest();
-  row[Schedule::kFirstPop] =
-      registry.pending_pops().empty() ? 0 : static_cast<std::uint64_t>(registry.pending_pops()[0]) + 1;
-  row[Schedule::kTagSize] = requested_tag_nbytes < 0 ? 0 : static_cast<std::uint64_t>(requested_tag_nbytes) + 1;
-  for (int i = 0; i < q; ++i) {
-    auto d = static_cast<std::size_t>(group.members[static_cast<std::size_t>(i)]);
-    pad_to_8(outbox[d]);
-    row[Schedule::stream_word(i)] = outbox[d].size();
-    row[Schedule::reply_word(i)] = get_bytes[d];
-    row[Schedule::mailbox_word(i)] = mailbox_used[d];
+  Header header;
+  header.field[Header::kCall] = static_cast<std::uint64_t>(call);
+  header.field[Header::kPushCount] = registry.pending_push_count();
+  header.field[Header::kPopCount] = registry.pending_pop_count();
+  header.field[Header::kOpOrder] = registry.op_order_digest();
+  header.field[Header::kTagSize] = requested_tag_nbytes < 0 ? 0 : static_cast<std::uint64_t>(requested_tag_nbytes) + 1;
+  if (asks_for_data_) header.flags |= Header::kGets;
+  if (!direct_puts_.empty()) header.flags |= Header::kDirectPuts;
+  if (mailbox_written_) header.flags |= Header::kMailbox;
+
+  outgoing_.clear();
+  for (int d : touched_) {
+    Peer& p = peers_[static_cast<std::size_t>(d)];
+    if (p.stream.empty() && p.mailbox_bytes == 0) continue;
+    if (!p.stream.empty()) pad_to_8(p.stream.records());
+    outgoing_.push_back({group.rank_of(d), &p.stream, p.mailbox_bytes});
   }
-  // The one collective of every superstep: everybody learns the whole schedule matrix.
-  MPI_Allgather(row, group.schedule.row_words(), MPI_UINT64_T, group.schedule.matrix(),
-                group.schedule.row_words(), MPI_UINT64_T, group.comm);
-  Schedule::Disagreement verdict = group.schedule.check();
-  if (verdict.found)
-    fail_collective(group.members[static_cast<std::size_t>(verdict.reporter)], verdict.call, "%s",
-                    verdict.message.c_str());
+  if (mailbox_written_) mailbox_.publish();
+
+  // Round 1: every stream lands, and one reduction tells everybody what the superstep needs.
+  std::uint64_t words[Header::kWords];
+  header.encode(words);
+  group.transport.round(ChunkKind::Stream, outgoing_, words, Header::kWords);
+  const Agreement agreement(words);
+  if (!agreement.unanimous()) report_disagreement(group, header);
+  if (agreement.any(Header::kMailbox)) mailbox_.acquire();
 
   // Messages of the last superstep are gone; this superstep's arrive now.
   queue.clear();
   queue_head = 0;
   queue_payload_bytes = 0;
-  if (group.schedule.any_data()) deliver(group);
-  for (int d : group.members) {
-    outbox[static_cast<std::size_t>(d)].clear();
-    gets[static_cast<std::size_t>(d)].clear();
-    get_bytes[static_cast<std::size_t>(d)] = 0;
-    mailbox_used[static_cast<std::size_t>(d)] = 0;
+  const std::vector<Transport::Incoming> streams = group.transport.incoming();
+  if (agreement.any(Header::kGets)) exchange_gets(group, streams);
+  if (agreement.any(Header::kDirectPuts)) {
+    // Get results are written before any put lands.
+    if (agreement.any(Header::kGets)) group.transport.barrier();
+    run_direct_puts();
+    group.transport.barrier();
   }
-  mailbox_written = false;
+  apply_puts_and_messages(group, streams);
+  // Writers may fill their mailbox regions again once every receiver has read them.
+  if (agreement.any(Header::kMailbox)) group.transport.barrier();
+  end_superstep();
+  last_metadata_bytes_ = group.transport.metadata_bytes();
+  group.transport.end_sync();
   if (&group != world) return;
 
   // Registrations and pops take effect now, after this superstep's data has moved.
-  if (row[Schedule::kPushCount] || row[Schedule::kPopCount]) {
-    std::vector<std::uint64_t> mine = registry.pending_push_words();
-    std::vector<std::uint64_t> gathered(mine.size() * static_cast<std::size_t>(q));
-    if (!mine.empty())
-      MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_UINT64_T, gathered.data(),
-                    static_cast<int>(mine.size()), MPI_UINT64_T, comm);
-    registry.apply(gathered);
-  }
+  if (agreement.value(Header::kPushCount) || agreement.value(Header::kPopCount)) apply_registrations();
   if (requested_tag_nbytes >= 0) {
     tag_nbytes = static_cast<std::uint32_t>(requested_tag_nbytes);
     requested_tag_nbytes = -1;
   }
 }
 
-void Runtime::deliver(Group& group) {
-  const int q = group.size();
-  const Schedule& schedule = group.schedule;
-  if (!group.exchange.is_open()) group.exchange.open(group.comm, group.rank, q);
-  group.exchange.ensure_capacity(schedule);
-  for (int k = 0; k < q; ++k) {
-    int d = schedule.send_target(group.rank, k);
-    const ByteBuffer& stream = outbox[static_cast<std::size_t>(group.members[static_cast<std::size_t>(d)])];
-    if (stream.size()) group.exchange.put(d, schedule.stream_offset(group.rank, d), stream.data(), stream.size());
-  }
-  if (mailbox_written) mailbox.flush();
-  group.exchange.complete();
-  mailbox.sync_memory();
-
-  const char* window = group.exchange.window();
-  // Gets read this process's memory as it was before any put of the superstep.
-  if (schedule.gets_for(group.rank)) serve_gets(group, window);
-  apply_puts_and_messages(group, window);
-  // Writers may fill their mailboxes again once every receiver has applied them.
-  if (schedule.any_mailbox()) MPI_Barrier(group.comm);
-
-  if (!schedule.any_gets()) return;
-  for (int k = 0; k < q; ++k) {
-    int r = schedule.send_target(group.rank, k);
-    ByteBuffer& reply = group.replies[static_cast<std::size_t>(r)];
-    if (reply.size()) group.exchange.put(r, schedule.reply_offset(r, group.rank), reply.data(), reply.size());
-  }
-  group.exchange.complete();
-  for (int server = 0; server < q; ++server) {
-    const char* at = group.exchange.window() + schedule.reply_offset(group.rank, server);
-    for (const PendingGet& get : gets[static_cast<std::size_t>(group.members[static_cast<std::size_t>(server)])]) {
-      std::memcpy(get.dst, at, get.nbytes);
-      at += get.nbytes;
-    }
-    group.replies[static_cast<std::size_t>(server)].clear();
-  }
-}
-
-void Runtime::serve_gets(Group& group, const char* window) {
-  const Schedule& schedule = group.schedule;
-  for (int src = 0; src < group.size(); ++src) {
-    if (!schedule.reply_bytes(src, group.rank)) continue;
-    ByteBuffer& reply = group.replies[static_cast<std::size_t>(src)];
+void Runtime::exchange_gets(Group& group, const std::vector<Transport::Incoming>& streams) {
+  // Serve: read this process's memory now, as it was when the superstep ended.
+  if (replies_.size() < streams.size()) replies_.resize(streams.size());
+  outgoing_.clear();
+  for (std::size_t i = 0; i < streams.size(); ++i) {
+    const Transport::Incoming& chunk = streams[i];
+    Stream& reply = replies_[i];
     bool ok = unpack_stream(
-        window + schedule.stream_offset(src, group.rank), schedule.stream_bytes(src, group.rank),
-        [](int, std::uint32_t, const char*, std::uint32_t) {},
+        group.transport.at(chunk), chunk.bytes, [](int, std::uint32_t, const char*, std::uint32_t) {},
         [&](int slot, std::uint32_t offset, std::uint32_t nbytes) {
-          reply.append(registry.address(slot, pid) + offset, nbytes);
+          reply.records().append(registry.address(slot, pid) + offset, nbytes);
         },
         [](const char*, std::uint32_t, const char*, std::uint32_t) {});
-    if (!ok) fail("bsp_sync", "internal error: malformed data stream from process %d", group.members[static_cast<std::size_t>(src)]);
+    if (!ok) fail("bsp_sync", "internal error: malformed data stream from process %d", chunk.src);
+    if (reply.empty()) continue;
+    ByteBuffer& bytes = reply.records();
+    bytes.extend(align8(bytes.size()) - bytes.size());  // replies are read by length, pad is never read
+    outgoing_.push_back({group.rank_of(chunk.src), &reply, 0});
   }
-}
-
-void Runtime::apply_puts_and_messages(Group& group, const char* window) {
-  const Schedule& schedule = group.schedule;
-  for (int src = 0; src < group.size(); ++src) {
-    auto apply_put = [&](int slot, std::uint32_t offset, const char* payload, std::uint32_t nbytes) {
-      copy_bytes(registry.address(slot, pid) + offset, payload, nbytes);
-    };
-    // The mailbox holds the source's first puts to us this superstep, so it goes first.
-    if (std::uint64_t direct = schedule.mailbox_bytes(src, group.rank)) {
-      int global_src = group.members[static_cast<std::size_t>(src)];
-      if (!unpack_stream(mailbox.incoming(global_src), direct, apply_put,
-                         [](int, std::uint32_t, std::uint32_t) {},
-                         [](const char*, std::uint32_t, const char*, std::uint32_t) {}))
-        fail("bsp_sync", "internal error: malformed mailbox from process %d", global_src);
+  // Large gets read the servers' memory straight into their destinations, finished before the
+  // round's reduction, so every read of the superstep is done when it ends.
+  for (const DirectGet& g : direct_gets_) direct_.get(g.server, g.remote, g.dst, g.nbytes);
+  direct_.complete();
+  group.transport.round(ChunkKind::Reply, outgoing_, nullptr, 0);
+  for (const Transport::Incoming& chunk : group.transport.incoming()) {
+    const char* at = group.transport.at(chunk);
+    for (const PendingGet& g : peers_[static_cast<std::size_t>(chunk.src)].gets) {
+      std::memcpy(g.dst, at, g.nbytes);
+      at += g.nbytes;
     }
-    std::uint64_t length = schedule.stream_bytes(src, group.rank);
-    if (!length) continue;
-    bool ok = unpack_stream(
-        window + schedule.stream_offset(src, group.rank), length, apply_put,
-        [](int, std::uint32_t, std::uint32_t) {},
-        [&](const char* tag, std::uint32_t tag_nbytes, const char* payload, std::uint32_t nbytes) {
-          queue.push_back({tag, payload, tag_nbytes, nbytes});
-          queue_payload_bytes += nbytes;
-        });
-    if (!ok) fail("bsp_sync", "internal error: malformed data stream from process %d", group.members[static_cast<std::size_t>(src)]);
+  }
+  for (std::size_t i = 0; i < streams.size(); ++i) replies_[i].clear();
+}
+
+void Runtime::run_direct_puts() {
+  // MPI does not order two puts to the same memory in one epoch: a put that overlaps an earlier one
+  // to the same process waits until that one has landed.
+  for (std::size_t i = 0; i < direct_puts_.size(); ++i) {
+    const DirectPut& put = direct_puts_[i];
+    for (std::size_t j = 0; j < i; ++j) {
+      const DirectPut& earlier = direct_puts_[j];
+      if (earlier.dst == put.dst && earlier.remote < put.remote + put.nbytes && put.remote < earlier.remote + earlier.nbytes) {
+        direct_.complete();
+        break;
+      }
+    }
+    direct_.put(put.dst, put.remote, put.src, put.nbytes);
+  }
+  direct_.complete();
+}
+
+void Runtime::apply_puts_and_messages(Group& group, const std::vector<Transport::Incoming>& streams) {
+  auto apply_put = [&](int slot, std::uint32_t offset, const char* payload, std::uint32_t nbytes) {
+    copy_bytes(registry.address(slot, pid) + offset, payload, nbytes);
+  };
+  auto no_get = [](int, std::uint32_t, std::uint32_t) {};
+  for (const Transport::Incoming& chunk : streams) {
+    // The mailbox holds the source's puts that came before its stream's (see Way).
+    if (chunk.note && !unpack_stream(mailbox_.incoming(chunk.src), chunk.note, apply_put, no_get,
+                                     [](const char*, std::uint32_t, const char*, std::uint32_t) {}))
+      fail("bsp_sync", "internal error: malformed mailbox from process %d", chunk.src);
+    if (!chunk.bytes) continue;
+    bool ok = unpack_stream(group.transport.at(chunk), chunk.bytes, apply_put, no_get,
+                            [&](const char* tag, std::uint32_t tag_bytes, const char* payload, std::uint32_t nbytes) {
+                              queue.push_back({tag, payload, tag_bytes, nbytes});
+                              queue_payload_bytes += nbytes;
+                            });
+    if (!ok) fail("bsp_sync", "internal error: malformed data stream from process %d", chunk.src);
   }
 }
 
-bool Runtime::try_direct_put(int dst, int slot, std::uint32_t offset, const void* src, std::uint32_t nbytes) {
-  auto d = static_cast<std::size_t>(dst);
-  // Only while nothing else went to dst this superstep: the receiver applies the mailbox first.
-  if (outbox[d].size()) return false;
-  std::uint64_t record = kHeaderBytes + align4(nbytes);
-  if (mailbox_used[d] + record > mailbox.region_bytes()) return false;
-  std::uint32_t header[3] = {static_cast<std::uint32_t>(slot) << 2 | kPut, offset, nbytes};
-  mailbox.put(dst, mailbox_used[d], header, kHeaderBytes, src, nbytes);
-  mailbox_used[d] += record;
-  mailbox_written = true;
-  return true;
+void Runtime::end_superstep() {
+  for (int d : touched_) {
+    Peer& p = peers_[static_cast<std::size_t>(d)];
+    p.stream.clear();
+    p.gets.clear();
+    p.mailbox_bytes = 0;
+    p.way = Way::None;
+    p.touched = false;
+  }
+  touched_.clear();
+  direct_puts_.clear();
+  direct_gets_.clear();
+  asks_for_data_ = false;
+  mailbox_written_ = false;
+}
+
+void Runtime::apply_registrations() {
+  // Pops first agree on what they name (flexible NULL pops take what the others name).
+  std::vector<std::uint64_t> decided;
+  const std::vector<std::uint64_t> codes = registry.pop_codes();
+  if (!codes.empty()) {
+    std::vector<std::uint64_t> words(2 * codes.size()), reduced(2 * codes.size());
+    encode_pops(codes, words.data());
+    MPI_Request request;
+    MPI_Iallreduce(words.data(), reduced.data(), static_cast<int>(words.size()), MPI_UINT64_T, MPI_MAX, comm, &request);
+    wait_idle(&request);
+    PopDecision decision = decide_pops(reduced.data(), codes.size());
+    if (!decision.agreed) {
+      std::vector<std::uint64_t> gathered(codes.size() * static_cast<std::size_t>(nprocs));
+      MPI_Allgather(codes.data(), static_cast<int>(codes.size()), MPI_UINT64_T, gathered.data(),
+                    static_cast<int>(codes.size()), MPI_UINT64_T, comm);
+      Disagreement verdict = find_pop_disagreement(gathered, codes.size(), world->members, &Registry::describe_pop);
+      fail_collective(verdict.reporter, "bsp_pop_reg", "%s", verdict.message.c_str());
+    }
+    decided = std::move(decision.codes);
+  }
+  // Every process learns every process's address and size of the new registrations.
+  const std::vector<std::uint64_t> mine = registry.pending_push_words();
+  std::vector<std::uint64_t> gathered(mine.size() * static_cast<std::size_t>(nprocs));
+  if (!mine.empty()) {
+    MPI_Request request;
+    MPI_Iallgather(mine.data(), static_cast<int>(mine.size()), MPI_UINT64_T, gathered.data(), static_cast<int>(mine.size()),
+                   MPI_UINT64_T, comm, &request);
+    wait_idle(&request);
+  }
+  Registry::Change change = registry.apply(decided, gathered);
+  if (!change.error.empty()) fail("bsp_pop_reg", "%s", change.error.c_str());
+  // Registered memory is reachable by one-sided transfers (bsp_hpput, bsp_hpget, bsp_direct_get).
+  for (char* area : change.removed) direct_.detach(area);
+  for (const auto& [area, bytes] : change.added) direct_.attach(area, static_cast<std::uint64_t>(bytes));
 }
 
 void Runtime::finish() {
-  mailbox.close();
   for (auto& group : groups) {
     if (!group) continue;
-    group->exchange.close();  // a no-op for a group that never moved data
+    group->transport.close();  // a no-op for a group that never synchronised
     if (group.get() != world) MPI_Comm_free(&group->comm);
   }
+  mailbox_.close();
+  direct_.close();
   groups.clear();
   world = nullptr;
   MPI_Comm_free(&comm);

@@ -1,5 +1,10 @@
-// runtime.hpp - the state of one BSP process and the superstep engine (bsp_begin, bsp_sync,
-// bsp_end). api.cpp validates the C calls and records them here; sync() moves the data.
+// runtime.hpp - one BSP process: what a superstep means (BSPlib semantics). api.cpp validates the
+// C calls and records them here; sync() decides what happens at the end of a superstep, in the
+// order the standard requires: every process agrees on the superstep; gets read the memory as it
+// was when the superstep ended and their results are written first; then puts land (so where a
+// get and a put hit the same memory, the put wins); messages become readable; registrations,
+// pops and the tag size take effect. How the bytes move is the transport's business
+// (transport.hpp), which knows nothing of this.
 #pragma once
 
 #include <mpi.h>
@@ -8,26 +13,21 @@
 #include <memory>
 #include <vector>
 
-#include "exchange.hpp"
+#include "agreement.hpp"
 #include "group.hpp"
-#include "outbox.hpp"
 #include "registry.hpp"
-#include "schedule.hpp"
+#include "stream.hpp"
+#include "transport.hpp"
 
 namespace bspg {
 
 enum class Phase { Before, Inside, After };
 
 struct Message {
-  const char* tag;      // points into the receive window: valid until the next sync
+  const char* tag;      // points into the receive buffer: valid until the next sync
   const char* payload;
   std::uint32_t tag_nbytes;
   std::uint32_t payload_nbytes;
-};
-
-struct PendingGet {
-  char* dst;
-  std::uint32_t nbytes;
 };
 
 class Runtime {
@@ -46,26 +46,26 @@ class Runtime {
     return handle >= 0 && static_cast<std::size_t>(handle) < groups.size() ? groups[static_cast<std::size_t>(handle)].get() : nullptr;
   }
 
+  // The operations of a superstep, already validated (slot is the destination's or source's
+  // registration). unbuffered: the hp variants, whose memory may be used until the sync.
+  void put(int dst, int slot, std::uint32_t offset, const void* src, std::uint32_t nbytes, bool unbuffered);
+  void get(int server, int slot, std::uint32_t offset, void* dst, std::uint32_t nbytes, bool unbuffered);
+  void send(int dst, const void* tag, const void* payload, std::uint32_t nbytes, bool unbuffered);
+  // Reads the remote registered memory now (bsp_direct_get); blocks until the data is here.
+  void direct_get(int server, int slot, std::uint32_t offset, void* dst, std::uint32_t nbytes);
+
+  // Bytes of metadata this process sent and received at its last sync (see Transport).
+  std::uint64_t metadata_bytes_last_sync() const { return last_metadata_bytes_; }
+
   // Identity.
   MPI_Comm comm;
   int pid;
   int nprocs;
   double start_time;
 
-  // DRMA and BSMP state of the current superstep.
   Registry registry;
-  std::vector<ByteBuffer> outbox;               // per destination
-  std::vector<std::vector<PendingGet>> gets;    // per server, in request order
-  std::vector<std::uint64_t> get_bytes;         // per server
-  std::uint32_t tag_nbytes = 0;                 // tag size of messages sent now
-  std::int64_t requested_tag_nbytes = -1;       // bsp_set_tagsize this superstep (-1: none)
-
-  // Large puts go straight to a mailbox (see Mailbox) while nothing else went to dst.
-  bool try_direct_put(int dst, int slot, std::uint32_t offset, const void* src, std::uint32_t nbytes);
-  static constexpr std::uint32_t kDirectPutBytes = 16 * 1024;
-  Mailbox mailbox;
-  std::vector<std::uint64_t> mailbox_used;  // per destination, this superstep
-  bool mailbox_written = false;
+  std::uint32_t tag_nbytes = 0;            // tag size of messages sent now
+  std::int64_t requested_tag_nbytes = -1;  // bsp_set_tagsize this superstep (-1: none)
 
   // Messages received at the last sync.
   std::vector<Message> queue;
@@ -81,11 +81,72 @@ class Runtime {
   std::vector<std::unique_ptr<Group>> groups;
   Group* world = nullptr;
 
+  // Sizes that choose how a transfer travels (see put and get).
+  static constexpr std::uint32_t kMailboxBytes = 16 * 1024;          // puts from here on: mailbox
+  static constexpr std::uint32_t kDirectBytes = 64 * 1024;           // and from here: straight
+  static constexpr std::uint32_t kUnbufferedSendBytes = 1024;        // hpsend payloads left in place
+
  private:
+  // How this process's puts to one destination travel this superstep. They are applied there in
+  // this order (direct first, then the mailbox, then the stream), so a put may only take a way at
+  // least as late as the ways earlier puts to that destination took: overlapping puts of one
+  // process land in program order.
+  enum class Way : std::uint8_t { None, Direct, Mailbox, Stream };
+  struct PendingGet {
+    char* dst;
+    std::uint32_t nbytes;
+  };
+  struct Peer {  // what this process sends one destination in the current superstep
+    Stream stream;
+    std::vector<PendingGet> gets;  // replies this server owes us, in request order
+    std::uint64_t mailbox_bytes = 0;
+    Way way = Way::None;
+    bool touched = false;
+  };
+  struct DirectPut {
+    int dst;
+    std::uint64_t remote;
+    const char* src;
+    std::uint64_t nbytes;
+    std::unique_ptr<char[]> copy;  // bsp_put's call-time copy (src points into it)
+  };
+  struct DirectGet {
+    int server;
+    std::uint64_t remote;
+    char* dst;
+    std::uint64_t nbytes;
+  };
+
+  Peer& peer(int pid) {
+    Peer& p = peers_[static_cast<std::size_t>(pid)];
+    if (!p.touched) {
+      p.touched = true;
+      touched_.push_back(pid);
+    }
+    return p;
+  }
+  std::uint64_t remote_address(int slot, int pid, std::uint32_t offset) const {
+    return reinterpret_cast<std::uintptr_t>(registry.address(slot, pid)) + offset;
+  }
   void check_group_superstep(const Group& group) const;
-  void deliver(Group& group);  // moves the data of a superstep whose schedule says there is some
-  void serve_gets(Group& group, const char* window);
-  void apply_puts_and_messages(Group& group, const char* window);
+  [[noreturn]] void report_disagreement(Group& group, const Header& mine);
+  void exchange_gets(Group& group, const std::vector<Transport::Incoming>& streams);
+  void run_direct_puts();
+  void apply_puts_and_messages(Group& group, const std::vector<Transport::Incoming>& streams);
+  void apply_registrations();
+  void end_superstep();
+
+  std::vector<Peer> peers_;  // per global pid
+  std::vector<int> touched_;  // pids whose Peer holds something this superstep
+  std::vector<DirectPut> direct_puts_;
+  std::vector<DirectGet> direct_gets_;
+  bool asks_for_data_ = false;  // a get this superstep
+  bool mailbox_written_ = false;
+  Mailbox mailbox_;
+  DirectWindow direct_;
+  std::vector<Transport::Outgoing> outgoing_;
+  std::vector<Stream> replies_;
+  std::uint64_t last_metadata_bytes_ = 0;
 };
 
 // The running process's state: non-null exactly inside the SPMD section.

@@ -1,5 +1,5 @@
-# GoogleTest unit tests of bsplib's internals (registration table, schedule matrix, packing).
+# GoogleTest unit tests of bsplib's internals (registration table, agreement, stream records).
 include(GoogleTest)
-add_executable(bsplib_unit_tests unit_registry.cpp unit_schedule.cpp unit_outbox.cpp)
+add_executable(bsplib_unit_tests unit_registry.cpp unit_agreement.cpp unit_records.cpp)
 target_link_libraries(bsplib_unit_tests PRIVATE bspg_internal GTest::gtest_main)
 gtest_discover_tests(bsplib_unit_tests DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 60)

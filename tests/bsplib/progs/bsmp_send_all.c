@@ -1,7 +1,7 @@
 /* bsp_send to every process including itself, 1-3 messages per pair with payloads of 0-4 ints
  * (zero-length ones too); bsp_qsize counts messages and payload bytes and drops as messages are
- * moved; bsp_get_tag gives the payload size and the tag; the queue ends empty (status -1) and a
- * bsp_move on the empty queue copies nothing. */
+ * moved; bsp_get_tag gives the payload size and the tag; the queue ends empty (status -1). (bsp_move
+ * on the empty queue is misuse: misuse_move_empty.c.) */
 #include "bsptest.h"
 
 static int messages_to(int src, int dst) { return 1 + (src + dst) % 3; }
@@ -59,9 +59,6 @@ int main(void) {
   int status = -2, tag[2] = {-7, -7};
   bsp_get_tag(&status, tag);
   EXPECT_INT(status, -1, "bsp_get_tag status on the empty queue");
-  payload[0] = -9;
-  bsp_move(payload, (int)sizeof payload);
-  EXPECT_INT(payload[0], -9, "bsp_move on the empty queue changed the buffer");
   bsp_qsize(&n, &nbytes);
   EXPECT_INT(n, 0, "bsp_qsize at the end: messages");
   EXPECT_INT(nbytes, 0, "bsp_qsize at the end: bytes");

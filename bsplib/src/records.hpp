@@ -1,5 +1,6 @@
-// outbox.hpp - packed per-destination streams. Everything a process sends to one destination in a
-// superstep (puts, get requests, messages) is one byte stream moved with a single MPI_Put.
+// records.hpp - what a stream says (BSPlib semantics). Everything a process sends one peer in a
+// superstep (puts, get requests, messages) is a sequence of records in one Stream (stream.hpp),
+// which the transport moves as one chunk; get replies travel back as plain bytes.
 //
 // Record layout (native byte order; all processes of a job share an architecture). Every record
 // starts 4-aligned:
@@ -13,9 +14,9 @@
 #pragma once
 
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
-#include <new>
+
+#include "stream.hpp"
 
 namespace bspg {
 
@@ -23,52 +24,6 @@ enum RecordKind : std::uint32_t { kPut = 0, kGet = 1, kMessage = 2 };
 
 constexpr std::size_t kHeaderBytes = 12;
 constexpr std::uint32_t kPadWord = 0xffffffffu;
-constexpr std::size_t align4(std::size_t n) { return (n + 3) & ~static_cast<std::size_t>(3); }
-constexpr std::size_t align8(std::size_t n) { return (n + 7) & ~static_cast<std::size_t>(7); }
-
-// A growable byte buffer without zero-initialisation (std::vector<char> would zero every byte).
-class ByteBuffer {
- public:
-  ByteBuffer() = default;
-  ByteBuffer(const ByteBuffer&) = delete;
-  ByteBuffer& operator=(const ByteBuffer&) = delete;
-  ByteBuffer(ByteBuffer&& other) noexcept
-      : data_(other.data_), size_(other.size_), capacity_(other.capacity_) {
-    other.data_ = nullptr;
-    other.size_ = other.capacity_ = 0;
-  }
-  ~ByteBuffer() { std::free(data_); }
-
-  char* data() { return data_; }
-  const char* data() const { return data_; }
-  std::size_t size() const { return size_; }
-  void clear() { size_ = 0; }
-
-  // Room for n more bytes; returns where they go and counts them as used.
-  char* extend(std::size_t n) {
-    if (size_ + n > capacity_) grow(size_ + n);
-    char* at = data_ + size_;
-    size_ += n;
-    return at;
-  }
-  void append(const void* bytes, std::size_t n) {
-    if (n) std::memcpy(extend(n), bytes, n);
-  }
-
- private:
-  void grow(std::size_t needed) {
-    std::size_t capacity = capacity_ ? capacity_ * 2 : 4096;
-    while (capacity < needed) capacity *= 2;
-    char* bigger = static_cast<char*>(std::realloc(data_, capacity));
-    if (!bigger) throw std::bad_alloc();
-    data_ = bigger;
-    capacity_ = capacity;
-  }
-
-  char* data_ = nullptr;
-  std::size_t size_ = 0;
-  std::size_t capacity_ = 0;
-};
 
 // memcpy with the common word sizes unrolled: single-word puts are the hot path of many BSP
 // programs, and a libc call per word costs more than the copy.
@@ -119,6 +74,19 @@ inline void pack_message(ByteBuffer& out, const void* tag, std::uint32_t tag_nby
   if (tag_nbytes) std::memcpy(at, tag, tag_nbytes);
   at += align8(tag_nbytes);
   if (payload_nbytes) std::memcpy(at, payload, payload_nbytes);
+}
+
+// The same record, but the payload stays in the sender's memory until the stream moves
+// (bsp_hpsend): the receiver sees an ordinary message.
+inline void pack_message_unbuffered(Stream& out, const void* tag, std::uint32_t tag_nbytes,
+                                    const void* payload, std::uint32_t payload_nbytes) {
+  ByteBuffer& records = out.records();
+  pad_to_8(records);
+  char* at = records.extend(align8(kHeaderBytes) + align8(tag_nbytes));
+  write_header(at, kMessage, tag_nbytes, payload_nbytes);
+  std::memcpy(at + kHeaderBytes, &kPadWord, 4);
+  if (tag_nbytes) std::memcpy(at + align8(kHeaderBytes), tag, tag_nbytes);
+  out.add_external(payload, payload_nbytes);
 }
 
 // Walks one stream. Calls on_put(slot, offset, payload, nbytes), on_get(slot, offset, nbytes),

@@ -1,4 +1,4 @@
-// Packed streams: what the packers write, the reader gives back, in order, with alignment.
+// Stream records: what the packers write, the reader gives back, in order, with alignment.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "outbox.hpp"
+#include "records.hpp"
 
 using namespace bspg;
 
@@ -32,7 +32,7 @@ bool read_back(const ByteBuffer& stream, Seen& seen) {
 }
 }  // namespace
 
-TEST(Outbox, RecordsComeBackInOrder) {
+TEST(Records, RecordsComeBackInOrder) {
   ByteBuffer stream;
   pack_put(stream, 3, 16, "abc", 3);
   pack_get(stream, 7, 8, 100);
@@ -47,7 +47,7 @@ TEST(Outbox, RecordsComeBackInOrder) {
   EXPECT_EQ(seen.events, expected);
 }
 
-TEST(Outbox, MessagePayloadsAre8AlignedAfterOddPuts) {
+TEST(Records, MessagePayloadsAre8AlignedAfterOddPuts) {
   ByteBuffer stream;
   for (std::uint32_t n = 1; n < 20; ++n) {
     std::string payload(n, 'p');
@@ -63,7 +63,7 @@ TEST(Outbox, MessagePayloadsAre8AlignedAfterOddPuts) {
   EXPECT_TRUE(seen.payloads_aligned);
 }
 
-TEST(Outbox, TruncatedOrCorruptStreamsAreRejected) {
+TEST(Records, TruncatedOrCorruptStreamsAreRejected) {
   ByteBuffer stream;
   pack_put(stream, 2, 0, "12345678", 8);
   Seen seen;
@@ -74,7 +74,7 @@ TEST(Outbox, TruncatedOrCorruptStreamsAreRejected) {
   EXPECT_FALSE(read_back(stream, seen));
 }
 
-TEST(Outbox, LargePayloadsGrowTheBuffer) {
+TEST(Records, LargePayloadsGrowTheBuffer) {
   ByteBuffer stream;
   std::vector<char> big(5 << 20, 'z');
   pack_put(stream, 9, 123, big.data(), static_cast<std::uint32_t>(big.size()));
@@ -88,4 +88,36 @@ TEST(Outbox, LargePayloadsGrowTheBuffer) {
                             },
                             [](int, std::uint32_t, std::uint32_t) {}, [](const char*, std::uint32_t, const char*, std::uint32_t) {}));
   EXPECT_EQ(total, big.size());
+}
+
+// bsp_hpsend: the payload stays in user memory; placed where it belongs, the receiver reads an
+// ordinary message (as the transport places externals when the stream moves).
+TEST(Records, UnbufferedMessagePayloadIsPlacedWhereTheCopyWouldBe) {
+  Stream stream;
+  pack_put(stream.records(), 1, 4, "ab", 2);
+  std::string payload(1500, 'q');
+  pack_message_unbuffered(stream, "TG", 2, payload.data(), static_cast<std::uint32_t>(payload.size()));
+  pack_message(stream.records(), "T2", 2, "xyz", 3);
+  pad_to_8(stream.records());
+  ASSERT_EQ(stream.externals().size(), 1u);
+  // Lay the stream out as the transport does.
+  std::string laid;
+  std::size_t from = Stream::kHeadroom;
+  for (const Stream::External& e : stream.externals()) {
+    laid.append(stream.buffer() + from, e.buffer_offset - from);
+    laid.append(e.data, e.bytes);
+    laid.append(e.padded - e.bytes, '\0');
+    from = e.buffer_offset;
+  }
+  laid.append(stream.buffer() + from, stream.buffer_size() - from);
+  ASSERT_EQ(laid.size(), stream.length());
+  std::vector<char> aligned(laid.begin(), laid.end());
+  std::vector<std::string> events;
+  ASSERT_TRUE(unpack_stream(
+      aligned.data(), aligned.size(), [&](int, std::uint32_t, const char* p, std::uint32_t n) { events.push_back("put " + std::string(p, n)); },
+      [](int, std::uint32_t, std::uint32_t) {},
+      [&](const char* tag, std::uint32_t tn, const char* p, std::uint32_t n) {
+        events.push_back("msg " + std::string(tag, tn) + " " + std::to_string(n) + " " + std::string(p, n).substr(0, 3));
+      }));
+  EXPECT_EQ(events, (std::vector<std::string>{"put ab", "msg TG 1500 qqq", "msg T2 3 xyz"}));
 }

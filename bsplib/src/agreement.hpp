@@ -1,0 +1,84 @@
+// agreement.hpp - what every process must agree on at a sync (BSPlib semantics), checked with one
+// reduction instead of an exchange of everything.
+//
+// Each process describes its side of the sync in a Header. The agreement fields travel twice, as
+// the value and as its complement, in one element-wise MPI_MAX reduction, which yields the largest
+// and (complemented back) the smallest value of every field: all processes agree exactly when the
+// two are equal. Flags, one word each, are ORed by the same reduction. Only when processes disagree does the sync
+// gather every header (O(p) data, on that error path alone) to say which process differs and how.
+// No MPI in here.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace bspg {
+
+enum class SyncCall : std::uint64_t { Sync = 1, End = 2 };
+
+struct Header {
+  enum Field : int {
+    kCall,       // SyncCall
+    kPushCount,  // bsp_push_reg calls this superstep
+    kPopCount,   // bsp_pop_reg calls this superstep
+    kOpOrder,    // digest of the order of those calls (they take effect in call order)
+    kTagSize,    // requested tag size + 1 (0: unchanged)
+    kFields,
+  };
+  enum Flag : std::uint64_t {
+    kGets = 1,         // this process asks for data (a reply round is needed)
+    kDirectPuts = 2,   // this process writes straight into registered memory
+    kMailbox = 4,      // this process used its mailbox regions
+  };
+  static constexpr int kFlagCount = 3;
+  // Values, complements, then one word per flag (MPI_MAX of 0/1 words is their OR).
+  static constexpr int kWords = 2 * kFields + kFlagCount;
+
+  std::uint64_t field[kFields] = {};
+  std::uint64_t flags = 0;
+
+  void encode(std::uint64_t* words) const;
+};
+
+// A reduced header.
+class Agreement {
+ public:
+  explicit Agreement(const std::uint64_t* words);
+  bool unanimous() const;
+  std::uint64_t value(Header::Field f) const { return max_[f]; }  // meaningful when unanimous
+  bool any(Header::Flag flag) const { return (flags_ & flag) != 0; }
+
+ private:
+  std::uint64_t max_[Header::kFields];
+  std::uint64_t min_[Header::kFields];
+  std::uint64_t flags_;
+};
+
+// A misuse all processes see identically. `reporter` (an index into what was compared) prints.
+struct Disagreement {
+  bool found = false;
+  int reporter = 0;
+  const char* call = "";
+  std::string message;
+};
+
+// Compares every process's header (gathered in rank order) with the first; the first that differs
+// reports. `pids` names the processes in messages (rank -> bsp_pid()).
+Disagreement find_disagreement(const std::vector<Header>& headers, const std::vector<int>& pids);
+
+// Pops are agreed on separately, once their number agrees: every pop names a registration by a
+// code (registry.hpp) or is flexible (0: a NULL pop that may take whichever NULL registration the
+// others name). Two words per pop, reduced with MPI_MAX like the header.
+void encode_pops(const std::vector<std::uint64_t>& codes, std::uint64_t* words);
+// The decided code of every pop (0 where every process was flexible), or found=false.
+struct PopDecision {
+  bool agreed = true;
+  std::vector<std::uint64_t> codes;
+};
+PopDecision decide_pops(const std::uint64_t* words, std::size_t pops);
+// On disagreement: every process's codes, gathered in rank order (pops codes each).
+Disagreement find_pop_disagreement(const std::vector<std::uint64_t>& gathered, std::size_t pops,
+                                   const std::vector<int>& pids, std::string (*describe)(std::uint64_t));
+
+}  // namespace bspg

@@ -1,0 +1,410 @@
+#include "transport.hpp"
+
+#include <mpi-ext.h>  // Open MPI's extensions: persistent collectives (pcollreq)
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+
+#include "errors.hpp"
+
+namespace bspg {
+namespace {
+
+constexpr std::uint64_t kInitialBufferBytes = std::uint64_t{64} * 1024;
+constexpr std::uint64_t kGranule = std::uint64_t{64} * 1024;
+constexpr std::uint64_t kMaxTransferBytes = std::uint64_t{1} << 30;  // MPI counts are int
+
+// Idle waiting: poll this long first (a sync whose peers are all there finishes within it), then
+// sleep between polls, the pause doubling up to its cap. The cap bounds the extra latency a long
+// wait adds; at 500 us a waiting process polls 2000 times a second, about 1% of a core.
+constexpr auto kSpin = std::chrono::microseconds(20);
+constexpr long kFirstPauseNs = 1000;
+constexpr long kMaxPauseNs = 500 * 1000;
+
+std::uint64_t round_up(std::uint64_t n, std::uint64_t unit) { return (n + unit - 1) / unit * unit; }
+
+// ceil(log2(q)): the rounds of a recursive-doubling reduction.
+std::uint64_t reduction_rounds(int q) {
+  std::uint64_t rounds = 0;
+  for (int reach = 1; reach < q; reach *= 2) ++rounds;
+  return rounds;
+}
+
+// MPI_Put / MPI_Get of any size (MPI counts are int).
+template <class Op>
+void in_pieces(std::uint64_t n, Op&& op) {
+  for (std::uint64_t done = 0; done < n;) {
+    std::uint64_t piece = std::min(n - done, kMaxTransferBytes);
+    op(done, static_cast<int>(piece));
+    done += piece;
+  }
+}
+
+}  // namespace
+
+void wait_idle(int n, MPI_Request* requests) {
+  int done = 0;
+  MPI_Testall(n, requests, &done, MPI_STATUSES_IGNORE);
+  if (done) return;
+  using Clock = std::chrono::steady_clock;
+  const auto spin_until = Clock::now() + kSpin;
+  do {
+    MPI_Testall(n, requests, &done, MPI_STATUSES_IGNORE);
+    if (done) return;
+  } while (Clock::now() < spin_until);
+  long pause = kFirstPauseNs;
+  for (;;) {
+    timespec sleep_for{0, pause};
+    nanosleep(&sleep_for, nullptr);
+    MPI_Testall(n, requests, &done, MPI_STATUSES_IGNORE);
+    if (done) return;
+    pause = std::min(pause * 2, kMaxPauseNs);
+  }
+}
+
+// ---- Transport -------------------------------------------------------------------------------
+
+Transport::Transport(MPI_Comm comm, std::vector<int> pids, int rank)
+    : comm_(comm), pids_(std::move(pids)), rank_(rank) {}
+
+Transport::~Transport() { close(); }
+
+void Transport::open() {
+  MPI_Win_allocate(4 * sizeof(std::uint64_t), sizeof(std::uint64_t), MPI_INFO_NULL, comm_, &counter_base_, &counters_);
+  for (int i = 0; i < 4; ++i) counter_base_[i] = 0;
+  MPI_Win_lock_all(MPI_MODE_NOCHECK, counters_);
+  open_ = true;
+  open_channel(0);
+}
+
+void Transport::open_channel(int channel) {
+  const auto q = static_cast<std::size_t>(size());
+  for (int parity = 0; parity < 2; ++parity) {
+    capacity_[channel][parity].assign(q, kInitialBufferBytes);
+    allocate(channel, parity, kInitialBufferBytes);
+  }
+  channel_open_[channel] = true;
+  // Nobody may reserve in a counter or buffer before its owner has set it up.
+  MPI_Win_sync(counters_);
+  barrier();
+}
+
+void Transport::allocate(int channel, int parity, std::uint64_t capacity) {
+  MPI_Info info;
+  MPI_Info_create(&info);
+  // Only MPI_Put and MPI_BYTE reach these windows.
+  MPI_Info_set(info, "accumulate_ops", "same_op");
+  MPI_Info_set(info, "same_disp_unit", "true");
+  Buffer& buffer = buffers_[channel][parity];
+  MPI_Win_allocate(static_cast<MPI_Aint>(capacity), 1, info, comm_, &buffer.base, &buffer.win);
+  MPI_Info_free(&info);
+  MPI_Win_lock_all(MPI_MODE_NOCHECK, buffer.win);
+}
+
+void Transport::close() {
+  for (Reduction& reduction : reductions_)
+    if (reduction.persistent) {
+      MPI_Request_free(&reduction.request);
+      reduction.persistent = false;
+      reduction.in.clear();
+    }
+#ifdef OMPI_HAVE_MPI_EXT_PCOLLREQ
+  if (barrier_ != MPI_REQUEST_NULL) MPI_Request_free(&barrier_);
+#endif
+  if (!open_) return;
+  for (int channel = 0; channel < kChannels; ++channel) {
+    if (!channel_open_[channel]) continue;
+    for (Buffer& buffer : buffers_[channel]) {
+      MPI_Win_unlock_all(buffer.win);
+      MPI_Win_free(&buffer.win);
+      buffer.base = nullptr;
+    }
+    channel_open_[channel] = false;
+  }
+  MPI_Win_unlock_all(counters_);
+  MPI_Win_free(&counters_);
+  open_ = false;
+}
+
+void Transport::put_chunk(const Outgoing& chunk, std::uint64_t offset) {
+  Stream& stream = *chunk.stream;
+  ByteBuffer& records = stream.records();  // makes sure the headroom exists
+  ChunkHeader header{static_cast<std::uint32_t>(kind_), static_cast<std::uint32_t>(pids_[static_cast<std::size_t>(rank_)]),
+                     stream.length(), chunk.note, 0};
+  std::memcpy(records.data(), &header, sizeof header);
+
+  Buffer& buffer = buffers_[channel_][parity_];
+  const bool self = chunk.dst == rank_;
+  auto place = [&](std::uint64_t at, const char* data, std::uint64_t n) {
+    if (n == 0) return;
+    if (self) {
+      std::memcpy(buffer.base + at, data, n);
+      return;
+    }
+    in_pieces(n, [&](std::uint64_t done, int piece) {
+      MPI_Put(data + done, piece, MPI_BYTE, chunk.dst, static_cast<MPI_Aint>(at + done), piece, MPI_BYTE, buffer.win);
+    });
+  };
+  // The buffer's bytes, with the externals (user memory) in their places.
+  std::uint64_t at = offset;
+  std::size_t from = 0;
+  for (const Stream::External& external : stream.externals()) {
+    place(at, stream.buffer() + from, external.buffer_offset - from);
+    at += external.buffer_offset - from;
+    place(at, external.data, external.bytes);
+    at += external.padded;
+    from = external.buffer_offset;
+  }
+  place(at, stream.buffer() + from, stream.buffer_size() - from);
+  if (!self) touched_.push_back(chunk.dst);
+}
+
+void Transport::flush_targets() {
+  std::sort(touched_.begin(), touched_.end());
+  touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
+  for (int target : touched_) MPI_Win_flush(target, buffers_[channel_][parity_].win);
+  touched_.clear();
+}
+
+void Transport::round(ChunkKind kind, const std::vector<Outgoing>& out, std::uint64_t* words, int nwords) {
+  if (!open_) open();
+  kind_ = kind;
+  channel_ = channel(kind);
+  if (!channel_open_[channel_]) open_channel(channel_);
+  const std::size_t n = out.size();
+  sizes_.resize(n);
+  offsets_.assign(n, 0);
+  requests_.resize(n);
+  // Reserve room in every receiver's buffer: one atomic fetch-and-add each.
+  for (std::size_t i = 0; i < n; ++i) {
+    sizes_[i] = sizeof(ChunkHeader) + align8(out[i].stream->length());
+    MPI_Rget_accumulate(&sizes_[i], 1, MPI_UINT64_T, &offsets_[i], 1, MPI_UINT64_T, out[i].dst, counter_index(), 1,
+                        MPI_UINT64_T, MPI_SUM, counters_, &requests_[i]);
+  }
+  if (n) wait_idle(static_cast<int>(n), requests_.data());
+
+  // Place what fits; what does not waits for the buffer to grow.
+  std::vector<std::size_t> late;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (offsets_[i] + sizes_[i] <= capacity_[channel_][parity_][static_cast<std::size_t>(out[i].dst)])
+      put_chunk(out[i], offsets_[i]);
+    else
+      late.push_back(i);
+  }
+  flush_targets();
+
+  Reduction& reduction = reductions_[channel_];
+  const auto count = static_cast<std::size_t>(nwords) + 1;  // the caller's words and "something is late"
+  if (reduction.in.size() != count) {
+    if (reduction.persistent) MPI_Request_free(&reduction.request);
+    reduction.persistent = false;
+    reduction.in.assign(count, 0);
+    reduction.out.assign(count, 0);
+  }
+  std::copy(words, words + nwords, reduction.in.begin());
+  reduction.in[count - 1] = late.empty() ? 0 : 1;
+  reduce(reduction);
+  std::copy(reduction.out.begin(), reduction.out.begin() + nwords, words);
+  if (reduction.out[count - 1]) grow(late, out);
+
+  // Metadata: chunk headers and the counter's fetch-and-add both ways, and the reduction's rounds.
+  metadata_ += n * (sizeof(ChunkHeader) + 2 * sizeof(std::uint64_t));
+  metadata_ += 2 * reduction_rounds(size()) * count * sizeof(std::uint64_t);
+  scan();
+  metadata_ += incoming_.size() * (sizeof(ChunkHeader) + 2 * sizeof(std::uint64_t));
+}
+
+void Transport::grow(const std::vector<std::size_t>& late, const std::vector<Outgoing>& out) {
+  MPI_Win_sync(counters_);
+  const std::uint64_t needed = counter_base_[counter_index()];
+  const auto me = static_cast<std::size_t>(rank_);
+  const std::uint64_t old_capacity = capacity_[channel_][parity_][me];
+  std::uint64_t capacity = old_capacity;
+  if (needed > capacity) capacity = round_up(std::max(needed, capacity + capacity / 2), kGranule);
+  std::vector<std::uint64_t> capacities(static_cast<std::size_t>(size()));
+  MPI_Allgather(&capacity, 1, MPI_UINT64_T, capacities.data(), 1, MPI_UINT64_T, comm_);
+  // Every process needs a buffer at least this large, so somebody grows: a new window for all.
+  Buffer old = buffers_[channel_][parity_];
+  allocate(channel_, parity_, capacity);
+  MPI_Win_sync(old.win);
+  std::memcpy(buffers_[channel_][parity_].base, old.base, std::min(needed, old_capacity));
+  MPI_Win_unlock_all(old.win);
+  MPI_Win_free(&old.win);
+  capacity_[channel_][parity_] = std::move(capacities);
+  MPI_Win_sync(buffers_[channel_][parity_].win);
+  barrier();  // every buffer holds its early chunks before the late ones arrive
+  for (std::size_t i : late) put_chunk(out[i], offsets_[i]);
+  flush_targets();
+  barrier();
+}
+
+void Transport::scan() {
+  MPI_Win_sync(counters_);
+  MPI_Win_sync(buffers_[channel_][parity_].win);
+  const std::uint64_t end = counter_base_[counter_index()];
+  const char* base = buffers_[channel_][parity_].base;
+  incoming_.clear();
+  std::uint64_t at = 0;
+  while (at < end) {
+    ChunkHeader header;
+    if (end - at < sizeof header) break;
+    std::memcpy(&header, base + at, sizeof header);
+    const auto kind = static_cast<ChunkKind>(header.kind);
+    if (kind != kind_ || header.bytes % 8 ||
+        header.bytes > end - at - sizeof header)
+      fail("bsp_sync", "internal error: damaged chunk in the receive buffer at offset %llu",
+           static_cast<unsigned long long>(at));
+    incoming_.push_back({static_cast<int>(header.src), kind, at + sizeof header, header.bytes, header.note});
+    at += sizeof header + header.bytes;
+  }
+  if (at != end) fail("bsp_sync", "internal error: receive buffer ends inside a chunk");
+  std::sort(incoming_.begin(), incoming_.end(), [](const Incoming& a, const Incoming& b) { return a.src < b.src; });
+}
+
+void Transport::reduce(Reduction& reduction) {
+  const int count = static_cast<int>(reduction.in.size());
+#ifdef OMPI_HAVE_MPI_EXT_PCOLLREQ
+  if (!reduction.persistent) {
+    MPIX_Allreduce_init(reduction.in.data(), reduction.out.data(), count, MPI_UINT64_T, MPI_MAX, comm_, MPI_INFO_NULL,
+                        &reduction.request);
+    reduction.persistent = true;
+  }
+  MPI_Start(&reduction.request);
+#else
+  MPI_Iallreduce(reduction.in.data(), reduction.out.data(), count, MPI_UINT64_T, MPI_MAX, comm_, &reduction.request);
+#endif
+  wait_idle(&reduction.request);
+}
+
+void Transport::barrier() {
+#ifdef OMPI_HAVE_MPI_EXT_PCOLLREQ
+  if (barrier_ == MPI_REQUEST_NULL) MPIX_Barrier_init(comm_, MPI_INFO_NULL, &barrier_);
+  MPI_Start(&barrier_);
+  wait_idle(&barrier_);
+#else
+  MPI_Ibarrier(comm_, &barrier_);
+  wait_idle(&barrier_);
+#endif
+}
+
+void Transport::end_sync() {
+  if (!open_) return;
+  // Nobody reserves in these buffers again before we have entered the next sync (see the top).
+  counter_base_[parity_] = 0;
+  counter_base_[2 + parity_] = 0;
+  MPI_Win_sync(counters_);
+  parity_ ^= 1;
+  metadata_ = 0;
+}
+
+// ---- Mailbox ---------------------------------------------------------------------------------
+
+void Mailbox::open(MPI_Comm comm, int pid, int nprocs) {
+  pid_ = pid;
+  MPI_Comm node;
+  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, pid, MPI_INFO_NULL, &node);
+  int node_size = 0;
+  MPI_Comm_size(node, &node_size);
+  MPI_Comm_free(&node);
+  // Only when every process shares this node, and only while the regions stay small: 8 MiB in all,
+  // 64 KiB to 1 MiB per peer (so none beyond 128 processes; large puts then go direct).
+  std::uint64_t region = (std::uint64_t{8} << 20) / static_cast<std::uint64_t>(nprocs);
+  if (node_size != nprocs || nprocs == 1 || region < std::uint64_t{64} * 1024) return;
+  region_bytes_ = std::min<std::uint64_t>(region, std::uint64_t{1} << 20) / 4096 * 4096;
+  MPI_Info info;
+  MPI_Info_create(&info);
+  MPI_Info_set(info, "alloc_shared_noncontig", "true");  // each process's part near its core
+  MPI_Win_allocate_shared(static_cast<MPI_Aint>(region_bytes_ * static_cast<std::uint64_t>(nprocs)), 1, info, comm,
+                          &base_, &win_);
+  MPI_Info_free(&info);
+  bases_.resize(static_cast<std::size_t>(nprocs));
+  for (int q = 0; q < nprocs; ++q) {
+    MPI_Aint size = 0;
+    int unit = 0;
+    MPI_Win_shared_query(win_, q, &size, &unit, &bases_[static_cast<std::size_t>(q)]);
+  }
+  MPI_Win_lock_all(MPI_MODE_NOCHECK, win_);
+}
+
+void Mailbox::close() {
+  if (win_ == MPI_WIN_NULL) return;
+  MPI_Win_unlock_all(win_);
+  MPI_Win_free(&win_);
+  base_ = nullptr;
+  bases_.clear();
+}
+
+void Mailbox::write(int target, std::uint64_t offset, const void* header, std::size_t header_bytes,
+                    const void* payload, std::size_t payload_bytes) {
+  char* at = base_ + static_cast<std::uint64_t>(target) * region_bytes_ + offset;
+  std::memcpy(at, header, header_bytes);
+  std::memcpy(at + header_bytes, payload, payload_bytes);
+}
+
+void Mailbox::publish() {
+  if (available()) MPI_Win_sync(win_);
+}
+
+void Mailbox::acquire() {
+  if (available()) MPI_Win_sync(win_);
+}
+
+// ---- DirectWindow ------------------------------------------------------------------------------
+
+void DirectWindow::open(MPI_Comm comm, int pid) {
+  pid_ = pid;
+  MPI_Win_create_dynamic(MPI_INFO_NULL, comm, &win_);
+  MPI_Win_lock_all(MPI_MODE_NOCHECK, win_);
+}
+
+void DirectWindow::close() {
+  if (win_ == MPI_WIN_NULL) return;
+  MPI_Win_unlock_all(win_);
+  MPI_Win_free(&win_);
+}
+
+void DirectWindow::attach(void* base, std::uint64_t bytes) {
+  if (base && bytes) MPI_Win_attach(win_, base, static_cast<MPI_Aint>(bytes));
+}
+
+void DirectWindow::detach(void* base) {
+  if (base) MPI_Win_detach(win_, base);
+}
+
+void DirectWindow::put(int target, std::uint64_t remote, const void* src, std::uint64_t n) {
+  const char* from = static_cast<const char*>(src);
+  if (target == pid_) {
+    std::memcpy(reinterpret_cast<char*>(static_cast<std::uintptr_t>(remote)), from, n);
+    return;
+  }
+  in_pieces(n, [&](std::uint64_t done, int piece) {
+    MPI_Put(from + done, piece, MPI_BYTE, target, static_cast<MPI_Aint>(remote + done), piece, MPI_BYTE, win_);
+  });
+  targets_.push_back(target);
+}
+
+void DirectWindow::get(int target, std::uint64_t remote, void* dst, std::uint64_t n) {
+  char* into = static_cast<char*>(dst);
+  if (target == pid_) {
+    std::memcpy(into, reinterpret_cast<const char*>(static_cast<std::uintptr_t>(remote)), n);
+    return;
+  }
+  in_pieces(n, [&](std::uint64_t done, int piece) {
+    gets_.emplace_back();
+    MPI_Rget(into + done, piece, MPI_BYTE, target, static_cast<MPI_Aint>(remote + done), piece, MPI_BYTE, win_,
+             &gets_.back());
+  });
+}
+
+void DirectWindow::complete() {
+  if (!gets_.empty()) wait_idle(static_cast<int>(gets_.size()), gets_.data());
+  gets_.clear();
+  std::sort(targets_.begin(), targets_.end());
+  targets_.erase(std::unique(targets_.begin(), targets_.end()), targets_.end());
+  for (int target : targets_) MPI_Win_flush(target, win_);
+  targets_.clear();
+}
+
+}  // namespace bspg

@@ -1,0 +1,193 @@
+// transport.hpp - how the bytes of a superstep move: the engine under the BSPlib semantics
+// (runtime.hpp decides what a superstep means; nothing here knows about puts, gets or messages).
+//
+// A Transport serves one group of processes (the world, a subjob, a bspg group). A sync is one or
+// more rounds. In a round each process hands over at most one chunk per peer; the chunk lands whole
+// in the peer's receive buffer at an offset the sender reserves there with an atomic fetch-and-add
+// (MPI_Rget_accumulate on the peer's counter) and writes with MPI_Put. One reduction of a few
+// header words (MPI_Iallreduce, MPI_MAX) ends the round: once it returns, every chunk of the round
+// is in place and every process knows the reduced words. A round therefore costs O(k) one-sided
+// operations for k peers plus one O(log p) collective, and no process ever holds or scans anything
+// of size p x p; an empty superstep is the reduction alone.
+//
+// Receive buffers alternate between syncs: a process may already deliver into a peer's buffer for
+// sync i+1 while that peer still reads what sync i brought, but it can reach the peer's buffer of
+// sync i+2 only after passing sync i+1's reduction, which the peer joins only after it finished
+// sync i. A buffer too small for what was reserved in it grows in a collective step of the round
+// (rare: capacities only grow, by half again at least).
+//
+// Two world-wide windows sit beside the transports: Mailbox (large puts copied at call time into
+// shared memory, when every process is on one node) and DirectWindow (registered memory exposed for
+// zero-copy transfers: bsp_hpput, bsp_hpget, bsp_direct_get).
+//
+// Waiting never keeps a core busy for long: every wait polls for a few microseconds, then sleeps
+// between polls with a growing pause (wait_idle), so a process waiting at a sync for a slow peer
+// costs a few percent of a core at most.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "stream.hpp"
+
+namespace bspg {
+
+// Waits for all n requests; polls, then sleeps between polls (see above).
+void wait_idle(int n, MPI_Request* requests);
+inline void wait_idle(MPI_Request* request) { wait_idle(1, request); }
+
+enum class ChunkKind : std::uint32_t { Stream = 0x6273701u, Reply = 0x6273702u };
+
+// A chunk as it lies in a receive buffer: this header, then the stream bytes (8-aligned).
+struct ChunkHeader {
+  std::uint32_t kind;        // ChunkKind
+  std::uint32_t src;         // global pid of the sender
+  std::uint64_t bytes;       // stream bytes that follow
+  std::uint64_t note;        // the semantics layer's word (e.g. mailbox bytes for this receiver)
+  std::uint64_t reserved;
+};
+static_assert(sizeof(ChunkHeader) == Stream::kHeadroom, "the chunk header fills the stream's headroom");
+
+class Transport {
+ public:
+  // comm: the group's communicator; pids: group rank -> global pid (ascending); rank: ours.
+  Transport(MPI_Comm comm, std::vector<int> pids, int rank);
+  Transport(const Transport&) = delete;
+  Transport& operator=(const Transport&) = delete;
+  ~Transport();
+  void close();  // collective over the group when open; frees the windows
+
+  struct Outgoing {
+    int dst;         // group rank
+    Stream* stream;  // may be empty (then only the note travels)
+    std::uint64_t note;
+  };
+  struct Incoming {
+    int src;  // global pid
+    ChunkKind kind;
+    std::uint64_t offset;  // of the stream bytes in this sync's receive buffer of that kind (see at())
+    std::uint64_t bytes;
+    std::uint64_t note;
+  };
+
+  // One round: delivers every outgoing chunk, then reduces words[0..nwords) with MPI_MAX over the
+  // group (in place). Collective. Afterwards incoming() lists the chunks of this round, ordered by
+  // sender pid. Costs O(k + log p) messages for k chunks. Each kind of round has receive buffers
+  // of its own: a process still reading one round's chunks cannot be overtaken by a faster one
+  // delivering the next round's.
+  void round(ChunkKind kind, const std::vector<Outgoing>& out, std::uint64_t* words, int nwords);
+  const std::vector<Incoming>& incoming() const { return incoming_; }
+  // Where an incoming chunk's bytes are now (a buffer that grew moved).
+  const char* at(const Incoming& chunk) const {
+    return buffers_[channel(chunk.kind)][parity_].base + chunk.offset;
+  }
+
+  // Collective: nobody returns before everybody has called it (idle waiting).
+  void barrier();
+  // Ends this process's part of a sync: the next sync uses the other receive buffers. Chunks of
+  // this sync stay readable until the sync after the next begins.
+  void end_sync();
+
+  int size() const { return static_cast<int>(pids_.size()); }
+  // Bytes of metadata this process sent and received so far in this sync (chunk headers, counter
+  // operations and its share of the reductions), for the scale benchmark.
+  std::uint64_t metadata_bytes() const { return metadata_; }
+
+ private:
+  static constexpr int kChannels = 2;  // streams, replies
+  static int channel(ChunkKind kind) { return kind == ChunkKind::Stream ? 0 : 1; }
+  struct Buffer {
+    MPI_Win win = MPI_WIN_NULL;
+    char* base = nullptr;
+  };
+  void open();
+  void open_channel(int channel);
+  void allocate(int channel, int parity, std::uint64_t capacity);
+  void grow(const std::vector<std::size_t>& late, const std::vector<Outgoing>& out);
+  void put_chunk(const Outgoing& chunk, std::uint64_t offset);
+  void flush_targets();
+  void scan();
+  int counter_index() const { return 2 * channel_ + parity_; }
+
+  MPI_Comm comm_;
+  std::vector<int> pids_;
+  int rank_;
+  bool open_ = false;
+  int parity_ = 0;
+  int channel_ = 0;  // of the round under way
+  ChunkKind kind_ = ChunkKind::Stream;
+  // Four u64 per process: bytes reserved in its buffer of (channel, parity), at 2 * channel + parity.
+  MPI_Win counters_ = MPI_WIN_NULL;
+  std::uint64_t* counter_base_ = nullptr;
+  Buffer buffers_[kChannels][2];
+  std::vector<std::uint64_t> capacity_[kChannels][2];  // per group rank, identical everywhere
+  bool channel_open_[kChannels] = {false, false};
+  std::vector<Incoming> incoming_;
+  // Per round, reused.
+  std::vector<std::uint64_t> sizes_, offsets_;
+  std::vector<MPI_Request> requests_;
+  std::vector<int> touched_;
+  // The reduction ending a round of each channel, and the barrier: persistent requests where the
+  // MPI has them (set up once, so a sync does not pay for building the collective's schedule).
+  struct Reduction {
+    std::vector<std::uint64_t> in, out;
+    MPI_Request request = MPI_REQUEST_NULL;
+    bool persistent = false;
+  };
+  void reduce(Reduction& reduction);
+  Reduction reductions_[kChannels];
+  MPI_Request barrier_ = MPI_REQUEST_NULL;
+  std::uint64_t metadata_ = 0;
+};
+
+// Large puts on one node: copied at call time into a shared-memory region the receiver reads at the
+// sync (one copy fewer than a stream). One region per (writer, receiver) pair; a sync whose
+// processes used any ends with a barrier, so that no region is overwritten while being read.
+class Mailbox {
+ public:
+  void open(MPI_Comm comm, int pid, int nprocs);  // collective; available() only on one node
+  void close();
+  bool available() const { return win_ != MPI_WIN_NULL; }
+  std::uint64_t region_bytes() const { return region_bytes_; }
+  // Copies header and payload into this process's region for target, at offset.
+  void write(int target, std::uint64_t offset, const void* header, std::size_t header_bytes, const void* payload,
+             std::size_t payload_bytes);
+  void publish();  // before the sync's collective: stores are visible to other processes
+  void acquire();  // after it: see what the others stored
+  const char* incoming(int src) const {
+    return bases_[static_cast<std::size_t>(src)] + static_cast<std::uint64_t>(pid_) * region_bytes_;
+  }
+
+ private:
+  MPI_Win win_ = MPI_WIN_NULL;
+  char* base_ = nullptr;
+  int pid_ = 0;
+  std::uint64_t region_bytes_ = 0;
+  std::vector<char*> bases_;  // every process's segment
+};
+
+// Registered memory exposed to one-sided operations (a dynamic window over the world): transfers
+// straight from and into user memory, with no buffer in between.
+class DirectWindow {
+ public:
+  void open(MPI_Comm comm, int pid);
+  void close();
+  void attach(void* base, std::uint64_t bytes);
+  void detach(void* base);
+  // Copies n bytes from local src to address remote on target (MPI_Put; memcpy for ourselves).
+  void put(int target, std::uint64_t remote, const void* src, std::uint64_t n);
+  // Starts reading n bytes at address remote on target into local dst (MPI_Rget).
+  void get(int target, std::uint64_t remote, void* dst, std::uint64_t n);
+  // Every put and get started has completed at both ends (idle waiting for gets).
+  void complete();
+
+ private:
+  MPI_Win win_ = MPI_WIN_NULL;
+  int pid_ = 0;
+  std::vector<int> targets_;
+  std::vector<MPI_Request> gets_;
+};
+
+}  // namespace bspg
