@@ -14,23 +14,38 @@ bool Registry::consumed(std::uint64_t code) const {
 }
 
 bool Registry::pop(const void* address) {
-  // Candidates, most recent first: this superstep's pushes of address, then its live slots.
-  std::vector<std::uint64_t> candidates;
+  if (address == nullptr) {
+    // NULL registrations cannot be told apart: with several, every NULL pop is flexible (it
+    // takes what the others name, or the most recent NULL registration when everyone is flexible).
+    std::size_t nulls = 0, null_pops = 0;
+    if (auto it = by_address_.find(nullptr); it != by_address_.end()) nulls = it->second.size();
+    for (const Op& op : ops_) {
+      if (op.address != nullptr) continue;
+      if (op.is_push) ++nulls;
+      else ++null_pops;
+    }
+    if (null_pops >= nulls) return false;
+    if (nulls > 1) {
+      ops_.push_back({false, nullptr, 0, 0});
+      ++pop_count_;
+      return true;
+    }
+  }
+  // The most recent registration of address not already named by a pop of this superstep:
+  // this superstep's pushes first, then the live slots.
+  std::uint64_t target = 0;
   std::size_t push_number = push_count_;
-  for (auto op = ops_.rbegin(); op != ops_.rend(); ++op) {
+  for (auto op = ops_.rbegin(); op != ops_.rend() && !target; ++op) {
     if (!op->is_push) continue;
     --push_number;
-    if (op->address == address && !consumed(kPendingPush | (push_number + 1)))
-      candidates.push_back(kPendingPush | (push_number + 1));
+    if (op->address == address && !consumed(kPendingPush | (push_number + 1))) target = kPendingPush | (push_number + 1);
   }
-  if (auto it = by_address_.find(address); it != by_address_.end())
-    for (auto slot = it->second.rbegin(); slot != it->second.rend(); ++slot)
-      if (!consumed(static_cast<std::uint64_t>(*slot) + 1)) candidates.push_back(static_cast<std::uint64_t>(*slot) + 1);
-  if (candidates.empty()) return false;
-  // The most recent is taken (tentatively, for a flexible pop: it decides what a later pop takes).
-  consumed_.push_back(candidates.front());
-  const bool flexible = address == nullptr && candidates.size() > 1;
-  ops_.push_back({false, address, 0, flexible ? 0 : candidates.front()});
+  if (auto it = by_address_.find(address); !target && it != by_address_.end())
+    for (auto slot = it->second.rbegin(); slot != it->second.rend() && !target; ++slot)
+      if (!consumed(static_cast<std::uint64_t>(*slot) + 1)) target = static_cast<std::uint64_t>(*slot) + 1;
+  if (!target) return false;
+  consumed_.push_back(target);
+  ops_.push_back({false, address, 0, target});
   ++pop_count_;
   return true;
 }

@@ -8,7 +8,13 @@
 /* The DRMA/BSMP calls the misuse programs take by name. */
 static inline int is_transfer_call(const char *call) {
   return strcmp(call, "put") == 0 || strcmp(call, "get") == 0 || strcmp(call, "hpput") == 0 ||
-         strcmp(call, "hpget") == 0 || strcmp(call, "send") == 0;
+         strcmp(call, "hpget") == 0 || strcmp(call, "direct_get") == 0 || strcmp(call, "send") == 0 ||
+         strcmp(call, "hpsend") == 0;
+}
+
+/* The calls that name a registered area (all but the message calls). */
+static inline int is_drma_call(const char *call) {
+  return is_transfer_call(call) && strcmp(call, "send") != 0 && strcmp(call, "hpsend") != 0;
 }
 
 /* One transfer between the local buffer and the area registered as `registered` on `pid`. */
@@ -17,7 +23,9 @@ static inline void transfer(const char *call, int pid, void *local, void *regist
   else if (strcmp(call, "get") == 0) bsp_get(pid, registered, offset, local, nbytes);
   else if (strcmp(call, "hpput") == 0) bsp_hpput(pid, local, registered, offset, nbytes);
   else if (strcmp(call, "hpget") == 0) bsp_hpget(pid, registered, offset, local, nbytes);
+  else if (strcmp(call, "direct_get") == 0) bsp_direct_get(pid, registered, offset, local, nbytes);
   else if (strcmp(call, "send") == 0) bsp_send(pid, NULL, local, nbytes);
+  else if (strcmp(call, "hpsend") == 0) bsp_hpsend(pid, NULL, local, nbytes);
 }
 
 /* Reached only when the library let the mistake through. */

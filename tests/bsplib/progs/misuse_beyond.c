@@ -5,8 +5,8 @@
 #include "misuse.h"
 
 int main(int argc, char **argv) {
-  if (argc < 2 || !is_transfer_call(argv[1]) || strcmp(argv[1], "send") == 0) {
-    printf("FAIL: usage: misuse_beyond put|get|hpput|hpget [null]\n");
+  if (argc < 2 || !is_drma_call(argv[1])) {
+    printf("FAIL: usage: misuse_beyond put|get|hpput|hpget|direct_get [null]\n");
     return 2;
   }
   int null_on_1 = argc > 2 && strcmp(argv[2], "null") == 0;

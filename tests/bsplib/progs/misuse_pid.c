@@ -4,7 +4,7 @@
 
 int main(int argc, char **argv) {
   if (argc < 3 || !is_transfer_call(argv[1])) {
-    printf("FAIL: usage: misuse_pid put|get|hpput|hpget|send high|negative\n");
+    printf("FAIL: usage: misuse_pid put|get|hpput|hpget|direct_get|send|hpsend high|negative\n");
     return 2;
   }
   test_begin(bsp_nprocs());

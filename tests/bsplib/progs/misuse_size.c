@@ -4,7 +4,7 @@
 
 int main(int argc, char **argv) {
   if (argc < 2 || !is_transfer_call(argv[1])) {
-    printf("FAIL: usage: misuse_size put|get|hpput|hpget|send\n");
+    printf("FAIL: usage: misuse_size put|get|hpput|hpget|direct_get|send|hpsend\n");
     return 2;
   }
   test_begin(bsp_nprocs());

@@ -4,8 +4,8 @@
 #include "misuse.h"
 
 int main(int argc, char **argv) {
-  if (argc < 2 || !is_transfer_call(argv[1]) || strcmp(argv[1], "send") == 0) {
-    printf("FAIL: usage: misuse_unregistered put|get|hpput|hpget\n");
+  if (argc < 2 || !is_drma_call(argv[1])) {
+    printf("FAIL: usage: misuse_unregistered put|get|hpput|hpget|direct_get\n");
     return 2;
   }
   test_begin(bsp_nprocs());
