@@ -2,6 +2,8 @@
 #ifndef BSPG_H
 #define BSPG_H
 
+#include <stddef.h>
+
 #include "bsp.h"
 
 #ifdef __cplusplus
@@ -33,6 +35,12 @@ int bspg_subjob_group(void);
 
 /* End a superstep of the members of group. O(g*h + l_group). */
 void bspg_group_sync(int group);
+
+/* Bytes of metadata this process sent and received at its last sync (bsp_sync or a group sync):
+ * chunk headers, the fetch-and-add that places each chunk, and its share of the sync's reduction
+ * (recursive doubling: about 2 log2(p) times a few dozen words), but not the data itself. An
+ * empty superstep costs O(log p) bytes, one that talks to k peers O(k + log p). O(1). */
+size_t bspg_sync_metadata_bytes(void);
 
 int bspg_group_nprocs(int group);            /* members of group */
 int bspg_group_pid(int group);               /* this process's rank in group, 0..nprocs-1 */

@@ -69,6 +69,8 @@ Runtime::Runtime(MPI_Comm comm_in, int pid_in, int nprocs_in)
 }
 
 int Runtime::split(int color) {
+  // MPI_Comm_split blocks (spinning) until every process is there: wait idly for them first.
+  if (world) world->transport.barrier();
   MPI_Comm group_comm;
   MPI_Comm_split(comm, color >= 0 ? color : MPI_UNDEFINED, pid, &group_comm);
   int handle = static_cast<int>(groups.size());

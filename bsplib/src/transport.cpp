@@ -16,12 +16,17 @@ constexpr std::uint64_t kInitialBufferBytes = std::uint64_t{64} * 1024;
 constexpr std::uint64_t kGranule = std::uint64_t{64} * 1024;
 constexpr std::uint64_t kMaxTransferBytes = std::uint64_t{1} << 30;  // MPI counts are int
 
-// Idle waiting: poll this long first (a sync whose peers are all there finishes within it), then
-// sleep between polls, the pause doubling up to its cap. The cap bounds the extra latency a long
-// wait adds; at 500 us a waiting process polls 2000 times a second, about 1% of a core.
-constexpr auto kSpin = std::chrono::microseconds(20);
-constexpr long kFirstPauseNs = 1000;
-constexpr long kMaxPauseNs = 500 * 1000;
+// Idle waiting: poll first, as MPI's own waits do (yielding the core when Open MPI's
+// mpi_yield_when_idle is set, as it is when processes outnumber cores), then sleep between polls,
+// the pause doubling up to a cap that bounds the latency a long wait adds (at 1 ms a waiting
+// process polls 1000 times a second, well under 1% of a core). How long to poll adapts: three
+// times a typical recent wait (each counted at most 5 ms), from 1 ms to 15 ms, so that a sync whose
+// peers are all there finishes while polling even where a collective takes milliseconds (many
+// processes per core), and a wait of one second for a late peer costs at most about 2% of a core.
+constexpr double kMinSpinSeconds = 1e-3, kMaxSpinSeconds = 15e-3, kWaitSampleCap = 5e-3;
+constexpr long kFirstPauseNs = 50 * 1000;
+constexpr long kMaxPauseNs = 1000 * 1000;
+double typical_wait_seconds = 0;  // exponentially weighted average of recent waits (capped)
 
 std::uint64_t round_up(std::uint64_t n, std::uint64_t unit) { return (n + unit - 1) / unit * unit; }
 
@@ -49,17 +54,23 @@ void wait_idle(int n, MPI_Request* requests) {
   MPI_Testall(n, requests, &done, MPI_STATUSES_IGNORE);
   if (done) return;
   using Clock = std::chrono::steady_clock;
-  const auto spin_until = Clock::now() + kSpin;
+  const auto start = Clock::now();
+  auto finished = [&] {
+    const double waited = std::chrono::duration<double>(Clock::now() - start).count();
+    typical_wait_seconds = 0.9 * typical_wait_seconds + 0.1 * std::min(waited, kWaitSampleCap);
+  };
+  const double spin = std::clamp(3 * typical_wait_seconds, kMinSpinSeconds, kMaxSpinSeconds);
+  const auto spin_until = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(spin));
   do {
     MPI_Testall(n, requests, &done, MPI_STATUSES_IGNORE);
-    if (done) return;
+    if (done) return finished();
   } while (Clock::now() < spin_until);
   long pause = kFirstPauseNs;
   for (;;) {
     timespec sleep_for{0, pause};
     nanosleep(&sleep_for, nullptr);
     MPI_Testall(n, requests, &done, MPI_STATUSES_IGNORE);
-    if (done) return;
+    if (done) return finished();
     pause = std::min(pause * 2, kMaxPauseNs);
   }
 }
@@ -72,6 +83,8 @@ Transport::Transport(MPI_Comm comm, std::vector<int> pids, int rank)
 Transport::~Transport() { close(); }
 
 void Transport::open() {
+  // Window creation is a blocking collective that would spin while a peer is late: wait idly first.
+  barrier();
   MPI_Win_allocate(4 * sizeof(std::uint64_t), sizeof(std::uint64_t), MPI_INFO_NULL, comm_, &counter_base_, &counters_);
   for (int i = 0; i < 4; ++i) counter_base_[i] = 0;
   MPI_Win_lock_all(MPI_MODE_NOCHECK, counters_);
