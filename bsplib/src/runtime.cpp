@@ -89,9 +89,10 @@ int Runtime::split(int color) {
 
 // ---- Recording the superstep's operations -----------------------------------------------------
 
-void Runtime::put(int dst, int slot, std::uint32_t offset, const void* src, std::uint32_t nbytes, bool unbuffered) {
+void Runtime::put_large(int dst, int slot, std::uint32_t offset, const void* src, std::uint32_t nbytes,
+                        bool unbuffered) {
   Peer& p = peer(dst);
-  if (nbytes >= kMailboxBytes && p.way <= Way::Mailbox && mailbox_.available()) {
+  if (p.way <= Way::Mailbox && mailbox_.available()) {
     // Copied now into shared memory the receiver reads at the sync: one copy fewer than a stream.
     const std::uint64_t record = kHeaderBytes + align4(nbytes);
     if (p.mailbox_bytes + record <= mailbox_.region_bytes()) {

@@ -15,6 +15,7 @@
 
 #include "agreement.hpp"
 #include "group.hpp"
+#include "records.hpp"
 #include "registry.hpp"
 #include "stream.hpp"
 #include "transport.hpp"
@@ -48,7 +49,15 @@ class Runtime {
 
   // The operations of a superstep, already validated (slot is the destination's or source's
   // registration). unbuffered: the hp variants, whose memory may be used until the sync.
-  void put(int dst, int slot, std::uint32_t offset, const void* src, std::uint32_t nbytes, bool unbuffered);
+  void put(int dst, int slot, std::uint32_t offset, const void* src, std::uint32_t nbytes, bool unbuffered) {
+    if (nbytes < kMailboxBytes) {  // the common case, inline: into the stream
+      Peer& p = peer(dst);
+      pack_put(p.stream.records(), slot, offset, src, nbytes);
+      p.way = Way::Stream;
+      return;
+    }
+    put_large(dst, slot, offset, src, nbytes, unbuffered);
+  }
   void get(int server, int slot, std::uint32_t offset, void* dst, std::uint32_t nbytes, bool unbuffered);
   void send(int dst, const void* tag, const void* payload, std::uint32_t nbytes, bool unbuffered);
   // Reads the remote registered memory now (bsp_direct_get); blocks until the data is here.
@@ -125,6 +134,7 @@ class Runtime {
     }
     return p;
   }
+  void put_large(int dst, int slot, std::uint32_t offset, const void* src, std::uint32_t nbytes, bool unbuffered);
   std::uint64_t remote_address(int slot, int pid, std::uint32_t offset) const {
     return reinterpret_cast<std::uintptr_t>(registry.address(slot, pid)) + offset;
   }
