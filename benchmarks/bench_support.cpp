@@ -204,4 +204,15 @@ std::vector<double> gather_to_root(double value) {
   return all;
 }
 
+Alternation summarize(std::vector<double> bspg_seconds, std::vector<double> raw_seconds) {
+  max_to_root(bspg_seconds);
+  max_to_root(raw_seconds);
+  Alternation result;
+  result.bspg_us = median(bspg_seconds) * 1e6;
+  result.raw_us = median(raw_seconds) * 1e6;
+  if (!bspg_seconds.empty()) result.bspg_min_us = *std::min_element(bspg_seconds.begin(), bspg_seconds.end()) * 1e6;
+  if (!raw_seconds.empty()) result.raw_min_us = *std::min_element(raw_seconds.begin(), raw_seconds.end()) * 1e6;
+  return result;
+}
+
 }  // namespace bench

@@ -106,4 +106,31 @@ void max_to_root(std::vector<double>& values);
 // Gathers one value from every process onto process 0 (empty elsewhere).
 std::vector<double> gather_to_root(double value);
 
+// Medians and minimums (microseconds, on process 0) of the slowest process's times of a bspg and
+// a raw MPI variant, timed alternately so that machine noise hits both alike.
+struct Alternation {
+  double bspg_us = 0, raw_us = 0;          // medians
+  double bspg_min_us = 0, raw_min_us = 0;  // fastest repetitions: the cost without noise
+  double ratio() const { return raw_us > 0 ? bspg_us / raw_us : 0; }
+  double min_ratio() const { return raw_min_us > 0 ? bspg_min_us / raw_min_us : 0; }
+};
+Alternation summarize(std::vector<double> bspg_seconds, std::vector<double> raw_seconds);
+
+// Runs both variants `reps` times, alternating, after `warmup` rounds. Each variant takes a
+// serial number (which may select the data) and returns its time in seconds.
+template <typename Bspg, typename Raw>
+Alternation time_alternating(long reps, int warmup, Bspg bspg_once, Raw raw_once) {
+  int serial = 0;
+  for (int w = 0; w < warmup; ++w) {
+    bspg_once(serial++);
+    raw_once(serial++);
+  }
+  std::vector<double> bspg(static_cast<std::size_t>(reps)), raw(static_cast<std::size_t>(reps));
+  for (std::size_t rep = 0; rep < bspg.size(); ++rep) {
+    bspg[rep] = bspg_once(serial++);
+    raw[rep] = raw_once(serial++);
+  }
+  return summarize(std::move(bspg), std::move(raw));
+}
+
 }  // namespace bench

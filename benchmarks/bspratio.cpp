@@ -180,27 +180,14 @@ class Report {
   std::vector<Row> rows_;
 };
 
-// Runs both variants `reps` times, alternating, after a short warm-up. Each variant takes a
-// repetition number (which selects the data) and returns its time in seconds. Median and
-// minimum of the slowest process's times land in row on process 0, in microseconds.
+// Both variants alternately (see bench::time_alternating); the figures land in row on process 0.
 template <typename Bspg, typename Raw>
 void time_alternating(long reps, Bspg bspg_once, Raw raw_once, Row& row) {
-  int serial = 0;
-  for (int w = 0; w < kWarmupRepetitions; ++w) {
-    bspg_once(serial++);
-    raw_once(serial++);
-  }
-  std::vector<double> bspg(reps), raw(reps);
-  for (long rep = 0; rep < reps; ++rep) {
-    bspg[rep] = bspg_once(serial++);
-    raw[rep] = raw_once(serial++);
-  }
-  bench::max_to_root(bspg);
-  bench::max_to_root(raw);
-  row.bspg_us = bench::median(bspg) * 1e6;
-  row.raw_us = bench::median(raw) * 1e6;
-  row.bspg_min_us = *std::min_element(bspg.begin(), bspg.end()) * 1e6;
-  row.raw_min_us = *std::min_element(raw.begin(), raw.end()) * 1e6;
+  const bench::Alternation t = bench::time_alternating(reps, kWarmupRepetitions, bspg_once, raw_once);
+  row.bspg_us = t.bspg_us;
+  row.raw_us = t.raw_us;
+  row.bspg_min_us = t.bspg_min_us;
+  row.raw_min_us = t.raw_min_us;
 }
 
 void verify(const char* variant, long h, const std::string& why) {

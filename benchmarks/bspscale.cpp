@@ -118,32 +118,11 @@ std::optional<int> parse_options(int argc, char** argv, Options& opt) {
   return bench::exit_before_begin(error, opt, kProgram, kUsage);
 }
 
-// Medians and minimums of the slowest process's times, bspg and raw alternating (see bspratio).
-struct Timing {
-  double bspg_us = 0, raw_us = 0, bspg_min_us = 0, raw_min_us = 0;
-  double ratio() const { return raw_us > 0 ? bspg_us / raw_us : 0; }
-  double min_ratio() const { return raw_min_us > 0 ? bspg_min_us / raw_min_us : 0; }
-};
+using Timing = bench::Alternation;
 
 template <typename Bspg, typename Raw>
 Timing time_alternating(long reps, Bspg bspg_once, Raw raw_once) {
-  for (int w = 0; w < kWarmupRepetitions; ++w) {
-    bspg_once();
-    raw_once();
-  }
-  std::vector<double> bspg(static_cast<std::size_t>(reps)), raw(static_cast<std::size_t>(reps));
-  for (long rep = 0; rep < reps; ++rep) {
-    bspg[static_cast<std::size_t>(rep)] = bspg_once();
-    raw[static_cast<std::size_t>(rep)] = raw_once();
-  }
-  bench::max_to_root(bspg);
-  bench::max_to_root(raw);
-  Timing t;
-  t.bspg_us = bench::median(bspg) * 1e6;
-  t.raw_us = bench::median(raw) * 1e6;
-  t.bspg_min_us = *std::min_element(bspg.begin(), bspg.end()) * 1e6;
-  t.raw_min_us = *std::min_element(raw.begin(), raw.end()) * 1e6;
-  return t;
+  return bench::time_alternating(reps, kWarmupRepetitions, [&](int) { return bspg_once(); }, [&](int) { return raw_once(); });
 }
 
 void print_row(const char* label, const Timing& t, double target) {
