@@ -42,6 +42,27 @@ void bspg_group_sync(int group);
  * empty superstep costs O(log p) bytes, one that talks to k peers O(k + log p). O(1). */
 size_t bspg_sync_metadata_bytes(void);
 
+/* Superstep checkpoints: a job outlives the hosts it runs on (bsprun --restarts, --resume).
+ * bspg_persist declares an area that every checkpoint saves; a process declares its areas in the
+ * same order on every run, typically right after allocating them. Local. O(1). */
+void bspg_persist(void *addr, size_t nbytes);
+
+/* Collective. On a fresh run returns 0 and does nothing else. On a resumed run (bsprun sets
+ * BSPG_RESUME) fills every persisted area with its contents at the last complete checkpoint, gives
+ * back the message queue and tag size in force there, and returns that checkpoint's number (1, 2,
+ * ...); its registrations must be in force again (push_reg and bsp_sync first). A mismatch (other
+ * areas or sizes, other registrations, another number of processes) stops the job with a message.
+ * A damaged shard is said and its buddy's copy used. O(size of the persisted areas). */
+int bspg_resume(void);
+
+/* Collective. Ends the superstep exactly as bsp_sync does, then saves every process's persisted
+ * areas and just-delivered message queue as checkpoint n (n = 1, 2, ... after the last one written
+ * or restored), and returns n: each process writes its shard to its host's checkpoint directory
+ * and sends a copy to a buddy process on another host, and the checkpoint counts only once every
+ * shard and copy is written and fsync'ed everywhere; the one before is removed then. O(bytes
+ * persisted / disk bandwidth + same / network bandwidth + l). */
+int bspg_checkpoint(void);
+
 int bspg_group_nprocs(int group);            /* members of group */
 int bspg_group_pid(int group);               /* this process's rank in group, 0..nprocs-1 */
 int bspg_group_member(int group, int rank);  /* bsp_pid() of the member with that rank */

@@ -333,6 +333,20 @@ int bspg_group_member(int group, int rank) {
   return g.members[static_cast<std::size_t>(rank)];
 }
 
+void bspg_persist(void* addr, size_t nbytes) {
+  Runtime& rt = spmd("bspg_persist");
+  if (addr == nullptr && nbytes > 0) fail("bspg_persist", "NULL address with size %zu", nbytes);
+  rt.checkpointing().persist(addr, nbytes);
+}
+
+int bspg_resume(void) { return spmd("bspg_resume").checkpointing().resume(); }
+
+int bspg_checkpoint(void) {
+  Runtime& rt = spmd("bspg_checkpoint");
+  rt.sync(bspg::SyncCall::Sync);  // ends the superstep exactly as bsp_sync does
+  return rt.checkpointing().checkpoint();
+}
+
 size_t bspg_sync_metadata_bytes(void) {
   return static_cast<size_t>(spmd("bspg_sync_metadata_bytes").metadata_bytes_last_sync());
 }

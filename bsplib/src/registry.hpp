@@ -68,6 +68,13 @@ class Registry {
   Change apply(const std::vector<std::uint64_t>& decided, const std::vector<std::uint64_t>& gathered);
 
   std::size_t live_slots() const { return live_count_; }
+  // pid's registered sizes of the live slots, in slot order.
+  std::vector<std::int64_t> live_sizes(int pid) const {
+    std::vector<std::int64_t> sizes;
+    for (std::size_t slot = 0; slot < live_.size(); ++slot)
+      if (live_[slot]) sizes.push_back(sizes_[index(static_cast<int>(slot), pid)]);
+    return sizes;
+  }
 
  private:
   struct Op {

@@ -353,6 +353,7 @@ void Runtime::apply_registrations() {
 }
 
 void Runtime::finish() {
+  if (checkpoints) checkpoints->close();
   for (auto& group : groups) {
     if (!group) continue;
     group->transport.close();  // a no-op for a group that never synchronised

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "agreement.hpp"
+#include "checkpoint.hpp"
 #include "group.hpp"
 #include "records.hpp"
 #include "registry.hpp"
@@ -85,6 +86,13 @@ class Runtime {
   int subjob = 0;
   std::vector<int> subjob_sizes;
   int subjob_group = -1;
+
+  // Superstep checkpoints (bspg_persist, bspg_checkpoint, bspg_resume): made at first use.
+  std::unique_ptr<Checkpoints> checkpoints;
+  Checkpoints& checkpointing() {
+    if (!checkpoints) checkpoints = std::make_unique<Checkpoints>(*this);
+    return *checkpoints;
+  }
 
   // groups[0] is the world group; a null entry is a group this process is not in.
   std::vector<std::unique_ptr<Group>> groups;

@@ -75,6 +75,16 @@ void wait_idle(int n, MPI_Request* requests) {
   }
 }
 
+void IdlePacer::idle() {
+  const long long now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::chrono::steady_clock::now().time_since_epoch()).count();
+  if (idle_since_ns_ == 0) idle_since_ns_ = now;
+  if (now - idle_since_ns_ < static_cast<long long>(kMinSpinSeconds * 1e9)) return;
+  pause_ns_ = pause_ns_ ? std::min(pause_ns_ * 2, kMaxPauseNs) : kFirstPauseNs;
+  timespec sleep_for{0, pause_ns_};
+  nanosleep(&sleep_for, nullptr);
+}
+
 // ---- Transport -------------------------------------------------------------------------------
 
 Transport::Transport(MPI_Comm comm, std::vector<int> pids, int rank)

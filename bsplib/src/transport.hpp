@@ -38,6 +38,18 @@ namespace bspg {
 void wait_idle(int n, MPI_Request* requests);
 inline void wait_idle(MPI_Request* request) { wait_idle(1, request); }
 
+// Paces a polling loop of one's own the same way: idle() after a poll that found nothing (returns
+// at once for the first millisecond, then sleeps, longer each time), reset() after progress.
+class IdlePacer {
+ public:
+  void idle();
+  void reset() { idle_since_ns_ = 0, pause_ns_ = 0; }
+
+ private:
+  long long idle_since_ns_ = 0;
+  long pause_ns_ = 0;
+};
+
 enum class ChunkKind : std::uint32_t { Stream = 0x6273701u, Reply = 0x6273702u };
 
 // A chunk as it lies in a receive buffer: this header, then the stream bytes (8-aligned).

@@ -1,0 +1,132 @@
+// shard.hpp - the file format of one process's checkpoint shard, and its checksum. Header-only and
+// free of MPI, so that tools (bspg-hostinfo --check-shard) can check a shard where it lies.
+//
+// Layout (native byte order; both the shard and its buddy's copy hold exactly these bytes):
+//   ShardHeader, A x u64 area sizes, R x u64 registered sizes (slot order), the A areas' bytes,
+//   M x (u32 tag bytes, u32 payload bytes, tag, payload), u64 checksum of every byte before it.
+#pragma once
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace bspg {
+
+constexpr char kShardMagic[8] = {'B', 'S', 'P', 'G', 'C', 'K', 'P', '1'};
+constexpr std::uint32_t kShardVersion = 1;
+
+struct ShardHeader {
+  char magic[8];
+  std::uint32_t version;
+  std::uint32_t pid;
+  std::uint32_t nprocs;
+  std::uint32_t tag_nbytes;       // tag size in force after the checkpoint's sync
+  std::uint64_t checkpoint;       // N
+  std::uint64_t areas;            // persisted areas
+  std::uint64_t registrations;    // live registrations of this process
+  std::uint64_t messages;         // queued messages
+  std::uint64_t file_bytes;       // the whole file, checksum included
+};
+
+// A fast 64-bit hash of a byte stream, fed in pieces of any size (damage detection, not security):
+// four lanes of 8-byte words, each multiplied, rotated and multiplied again, then mixed.
+class ShardHash {
+ public:
+  void update(const void* data, std::size_t n) {
+    const auto* bytes = static_cast<const unsigned char*>(data);
+    total_ += n;
+    if (pending_ > 0) {
+      const std::size_t take = n < sizeof block_ - pending_ ? n : sizeof block_ - pending_;
+      std::memcpy(block_ + pending_, bytes, take);
+      pending_ += take;
+      bytes += take;
+      n -= take;
+      if (pending_ < sizeof block_) return;
+      consume(block_);
+      pending_ = 0;
+    }
+    for (; n >= sizeof block_; bytes += sizeof block_, n -= sizeof block_) consume(bytes);
+    std::memcpy(block_, bytes, n);
+    pending_ = n;
+  }
+  std::uint64_t value() const {
+    std::uint64_t h = total_ * kMix1;
+    for (int i = 0; i < 4; ++i) h = mix(h ^ rotl(lanes_[i], 7 * i + 1));
+    for (std::size_t i = 0; i < pending_; ++i) h = mix(h ^ (static_cast<std::uint64_t>(block_[i]) << (8 * (i % 8))) ^ i);
+    return mix(h);
+  }
+
+ private:
+  static constexpr std::uint64_t kMul1 = 0x9E3779B97F4A7C15ull, kMul2 = 0xD6E8FEB86659FD93ull;
+  static constexpr std::uint64_t kMix1 = 0xBF58476D1CE4E5B9ull, kMix2 = 0x94D049BB133111EBull;
+  static std::uint64_t rotl(std::uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+  static std::uint64_t mix(std::uint64_t x) {
+    x = (x ^ (x >> 30)) * kMix1;
+    x = (x ^ (x >> 27)) * kMix2;
+    return x ^ (x >> 31);
+  }
+  void consume(const unsigned char* block) {
+    for (int i = 0; i < 4; ++i) {
+      std::uint64_t word;
+      std::memcpy(&word, block + 8 * i, 8);
+      lanes_[i] = rotl(lanes_[i] + word * kMul2, 31) * kMul1;
+    }
+  }
+  std::uint64_t lanes_[4] = {kMul1, kMul2, kMix1, kMix2};
+  unsigned char block_[32] = {};
+  std::size_t pending_ = 0;
+  std::uint64_t total_ = 0;
+};
+
+// Reads a whole shard file and checks it: "" and the header when whole, otherwise what is wrong.
+inline std::string check_shard_file(const std::string& path, ShardHeader& header) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno == ENOENT ? "missing" : std::string("cannot open: ") + std::strerror(errno);
+  auto finish = [&](std::string why) {
+    ::close(fd);
+    return why;
+  };
+  ShardHash hash;
+  std::vector<unsigned char> buffer(std::size_t{4} << 20);
+  std::uint64_t total = 0;
+  unsigned char tail[8];  // the last 8 bytes read: the checksum once the file ends
+  std::size_t tail_n = 0;
+  for (;;) {
+    const ssize_t got = ::read(fd, buffer.data(), buffer.size());
+    if (got < 0) return finish(std::string("cannot read: ") + std::strerror(errno));
+    if (got == 0) break;
+    if (total == 0) {
+      if (static_cast<std::size_t>(got) < sizeof header) return finish("shorter than its header");
+      std::memcpy(&header, buffer.data(), sizeof header);
+      if (std::memcmp(header.magic, kShardMagic, sizeof kShardMagic) != 0) return finish("not a bspg checkpoint shard");
+      if (header.version != kShardVersion) return finish("format version " + std::to_string(header.version) + ", not 1");
+    }
+    // Everything but the final 8 bytes goes into the hash: hold back the newest 8 bytes.
+    const auto n = static_cast<std::size_t>(got);
+    if (tail_n + n <= 8) {
+      std::memcpy(tail + tail_n, buffer.data(), n);
+      tail_n += n;
+    } else {
+      hash.update(tail, tail_n);
+      hash.update(buffer.data(), n - 8);
+      std::memcpy(tail, buffer.data() + n - 8, 8);
+      tail_n = 8;
+    }
+    total += n;
+  }
+  ::close(fd);
+  if (total < sizeof header + 8) return "shorter than its header";
+  if (total != header.file_bytes)
+    return "truncated or extended: " + std::to_string(total) + " bytes, the header says " + std::to_string(header.file_bytes);
+  std::uint64_t stored;
+  std::memcpy(&stored, tail, 8);
+  if (stored != hash.value()) return "damaged (checksum mismatch)";
+  return "";
+}
+
+}  // namespace bspg
