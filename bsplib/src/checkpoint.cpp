@@ -387,6 +387,19 @@ int Checkpoints::checkpoint() {
     for (std::uint64_t m : checkpoint_numbers(directory_))
       if (m < n) remove_checkpoint(m);
   last_ = n;
+  // bsprun asks a job to stop right after a checkpoint (to move it to other hosts) with a file
+  // "stop" in the checkpoint directory of any of its hosts.
+  if (all_min(exists(directory_ + "/stop") ? 0 : 1, comm_) == 0) {
+    if (rt_.pid == 0) {
+      std::fprintf(stderr, "bspg: stopping after checkpoint %llu, as asked (%s/stop)\n", static_cast<unsigned long long>(n),
+                   directory_.c_str());
+      std::fflush(stderr);
+    }
+    std::fflush(stdout);
+    idle_barrier(comm_);
+    MPI_Finalize();
+    std::_Exit(kStoppedAfterCheckpoint);
+  }
   return static_cast<int>(n);
 }
 

@@ -24,6 +24,9 @@ namespace bspg {
 
 class Runtime;
 
+// Exit status of every process of a job stopped after a checkpoint on request (EX_TEMPFAIL).
+constexpr int kStoppedAfterCheckpoint = 75;
+
 class Checkpoints {
  public:
   // Reads BSPG_CHECKPOINT_DIR and BSPG_RESUME. Local.
