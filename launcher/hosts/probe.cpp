@@ -12,12 +12,12 @@
 #include <cerrno>
 #include <condition_variable>
 #include <cstdio>
+#include <cstring>
 #include <deque>
 #include <iostream>
 #include <memory>
 #include <mutex>
 #include <new>
-#include <set>
 #include <system_error>
 #include <thread>
 
@@ -55,34 +55,43 @@ constexpr size_t kHostsPerLoop = 64;  // fewer hosts than this per loop do not n
 constexpr int kLookupThreads = 4;     // concurrent name lookups
 constexpr int kSpareFiles = 32;  // descriptors left for ssh config, keys, known_hosts, the agent
 
-// Problems of this machine, each said once (by kind), whichever thread meets them.
+// Problems of this machine, each kind said once, whichever thread meets it. Never throws: it is
+// used where memory ran out.
 class LocalReport {
  public:
+  enum Kind { kFiles, kMemory, kThreads, kOther, kKinds };
+
   explicit LocalReport(const std::function<void(const std::string&)>& sink) : sink_(sink) {}
 
-  void say(const std::string& kind, const std::string& line) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!said_.insert(kind).second) return;
-    if (sink_) {
-      sink_(line);
-    } else {
-      std::cerr << program_invocation_short_name << ": " << line << std::endl;
+  // make_line() builds the line only when it is said.
+  template <typename MakeLine>
+  void say(Kind kind, MakeLine make_line) noexcept {
+    try {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (said_[kind]) return;
+      said_[kind] = true;
+      const std::string line = make_line();
+      if (sink_) {
+        sink_(line);
+      } else {
+        std::cerr << program_invocation_short_name << ": " << line << std::endl;
+      }
+    } catch (...) {  // nothing left to say it with
     }
+  }
+
+  static Kind kind_of(const char* cause) {
+    if (std::strstr(cause, "open files") != nullptr) return kFiles;
+    if (std::strstr(cause, "memory") != nullptr) return kMemory;
+    if (std::strstr(cause, "thread") != nullptr) return kThreads;
+    return kOther;
   }
 
  private:
   std::function<void(const std::string&)> sink_;
   std::mutex mutex_;
-  std::set<std::string> said_;
+  bool said_[kKinds] = {};
 };
-
-std::string kind_of(const std::string& cause) {
-  if (cause.find("open files") != std::string::npos || cause.find("open-file") != std::string::npos)
-    return "files";
-  if (cause.find("memory") != std::string::npos) return "memory";
-  if (cause.find("thread") != std::string::npos) return "threads";
-  return cause;
-}
 
 int count_open_files() {
   DIR* dir = opendir("/proc/self/fd");
@@ -119,10 +128,12 @@ class OpenFileBudget {
     if (soft == RLIM_INFINITY || soft >= need) return;
     const long long room = static_cast<long long>(soft) - in_use - kSpareFiles;
     fanout_ = static_cast<int>(std::clamp<long long>(room, 1, wanted));
-    report.say("files", "probing at most " + std::to_string(fanout_) +
-                            " hosts at a time: the open-file limit (ulimit -n) is " +
-                            limit_text(soft) + ", hard limit " + limit_text(original_.rlim_max) +
-                            ", with " + std::to_string(in_use) + " files already open");
+    report.say(LocalReport::kFiles, [&] {
+      return "probing at most " + std::to_string(fanout_) +
+             " hosts at a time: the open-file limit (ulimit -n) is " + limit_text(soft) +
+             ", hard limit " + limit_text(original_.rlim_max) + ", with " + std::to_string(in_use) +
+             " files already open";
+    });
   }
   ~OpenFileBudget() {
     if (raised_) setrlimit(RLIMIT_NOFILE, &original_);
@@ -272,16 +283,35 @@ void fill_result(const ProbeOptions& opt, const detail::CommandOutput& output,
 // deadline, and moves each probe on that can.
 class ProbeLoop {
  public:
-  ProbeLoop(Probing& probing, int limit) : probing_(probing), limit_(std::max(1, limit)) {}
+  // Up to `limit` probes open at once, `most` if add_limit raises it.
+  ProbeLoop(Probing& probing, int limit, int most) : probing_(probing), limit_(std::max(1, limit)) {
+    // All the room the loop can need, taken now: waiting must not allocate.
+    probes_.reserve(static_cast<size_t>(std::max(limit_, most)));
+    fds_.reserve(probes_.capacity() + 1);
+    retry_.reserve(probes_.capacity() + 1);
+  }
 
+  void add_limit(int more) { limit_ += more; }
+
+  // Never throws: a loop may run on a thread of its own.
   void run() {
     for (;;) {
-      size_t index;
-      while (open_ < limit_ && take(index)) start(index);
-      probes_.erase(std::remove(probes_.begin(), probes_.end(), nullptr), probes_.end());
-      if (probes_.empty()) return;  // nothing open, so nothing left to take
-      wait_and_step();
-      expire(Clock::now());
+      try {
+        size_t index;
+        while (open_ < limit_ && take(index)) start(index);
+        probes_.erase(std::remove(probes_.begin(), probes_.end(), nullptr), probes_.end());
+        if (probes_.empty()) return;  // nothing open, so nothing left to take
+        wait_and_step();
+        expire(Clock::now());
+      } catch (const std::exception&) {
+        // Out of memory between probes (a probe's own failures are handled where they happen):
+        // go on with fewer.
+        limit_ = std::max(1, open_ - open_ / 4);
+        probing_.report.say(LocalReport::kMemory, [] {
+          return std::string(
+              "out of memory on this machine while probing: probing fewer hosts at a time");
+        });
+      }
     }
   }
 
@@ -295,8 +325,8 @@ class ProbeLoop {
 
   bool take(size_t& index) {
     if (!retry_.empty()) {
-      index = retry_.front();
-      retry_.pop_front();
+      index = retry_.back();
+      retry_.pop_back();
       return true;
     }
     index = probing_.next.fetch_add(1);
@@ -304,11 +334,11 @@ class ProbeLoop {
   }
 
   void start(size_t index) {
-    auto probe = std::make_unique<Probe>();
-    probe->index = index;
-    probe->start = Clock::now();
-    probe->deadline = probe->start + std::chrono::milliseconds(probing_.opt.timeout_ms);
     try {
+      auto probe = std::make_unique<Probe>();
+      probe->index = index;
+      probe->start = Clock::now();
+      probe->deadline = probe->start + std::chrono::milliseconds(probing_.opt.timeout_ms);
       probe->connection = std::make_unique<Connection>(probing_.hosts[index], probing_.opt);
       Connection& connection = *probe->connection;
       if (std::string problem = connection.configure(); !problem.empty())
@@ -363,16 +393,15 @@ class ProbeLoop {
           return close_probe(probe, probe->connection->error());
       }
     } catch (const LocalError& e) {
-      const std::string cause = e.what();
-      close_local(probe, cause);
+      close_local(probe, e.what());
     } catch (const std::bad_alloc&) {
       close_local(probe, "out of memory");
     }
   }
 
   void wait_and_step() {
-    std::vector<pollfd> fds;
-    fds.reserve(probes_.size() + 1);
+    std::vector<pollfd>& fds = fds_;
+    fds.clear();
     fds.push_back(pollfd{mailbox_ ? mailbox_->wake_fd : -1, POLLIN, 0});
     Clock::time_point earliest = Clock::time_point::max();
     for (const auto& probe : probes_) {
@@ -399,7 +428,7 @@ class ProbeLoop {
         if (!probe || probe->index != answer.index || !probe->looking_up) continue;
         probe->looking_up = false;
         if (!answer.local.empty()) {
-          close_local(probe, answer.local);
+          close_local(probe, answer.local.c_str());
         } else if (!answer.error.empty()) {
           close_probe(probe, answer.error);
         } else {
@@ -416,7 +445,7 @@ class ProbeLoop {
       if (!probe || probe->deadline > now) continue;
       std::string error = detail::timeout_message(probing_.opt.timeout_ms);
       if (probe->looking_up) error += " (looking up " + probe->connection->target_host() + ")";
-      probe->connection->abandon();
+      probe->connection->abandon();  // may be repeated, should closing fail for want of memory
       close_probe(probe, error);
     }
   }
@@ -436,7 +465,7 @@ class ProbeLoop {
     --probing_.open;
   }
 
-  void close_local(std::unique_ptr<Probe>& probe, const std::string& cause) {
+  void close_local(std::unique_ptr<Probe>& probe, const char* cause) noexcept {
     const size_t index = probe->index;
     probe.reset();
     --open_;
@@ -446,33 +475,40 @@ class ProbeLoop {
 
   // This machine ran out of something while probing a host: not the host's fault. With other
   // probes open, this loop goes on with fewer at a time and tries the host again later; alone,
-  // the host is reported as not probed.
-  void local_failure(size_t index, const std::string& cause) {
-    if (open_ > 0) {
+  // the host is reported as not probed. Never throws: memory may be what ran out.
+  void local_failure(size_t index, const char* cause) noexcept {
+    const auto kind = LocalReport::kind_of(cause);
+    if (open_ > 0 && retry_.size() < retry_.capacity()) {
       limit_ = std::max(1, open_ - open_ / 4);  // the open ones still need memory as they go on
       retry_.push_back(index);
-      probing_.report.say(kind_of(cause), cause + " on this machine with " +
-                                              std::to_string(probing_.open.load() + 1) +
-                                              " hosts being probed: probing fewer at a time");
+      const int open = probing_.open.load() + 1;
+      probing_.report.say(kind, [&] {
+        return std::string(cause) + " on this machine with " + std::to_string(open) +
+               " hosts being probed: probing fewer at a time";
+      });
       return;
     }
-    probing_.report.say(kind_of(cause), cause + " on this machine: some hosts could not be probed");
+    probing_.report.say(kind, [&] {
+      return std::string(cause) + " on this machine: some hosts could not be probed";
+    });
     ProbeResult& result = probing_.results[index];
-    result.host = probing_.hosts[index];
-    result.error = "not probed: " + cause + " on this machine";
+    try {
+      result.error = std::string("not probed: ") + cause + " on this machine";
+    } catch (const std::bad_alloc&) {
+      result.error.clear();  // the table then shows no reason; the line above said it
+    }
   }
 
   Probing& probing_;
   int limit_;
   int open_ = 0;                                // probes not finished
   std::vector<std::unique_ptr<Probe>> probes_;  // in the order they started; null once finished
-  std::deque<size_t> retry_;                    // hosts to try again after a local failure
+  std::vector<size_t> retry_;                   // hosts to try again after a local failure
+  std::vector<pollfd> fds_;                     // the mailbox's, then one per entry of probes_
   std::shared_ptr<Mailbox> mailbox_;
 };
 
-}  // namespace
-
-std::vector<ProbeResult> probe_hosts(const std::vector<HostSpec>& hosts, const ProbeOptions& opt) {
+std::vector<ProbeResult> probe_all(const std::vector<HostSpec>& hosts, const ProbeOptions& opt) {
   std::vector<ProbeResult> results(hosts.size());
   for (size_t i = 0; i < hosts.size(); ++i) results[i].host = hosts[i];
   if (hosts.empty()) return results;
@@ -484,31 +520,45 @@ std::vector<ProbeResult> probe_hosts(const std::vector<HostSpec>& hosts, const P
   const OpenFileBudget files(wanted, probing.report);
   const int fanout = files.fanout();
 
-  // One loop per kHostsPerLoop hosts, up to the cores and kMaxLoops; the caller runs the first.
+  // One loop per kHostsPerLoop hosts, up to the cores and kMaxLoops, each with its share of the
+  // fan-out; the caller runs the first, and takes over the share of a thread that cannot start.
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int loops = static_cast<int>(std::clamp<long long>(
       static_cast<long long>(std::min(hosts.size() / kHostsPerLoop, static_cast<size_t>(fanout))),
       1, std::min(cores, kMaxLoops)));
   const int share = fanout / loops;
+  ProbeLoop mine(probing, fanout - (loops - 1) * share, fanout);
   std::vector<std::unique_ptr<ProbeLoop>> others;
+  for (int k = 1; k < loops; ++k)
+    others.push_back(std::make_unique<ProbeLoop>(probing, share, share));
   std::vector<std::thread> threads;
-  int started = 0;
-  for (int k = 1; k < loops; ++k) {
+  threads.reserve(others.size());
+  for (auto& loop : others) {
     try {
-      others.push_back(std::make_unique<ProbeLoop>(probing, share));
-      threads.emplace_back([loop = others.back().get()] { loop->run(); });
-      ++started;
-    } catch (const std::exception& e) {
-      others.resize(static_cast<size_t>(started));
-      probing.report.say("threads", "probing from " + std::to_string(started + 1) +
-                                        " threads instead of " + std::to_string(loops) +
-                                        ": cannot start another (" + e.what() + ")");
+      threads.emplace_back([&loop] { loop->run(); });
+    } catch (const std::system_error& e) {
+      mine.add_limit(share * static_cast<int>(others.size() - threads.size()));
+      probing.report.say(LocalReport::kThreads, [&] {
+        return "probing from " + std::to_string(threads.size() + 1) + " threads instead of " +
+               std::to_string(loops) + ": cannot start another (" + e.what() + ")";
+      });
       break;
     }
   }
-  ProbeLoop(probing, fanout - started * share).run();
+  mine.run();
   for (auto& thread : threads) thread.join();
   return results;
+}
+
+}  // namespace
+
+std::vector<ProbeResult> probe_hosts(const std::vector<HostSpec>& hosts, const ProbeOptions& opt) {
+  try {
+    return probe_all(hosts, opt);
+  } catch (const std::bad_alloc&) {  // before any probe started: nothing to report per host
+    throw std::runtime_error("out of memory on this machine: cannot probe " +
+                             std::to_string(hosts.size()) + " hosts");
+  }
 }
 
 }  // namespace bspg::hosts
