@@ -197,15 +197,17 @@ DESCRIPTION
     Probing. A few threads drive all probes through non-blocking SSH sessions: a probe
     that waits costs a socket and a few kB, not a thread, and bsprun idles while it
     waits. A probe that times out is ended on the host too: bsprun asks sshd to kill its
-    command (an SSH signal request, which sshd refuses for root logins), and the command
-    kills itself when its SSH channel closes and, where `timeout` exists, once the probe
-    timeout (rounded up) plus 1 s has passed. Answers no machine can give are refused,
-    naming the host and the value: a load average that is negative, not a number,
-    infinite or above 4194304 (a load counts tasks, and Linux has at most 2^22), a core
-    count outside 1..65536, free memory outside 0..4 PiB, or a host name longer than 64
-    characters or with control characters. Problems of this machine (the open-file
-    limit, memory, threads) are said once, on one line, and never blamed on a host:
-    bsprun probes fewer hosts at a time instead.
+    command (an SSH signal request), and the command kills itself when its SSH channel
+    closes and, where `timeout` exists, once the probe timeout (rounded up) plus 1 s has
+    passed. sshd refuses signal requests for root logins, so there a login shell that
+    hangs in its start-up files, before the command runs, stays until it ends by itself.
+    Answers no machine can give are refused, naming the host and the value: a load
+    average that is negative, not a number, infinite or above 4194304 (a load counts
+    tasks, and Linux has at most 2^22), a core count outside 1..65536, free memory
+    outside 0..4 PiB, or a host name longer than 64 characters or with control
+    characters. Problems of this machine (the open-file limit, memory, threads) are
+    said once, on one line, and never blamed on a host: bsprun probes fewer hosts at a
+    time instead.
 
     Stopping. Ctrl-C, SIGTERM, SIGHUP and SIGQUIT stop the whole job: the signal goes
     to mpirun, which stops every process. Should the job still run 5 s later, bsprun

@@ -5,8 +5,11 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -497,6 +500,58 @@ TEST_F(EmulatedHosts, ProgramIsCheckedInTheSameCommand) {
   }
   EXPECT_EQ(probe_hosts({host(1)}, ProbeOptions{})[0].program_status, ProgramStatus::kUnchecked);
   std::filesystem::remove_all(folder);
+}
+
+TEST_F(EmulatedHosts, SlowNameLookupIsBoundedByTheTimeoutAndHoldsUpNoOneElse) {
+  // In a child with a mount namespace of its own: /etc/resolv.conf names a DNS server on
+  // loopback (this test's network namespace) that never answers, so looking a name up blocks
+  // for 10 s (2 tries of 5 s).
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  const pid_t child = fork();
+  if (child == 0) {
+    close(pipe_fds[0]);
+    const std::string resolv = dir_ + "/resolv.conf";
+    std::ofstream(resolv) << "nameserver 127.0.0.1\noptions timeout:5 attempts:2\n";
+    const int dns = socket(AF_INET, SOCK_DGRAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(53);
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (unshare(CLONE_NEWNS) != 0 || mount("", "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+        mount(resolv.c_str(), "/etc/resolv.conf", nullptr, MS_BIND, nullptr) != 0 ||
+        bind(dns, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0)
+      _exit(2);
+    HostSpec slow = host(1);
+    slow.name = "slow";
+    slow.address = "slow-dns-candidate.example";
+    ProbeOptions opt;
+    opt.timeout_ms = 2000;
+    const auto start = std::chrono::steady_clock::now();
+    const auto results = probe_hosts({slow, host(1)}, opt);
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const std::string report = results[0].error + "\n" + (results[1].ok ? "ok" : results[1].error) + "\n" +
+                               std::to_string(wall) + "\n";
+    [[maybe_unused]] const ssize_t n = write(pipe_fds[1], report.data(), report.size());
+    _exit(0);  // not waiting for the lookup, which blocks on for seconds
+  }
+  close(pipe_fds[1]);
+  std::string report;
+  char buffer[512];
+  ssize_t n;
+  while ((n = read(pipe_fds[0], buffer, sizeof buffer)) > 0) report.append(buffer, static_cast<size_t>(n));
+  close(pipe_fds[0]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child set-up failed, status " << status;
+  std::istringstream lines(report);
+  std::string slow_error, other, wall;
+  std::getline(lines, slow_error);
+  std::getline(lines, other);
+  std::getline(lines, wall);
+  EXPECT_EQ(slow_error, "timed out after 2.0 s (looking up slow-dns-candidate.example)");
+  EXPECT_EQ(other, "ok");
+  EXPECT_LT(std::stod(wall), 4.0);  // the lookup alone takes 10 s
 }
 
 }  // namespace
