@@ -194,6 +194,7 @@ int run_grid(const Options& opt, const MpiSettings& settings,
   hosts::ProbeOptions probe_opt;
   probe_opt.timeout_ms = static_cast<int>(opt.probe_timeout_s * 1000 + 0.5);
   probe_opt.accept_unknown_host_keys = opt.accept_unknown_host_keys;
+  if (opt.fanout > 0) probe_opt.fanout = opt.fanout;
   std::cerr << "bsprun: probing " << candidates.size() << " candidate host" << (candidates.size() == 1 ? "" : "s")
             << " from " << opt.hostfile << " (timeout " << opt.probe_timeout_s << " s)\n";
   auto probe_start = std::chrono::steady_clock::now();

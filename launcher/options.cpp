@@ -12,12 +12,12 @@
 namespace bspg::launcher {
 namespace {
 
-int parse_positive_int(const std::string& text, const std::string& option) {
+int parse_positive_int(const std::string& text, const std::string& option, const char* what = "processes") {
   errno = 0;
   char* end = nullptr;
   long value = std::strtol(text.c_str(), &end, 10);
   if (text.empty() || *end != '\0' || errno == ERANGE || value <= 0 || value > 1000000)
-    throw UsageError(option + " needs a positive whole number of processes, not '" + text + "'");
+    throw UsageError(option + " needs a positive whole number of " + what + ", not '" + text + "'");
   return static_cast<int>(value);
 }
 
@@ -55,6 +55,7 @@ Options parse_options(int argc, char** argv) {
       {"--rsl", [&](auto&, auto& v) { opt.rsl_in = v; }},
       {"--rsl-out", [&](auto&, auto& v) { opt.rsl_out = v; }},
       {"--probe-timeout", [&](auto& n, auto& v) { opt.probe_timeout_s = parse_seconds(v, n, 600); }},
+      {"--fanout", [&](auto& n, auto& v) { opt.fanout = parse_positive_int(v, n, "hosts"); }},
       {"--time-limit", [&](auto& n, auto& v) { opt.time_limit_s = parse_seconds(v, n, 1e8); }},
       {"-x", [&](auto& n, auto& v) {
          if (!valid_env_name(v.substr(0, v.find('='))))
@@ -170,10 +171,10 @@ DESCRIPTION
     --oversubscribe when N exceeds the cores, --allow-run-as-root when run as root).
 
     Grid path. With --hostfile (or BSPG_HOSTFILE) the hosts listed are candidates, not
-    execution hosts. bsprun asks every candidate at once over SSH for its cores, load and
-    free memory (each probe bounded by --probe-timeout), prints a table on stderr with the
-    count chosen for each host or the reason it was left out, and fills the N processes
-    from the least loaded host on:
+    execution hosts. bsprun asks the candidates over SSH, up to --fanout of them at once,
+    for their cores, load and free memory (each probe bounded by --probe-timeout), prints
+    a table on stderr with the count chosen for each host or the reason it was left out,
+    and fills the N processes from the least loaded host on:
       1. hosts are ranked by free capacity, cores minus 1-minute load, then by free
          memory, then by host file order;
       2. each process in turn goes to the host with the most free capacity left
@@ -193,6 +194,21 @@ DESCRIPTION
     Output of every process comes back to this terminal. If a process fails or calls
     bsp_abort the whole job stops and bsprun exits non-zero.
 
+    Probing. A few threads drive all probes through non-blocking SSH sessions: a probe
+    that waits costs a socket and a few kB, not a thread, and bsprun idles while it
+    waits. A probe that times out is ended on the host too: bsprun asks sshd to kill its
+    command (an SSH signal request), and the command kills itself when its SSH channel
+    closes and, where `timeout` exists, once the probe timeout (rounded up) plus 1 s has
+    passed. sshd refuses signal requests for root logins, so there a login shell that
+    hangs in its start-up files, before the command runs, stays until it ends by itself.
+    Answers no machine can give are refused, naming the host and the value: a load
+    average that is negative, not a number, infinite or above 4194304 (a load counts
+    tasks, and Linux has at most 2^22), a core count outside 1..65536, free memory
+    outside 0..4 PiB, or a host name longer than 64 characters or with control
+    characters. Problems of this machine (the open-file limit, memory, threads) are
+    said once, on one line, and never blamed on a host: bsprun probes fewer hosts at a
+    time instead.
+
     Stopping. Ctrl-C, SIGTERM, SIGHUP and SIGQUIT stop the whole job: the signal goes
     to mpirun, which stops every process. Should the job still run 5 s later, bsprun
     sends SIGTERM to every process of it itself, and SIGKILL 15 s after the signal.
@@ -208,8 +224,16 @@ OPTIONS
         Candidate hosts (YAML, or an Open MPI style "host slots=N" list). Turns on the
         grid path. Default: $BSPG_HOSTFILE.
     --probe-timeout SECONDS
-        Longest wait for each host's answer while probing (default 5, at most 600).
-        All hosts are probed at the same time, so probing takes about the slowest answer.
+        Longest wait for each host's answer while probing (default 5, at most 600),
+        counted from the start of that host's probe. With no more candidates than the
+        fan-out, all are probed at once and probing takes about the slowest answer.
+    --fanout N
+        Probe at most N hosts at once (default 4096). pdsh uses 32 and clush 64, but here
+        a waiting probe costs no thread, so the default covers thousands of candidates in
+        about one probe timeout; more wait for a free slot (up to ceil(candidates / N)
+        timeouts in all). bsprun raises its open-file limit (ulimit -n) up to the hard
+        limit when the fan-out needs it; if even that is too low it probes fewer hosts at
+        a time and says so once.
     --accept-unknown-host-keys
         Accept hosts whose key is not in known_hosts (a changed key is always refused).
     --rsl-out FILE

@@ -25,6 +25,7 @@ struct Options {
   std::string rsl_out;            // --rsl-out: where to write the allocation
   bool dry_run = false;
   double probe_timeout_s = 5.0;
+  int fanout = 0;                 // --fanout: most hosts probed at once; 0 = the probe's default
   bool accept_unknown_host_keys = false;
   bool stage = false;
   double time_limit_s = 0;        // 0 = none

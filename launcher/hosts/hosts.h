@@ -1,15 +1,16 @@
 // hosts.h - candidate hosts for bsprun: host files, SSH probing, staging, OpenSSH client config.
 //
-// A host file names candidate hosts (YAML, or an Open MPI style plain file). probe_hosts asks every
-// candidate at once over SSH (libssh) for its load, cores, memory and name, each within a timeout;
-// bsprun ranks the answers. ssh_config_for writes the same per-host user, port, identity and
-// known_hosts as an OpenSSH client config, so that Open MPI's own ssh start (plm_rsh_agent
-// "ssh -F file") reaches the hosts exactly the way the probe did.
+// A host file names candidate hosts (YAML, or an Open MPI style plain file). probe_hosts asks the
+// candidates over SSH (libssh) for their load, cores, memory and name, many at once from a few
+// threads, each within a timeout; bsprun ranks the answers. ssh_config_for writes the same per-host
+// user, port, identity and known_hosts as an OpenSSH client config, so that Open MPI's own ssh
+// start (plm_rsh_agent "ssh -F file") reaches the hosts exactly the way the probe did.
 //
 // Settings a host leaves empty (user, identity, known_hosts; port 22) come from the user's ssh
 // configuration (~/.ssh/config, /etc/ssh/ssh_config) in both the probe and the generated config.
 #pragma once
 
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -38,26 +39,48 @@ struct HostFileError : std::runtime_error {
 // known_hosts paths are taken relative to the host file's directory. Throws HostFileError.
 std::vector<HostSpec> read_hostfile(const std::string& path);
 
+// Most probes open at once by default. A probe that waits costs one socket and a few kB, and one
+// poll loop serves them all, so this many silent candidates take about one timeout; more than
+// this wait for a free slot. Fitted to the open-file limit (RLIMIT_NOFILE) when that is lower.
+constexpr int kDefaultFanout = 4096;
+
 struct ProbeOptions {
   int timeout_ms = 5000;                  // bound for one host: connect, key check, login, command
-  bool accept_unknown_host_keys = false;  // accept (and record in known_hosts) a host not listed there
+  bool accept_unknown_host_keys = false;  // accept (and record in known_hosts) an unlisted host
+  int fanout = kDefaultFanout;            // most hosts probed at once (at least 1)
+  std::string program;  // absolute path to check on each host, in the same command; empty = none
+  // Problems of this machine (memory, open files, threads), one line each, each said once.
+  // Empty: written to stderr as "<program name>: <line>".
+  std::function<void(const std::string&)> report_local;
 };
+
+// What the probe found at ProbeOptions::program on a host.
+enum class ProgramStatus { kUnchecked, kOk, kNotFound, kNotRegularFile, kNotExecutable };
+
+// "present and executable", "not found", "not a regular file", "not executable", "not checked".
+const char* describe(ProgramStatus status);
 
 struct ProbeResult {
   HostSpec host;
   bool ok = false;
-  std::string error;          // when !ok: one short reason, e.g. "connection refused", "timed out after 5.0 s",
-                              // "authentication refused for user root", "unknown host key (not in /path/known_hosts)",
-                              // "host key CHANGED (possible impersonation) per /path/known_hosts", "command failed: ..."
+  // When !ok: one short reason, e.g. "connection refused", "timed out after 5.0 s",
+  // "authentication refused for user root", "unknown host key (not in /path/known_hosts)",
+  // "host key CHANGED (possible impersonation) per /path/known_hosts", "command failed: ...",
+  // "impossible load average '-100' in /proc/loadavg", or "not probed: ..." when this machine
+  // could not (out of memory, out of file descriptors; reported once on its own).
+  std::string error;
   std::string hostname;       // what the host calls itself
   int cores = 0;              // hwloc core count where bspg-hostinfo is installed there, else nproc
   double load1 = 0, load5 = 0, load15 = 0;
   long long mem_available_kb = 0;
+  ProgramStatus program_status = ProgramStatus::kUnchecked;  // when ok and opt.program is set
   double elapsed_s = 0;       // how long this probe took
 };
 
-// Probes all hosts concurrently (a thread per host); results are in the order of `hosts`.
-// Total wall time is about that of the slowest probe, at most opt.timeout_ms plus a little.
+// Probes the hosts with at most opt.fanout at once, from a few threads whatever the number of hosts
+// (non-blocking sessions in poll loops); results are in the order of `hosts`. Each probe has its own
+// deadline (opt.timeout_ms from its start), and a probe that times out ends its command on the host.
+// With no more candidates than the fan-out, the wall time is about that of the slowest probe.
 std::vector<ProbeResult> probe_hosts(const std::vector<HostSpec>& hosts, const ProbeOptions& opt);
 
 struct StageResult {

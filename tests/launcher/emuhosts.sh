@@ -4,7 +4,7 @@
 #   emuhosts.sh start DIR LOAD1 [LOAD2 ...]   host i (1-based) reports load LOADi in /proc/loadavg
 #   emuhosts.sh stop DIR                      stop everything started for DIR (by pid); idempotent
 #   emuhosts.sh setload DIR I LOAD            change host i's reported load
-#   emuhosts.sh down DIR I                    stop host i's sshd only: the host refuses connections
+#   emuhosts.sh down DIR I                    stop host i (its sshd and what runs there): it refuses connections
 #
 # Host i is an sshd on 127.0.NET.i:22 in its own mount and UTS namespace: hostname <prefix><i>
 # (prefix from EMU_PREFIX, default "emu"), private tmpfs on /run and /dev/shm, and a file bind-mounted
@@ -44,11 +44,16 @@ port_busy() {
 
 pid_alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null; }
 
+# True when PID is still the emulated host's sshd: alive and in mount namespace NS. A recorded pid
+# of a host that is gone may belong to any process by now (pids wrap quickly on a busy machine),
+# and while the sshd lives, its namespace cannot be another's.
+host_alive() { pid_alive "$1" && [ -n "$2" ] && [ "$(readlink "/proc/$1/ns/mnt" 2>/dev/null)" = "$2" ]; }
+
 # True when DIR's recorded hosts still have a live sshd.
 dir_has_live_hosts() {
   local dir=$1 i pid ns
   [ -f "$dir/pids" ] || return 1
-  while read -r i pid ns; do pid_alive "$pid" && return 0; done <"$dir/pids"
+  while read -r i pid ns; do host_alive "$pid" "$ns" && return 0; done <"$dir/pids"
   return 1
 }
 
@@ -115,8 +120,9 @@ cmd_stop() {
   local dir=$1 i pid ns all=() namespaces=() net p
   if [ -f "$dir/pids" ]; then
     while read -r i pid ns; do
-      pid_alive "$pid" && all+=("$pid")
-      [ -n "$ns" ] && namespaces+=("$ns")
+      host_alive "$pid" "$ns" || continue  # stopped earlier (down): nothing of it is left
+      all+=("$pid")
+      namespaces+=("$ns")
     done <"$dir/pids"
     # The sshds and whatever still runs in their namespaces (sessions, ranks), all at once.
     while read -r p; do [ -n "$p" ] && all+=("$p"); done < <(pids_in_namespaces "${namespaces[@]+"${namespaces[@]}"}")
@@ -294,9 +300,13 @@ cmd_setload() {
 }
 
 cmd_down() {
-  local dir=$1 i=$2 pid ns
+  local dir=$1 i=$2 pid ns all=() p
   read -r pid ns < <(host_line "$dir" "$i")
-  stop_pids "$pid"
+  host_alive "$pid" "$ns" || return 0
+  # The sshd and whatever runs on the host, so that a later stop need not trust a stale pid.
+  all=("$pid")
+  while read -r p; do [ -n "$p" ] && all+=("$p"); done < <(pids_in_namespaces "$ns")
+  stop_pids "${all[@]}"
 }
 
 [ $# -ge 2 ] || usage

@@ -5,10 +5,14 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -48,7 +52,7 @@ std::string read_text(const std::string& path) {
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-constexpr int kHosts = 17;  // 1-4: the load pool; 1-16: concurrency; 17: taken down
+constexpr int kHosts = 17;  // 1-4: the load pool; 1-16: concurrency; 15, 16: lying and hanging; 17: taken down
 const char* const kLoads[kHosts] = {"0.1", "2.0", "0.5", "3.5", "1.0", "1.0", "1.0", "1.0", "1.0",
                                     "1.0", "1.0", "1.0", "1.0", "1.0", "1.0", "1.0", "1.0"};
 
@@ -118,6 +122,70 @@ class EmulatedHosts : public ::testing::Test {
     return path;
   }
 
+  // A stand-in for bspg-hostinfo on every host (ahead of the real one on the PATH) for the test's
+  // duration.
+  struct FakeHostinfo {
+    explicit FakeHostinfo(const std::string& script) : path(dir_ + "/bin/bspg-hostinfo") {
+      std::ofstream(path) << "#!/bin/sh\n" << script << "\n";
+      chmod(path.c_str(), 0755);
+    }
+    ~FakeHostinfo() { std::filesystem::remove(path); }
+    const std::string path;
+  };
+
+  // Host i's /proc/loadavg holds `text` for the test's duration.
+  struct LoadavgText {
+    LoadavgText(int i, const std::string& text) : path(dir_ + "/emu" + std::to_string(i) + "/loadavg") {
+      saved = read_text(path);
+      std::ofstream(path) << text;  // truncated in place: the bind mount is on this inode
+    }
+    ~LoadavgText() { std::ofstream(path) << saved; }
+    const std::string path;
+    std::string saved;
+  };
+
+  // Host i's sshd pid and mount namespace (from emuhosts.sh's pids file).
+  static std::pair<std::string, std::string> sshd_of(int i) {
+    std::istringstream lines(read_text(dir_ + "/pids"));
+    std::string number, pid, ns;
+    while (lines >> number >> pid >> ns)
+      if (number == std::to_string(i)) return {pid, ns};
+    return {"", ""};
+  }
+
+  // Every process on host i but its listening sshd: sessions and what they run ("pid: command").
+  static std::vector<std::string> processes_on(int i) {
+    const auto [sshd, ns] = sshd_of(i);
+    std::vector<std::string> found;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+      const std::string pid = entry.path().filename();
+      if (pid.find_first_not_of("0123456789") != std::string::npos || pid == sshd) continue;
+      std::error_code error;
+      if (std::filesystem::read_symlink(entry.path() / "ns" / "mnt", error).string() != ns || error) continue;
+      std::string command = read_text(entry.path() / "cmdline");
+      std::replace(command.begin(), command.end(), '\0', ' ');
+      found.push_back(pid + ": " + command);
+    }
+    return found;
+  }
+
+  // Waits up to `seconds` for host i to run nothing but its sshd; returns what is left.
+  static std::vector<std::string> left_on(int i, double seconds) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    std::vector<std::string> left = processes_on(i);
+    while (!left.empty() && std::chrono::steady_clock::now() < until) {
+      usleep(100000);
+      left = processes_on(i);
+    }
+    return left;
+  }
+
+  static std::string joined(const std::vector<std::string>& lines) {
+    std::string text;
+    for (const auto& line : lines) text += line + "\n";
+    return text;
+  }
+
   static inline std::string dir_, skip_reason_, setup_error_;
   static inline std::vector<HostSpec> hosts_;
 };
@@ -146,12 +214,11 @@ TEST_F(EmulatedHosts, ReportsEachHostsLoadAndName) {
 }
 
 TEST_F(EmulatedHosts, CoreCountComesFromBspgHostinfoWhereInstalled) {
-  // A stand-in that reports a core count no machine here has, ahead of the real one on the PATH.
-  const std::string fake = dir_ + "/bin/bspg-hostinfo";
-  std::ofstream(fake) << "#!/bin/sh\n[ \"$1\" = --cores ] && echo 7\n";
-  chmod(fake.c_str(), 0755);
-  auto results = probe_hosts({host(5)}, ProbeOptions{});
-  std::filesystem::remove(fake);
+  std::vector<ProbeResult> results;
+  {
+    const FakeHostinfo fake("[ \"$1\" = --cores ] && echo 7");  // a count no machine here has
+    results = probe_hosts({host(5)}, ProbeOptions{});
+  }
   ASSERT_TRUE(results[0].ok) << results[0].error;
   EXPECT_EQ(results[0].cores, 7);
   results = probe_hosts({host(5)}, ProbeOptions{});  // the real bspg-hostinfo (hwloc)
@@ -330,6 +397,161 @@ TEST_F(EmulatedHosts, GeneratedSshConfigReachesTheHostsLikeTheProbe) {
                        "--mca btl tcp,self uname -n > " + dir_ + "/mpi.out");
   EXPECT_EQ(sh("grep -x 'emu[0-9]*' " + dir_ + "/mpi.out | sort").output, "emu1\nemu2\n") << read_text(dir_ + "/mpi.out");
   EXPECT_EQ(mpi.status, 0) << mpi.output;
+}
+
+TEST_F(EmulatedHosts, ImpossibleLoadIsRefusedNamingTheValue) {
+  for (const std::string load : {"-100", "1e308", "nan", "inf", "4194305"}) {
+    const LoadavgText lie(15, load + " " + load + " " + load + " 1/100 12345\n");
+    const auto results = probe_hosts({host(15)}, ProbeOptions{});
+    EXPECT_FALSE(results[0].ok) << load;
+    EXPECT_EQ(results[0].error, "impossible load average '" + load + "' in /proc/loadavg");
+  }
+  const LoadavgText garbage(15, "\x1b[2Jhigh\n");  // the terminal sees it escaped, not executed
+  const auto results = probe_hosts({host(15)}, ProbeOptions{});
+  EXPECT_EQ(results[0].error, "unreadable load average '\\x1b[2Jhigh' in /proc/loadavg");
+}
+
+TEST_F(EmulatedHosts, ImpossibleCoreCountIsRefusedNamingTheValue) {
+  for (const std::string cores : {"100000000", "0", "-4", "2.5"}) {
+    const FakeHostinfo lie("echo " + cores);
+    const auto results = probe_hosts({host(15)}, ProbeOptions{});
+    EXPECT_FALSE(results[0].ok) << cores;
+    EXPECT_EQ(results[0].error, "impossible core count '" + cores + "' (bspg-hostinfo --cores, nproc)");
+  }
+}
+
+TEST_F(EmulatedHosts, TimedOutProbeLeavesNothingRunningOnTheHost) {
+  ASSERT_EQ(joined(left_on(16, 5)), "");  // nothing from earlier tests
+  ProbeOptions opt;
+  opt.timeout_ms = 2000;
+  std::vector<ProbeResult> results;
+  {
+    const FakeHostinfo hang("exec sleep 300");  // the probe's command hangs on the host
+    results = probe_hosts({host(16)}, opt);
+  }
+  EXPECT_EQ(results[0].error, "timed out after 2.0 s");
+  EXPECT_EQ(joined(left_on(16, 3)), "");
+}
+
+TEST_F(EmulatedHosts, HangInTheLoginShellsStartUpIsEndedToo) {
+  // The probe's own command never starts: only the SSH signal request can end the session. sshd
+  // refuses signals to root's sessions (no privilege separation after a root login), so host 16
+  // gets a user of its own, in its mount namespace alone: an /etc/passwd line (uid 65534) whose
+  // ~/.bashrc hangs.
+  const std::string home = dir_ + "/probe-user", passwd = dir_ + "/passwd";
+  std::filesystem::create_directories(home);
+  std::ofstream(home + "/.bashrc") << "sleep 300\n";
+  std::ofstream(passwd) << read_text("/etc/passwd") << "bspgprobe:x:65534:65534:bspg probe test:" << home
+                        << ":/bin/bash\n";
+  ASSERT_EQ(sh("chown -R 65534:65534 " + home + " && chmod 0711 " + dir_).status, 0);  // sshd reads keys as the user
+  const std::string sshd = sshd_of(16).first;
+  ASSERT_EQ(sh("nsenter -t " + sshd + " -m mount --bind " + passwd + " /etc/passwd").status, 0);
+  HostSpec spec = host(16);
+  spec.user = "bspgprobe";
+  ProbeOptions opt;
+  opt.timeout_ms = 2000;
+  const auto results = probe_hosts({spec}, opt);
+  const std::vector<std::string> left = left_on(16, 3);
+  sh("nsenter -t " + sshd + " -m umount /etc/passwd; chmod 0700 " + dir_);
+  EXPECT_EQ(results[0].error, "timed out after 2.0 s");
+  EXPECT_EQ(joined(left), "");
+}
+
+TEST_F(EmulatedHosts, ProgramIsCheckedInTheSameCommand) {
+  const std::string folder = dir_ + "/programs";
+  std::filesystem::create_directories(folder + "/a directory");
+  const auto make = [&](const std::string& name, mode_t mode) {
+    const std::string path = folder + "/" + name;
+    std::ofstream(path) << "#!/bin/sh\n";
+    chmod(path.c_str(), mode);
+    return path;
+  };
+  // Every byte a file name can hold (all but NUL and '/'): quoting must not let any through.
+  std::string every_byte;
+  for (int c = 1; c < 256; ++c)
+    if (c != '/') every_byte += static_cast<char>(c);
+  // Run as commands, these would create PWNED in the login directory.
+  const std::string hostile = "$(touch PWNED)`touch PWNED`';touch PWNED;'\"";
+  const std::pair<std::string, ProgramStatus> cases[] = {
+      {make("prog", 0755), ProgramStatus::kOk},
+      {make(every_byte, 0755), ProgramStatus::kOk},
+      {make(hostile, 0755), ProgramStatus::kOk},
+      {make("plain", 0644), ProgramStatus::kNotExecutable},
+      {folder + "/a directory", ProgramStatus::kNotRegularFile},
+      {folder + "/missing", ProgramStatus::kNotFound},
+      {folder + "/" + hostile + "-missing", ProgramStatus::kNotFound},
+  };
+  const bool pwned_before = std::filesystem::exists("/root/PWNED");
+  const std::string log = dir_ + "/emu1/sshd.log";
+  const auto sessions = [&] { return std::stoi(sh("grep -c 'Starting session: command' " + log).output); };
+  for (const auto& [path, status] : cases) {
+    ProbeOptions opt;
+    opt.program = path;
+    const int before = sessions();
+    const auto results = probe_hosts({host(1)}, opt);
+    ASSERT_TRUE(results[0].ok) << results[0].error;
+    EXPECT_EQ(results[0].program_status, status) << describe(status) << " for " << path;
+    EXPECT_EQ(results[0].hostname, "emu1");
+    EXPECT_EQ(sessions() - before, 1);  // the same command as the figures: no extra round trip
+  }
+  if (!pwned_before) {
+    EXPECT_FALSE(std::filesystem::exists("/root/PWNED"));
+    std::filesystem::remove("/root/PWNED");
+  }
+  EXPECT_EQ(probe_hosts({host(1)}, ProbeOptions{})[0].program_status, ProgramStatus::kUnchecked);
+  std::filesystem::remove_all(folder);
+}
+
+TEST_F(EmulatedHosts, SlowNameLookupIsBoundedByTheTimeoutAndHoldsUpNoOneElse) {
+  // In a child with a mount namespace of its own: /etc/resolv.conf names a DNS server on
+  // loopback (this test's network namespace) that never answers, so looking a name up blocks
+  // for 10 s (2 tries of 5 s).
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  const pid_t child = fork();
+  if (child == 0) {
+    close(pipe_fds[0]);
+    const std::string resolv = dir_ + "/resolv.conf";
+    std::ofstream(resolv) << "nameserver 127.0.0.1\noptions timeout:5 attempts:2\n";
+    const int dns = socket(AF_INET, SOCK_DGRAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(53);
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (unshare(CLONE_NEWNS) != 0 || mount("", "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+        mount(resolv.c_str(), "/etc/resolv.conf", nullptr, MS_BIND, nullptr) != 0 ||
+        bind(dns, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0)
+      _exit(2);
+    HostSpec slow = host(1);
+    slow.name = "slow";
+    slow.address = "slow-dns-candidate.example";
+    ProbeOptions opt;
+    opt.timeout_ms = 2000;
+    const auto start = std::chrono::steady_clock::now();
+    const auto results = probe_hosts({slow, host(1)}, opt);
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const std::string report = results[0].error + "\n" + (results[1].ok ? "ok" : results[1].error) + "\n" +
+                               std::to_string(wall) + "\n";
+    [[maybe_unused]] const ssize_t n = write(pipe_fds[1], report.data(), report.size());
+    _exit(0);  // not waiting for the lookup, which blocks on for seconds
+  }
+  close(pipe_fds[1]);
+  std::string report;
+  char buffer[512];
+  ssize_t n;
+  while ((n = read(pipe_fds[0], buffer, sizeof buffer)) > 0) report.append(buffer, static_cast<size_t>(n));
+  close(pipe_fds[0]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child set-up failed, status " << status;
+  std::istringstream lines(report);
+  std::string slow_error, other, wall;
+  std::getline(lines, slow_error);
+  std::getline(lines, other);
+  std::getline(lines, wall);
+  EXPECT_EQ(slow_error, "timed out after 2.0 s (looking up slow-dns-candidate.example)");
+  EXPECT_EQ(other, "ok");
+  EXPECT_LT(std::stod(wall), 4.0);  // the lookup alone takes 10 s
 }
 
 }  // namespace

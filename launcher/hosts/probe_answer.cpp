@@ -1,0 +1,202 @@
+// The probe's remote command and the checks on what a host answers.
+#include "probe_answer.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace bspg::hosts::detail {
+namespace {
+
+const char* const kBegin = "bspg-probe-v2";
+const char* const kEnd = "bspg-probe-end";
+
+// `path` as a printf format that prints it: every byte but letters, digits, '/', '.', '_' and
+// '-' as an octal escape, so the command holds no quote, space or backslash sequence that any
+// login shell (sh, bash, zsh, csh, fish) or the inner sh would read.
+std::string octal_escaped(const std::string& path) {
+  std::string out;
+  for (unsigned char c : path) {
+    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                       c == '/' || c == '.' || c == '_' || c == '-';
+    if (plain) {
+      out += static_cast<char>(c);
+    } else {
+      char escape[8];
+      std::snprintf(escape, sizeof escape, "\\%03o", c);
+      out += escape;
+    }
+  }
+  return out;
+}
+
+// The whole token as a number, in the C locale whatever the user's; false if it is not one.
+template <typename Number>
+bool parse_number(const std::string& token, Number& value) {
+  const char* end = token.data() + token.size();
+  const auto [stop, error] = std::from_chars(token.data(), end, value);
+  return error == std::errc() && stop == end;
+}
+
+std::string quoted(const std::string& value) { return "'" + printable(value, 40) + "'"; }
+
+std::string read_loads(const std::string& line, ProbeResult& result) {
+  std::istringstream words(line);
+  std::string token;
+  double* const loads[] = {&result.load1, &result.load5, &result.load15};
+  for (double* load : loads) {
+    if (!(words >> token)) {
+      if (load == &result.load1) return "no load average (/proc/loadavg) on the host";
+      return "unreadable load average " + quoted(line) + " in /proc/loadavg";
+    }
+    // from_chars reads "nan", "inf" and "1e308" too: they are refused below, not misread.
+    if (!parse_number(token, *load))
+      return "unreadable load average " + quoted(token) + " in /proc/loadavg";
+    if (!std::isfinite(*load) || *load < 0 || *load > kMaxLoad)
+      return "impossible load average " + quoted(token) + " in /proc/loadavg";
+  }
+  return "";
+}
+
+std::string read_cores(const std::string& rest, ProbeResult& result) {
+  std::istringstream words(rest);
+  std::string token;
+  if (!(words >> token)) return "no core count (bspg-hostinfo, nproc) on the host";
+  long long cores = 0;
+  if (!parse_number(token, cores) || cores < 1 || cores > kMaxCores)
+    return "impossible core count " + quoted(token) + " (bspg-hostinfo --cores, nproc)";
+  result.cores = static_cast<int>(cores);
+  return "";
+}
+
+std::string read_memory(const std::string& rest, ProbeResult& result) {
+  std::istringstream words(rest);
+  std::string token, unit;
+  words >> token >> unit;
+  long long kb = -1;
+  if (!parse_number(token, kb) || unit != "kB" || kb < 0 || kb > kMaxMemoryKb)
+    return "impossible free memory " + quoted(token + (unit.empty() ? "" : " " + unit)) +
+           " (MemAvailable in /proc/meminfo)";
+  result.mem_available_kb = kb;
+  return "";
+}
+
+std::string read_hostname(const std::string& rest, ProbeResult& result) {
+  std::istringstream words(rest);
+  std::string name;
+  if (!(words >> name)) return "no host name (uname -n) on the host";
+  if (name.size() > kMaxHostName || printable(name, name.size()) != name)
+    return "impossible host name " + quoted(name) + " (uname -n)";
+  result.hostname = name;
+  return "";
+}
+
+std::string read_program(const std::string& rest, ProbeResult& result) {
+  if (rest == "ok")
+    result.program_status = ProgramStatus::kOk;
+  else if (rest == "notfound")
+    result.program_status = ProgramStatus::kNotFound;
+  else if (rest == "notregular")
+    result.program_status = ProgramStatus::kNotRegularFile;
+  else if (rest == "notexec")
+    result.program_status = ProgramStatus::kNotExecutable;
+  else
+    return "unexpected program check " + quoted(rest);
+  return "";
+}
+
+}  // namespace
+
+std::string printable(const std::string& text, size_t most) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (out.size() >= most) return out + "...";
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      char escape[8];
+      std::snprintf(escape, sizeof escape, "\\x%02x", c);
+      out += escape;
+    }
+  }
+  return out;
+}
+
+std::string probe_command(const ProbeOptions& opt) {
+  // The inner sh runs a watchdog first: it holds the channel's stdin and kills the whole session
+  // (kill 0: sshd made the command a process group of its own) when that closes, which happens
+  // when the probe disconnects, times out or dies; `timeout` bounds it even if the connection
+  // hangs. The figures follow, then the program check, then the end marker. One line, no single
+  // quote, and no backslash but the octal escapes: every login shell passes it to sh unchanged.
+  const long long bound_s = (static_cast<long long>(opt.timeout_ms) + 999) / 1000 + 1;
+  std::string script =
+      "exec 3<&0 </dev/null; t=; if command -v timeout >/dev/null 2>&1; then t=\"timeout -s KILL " +
+      std::to_string(bound_s) +
+      "\"; fi; ($t cat <&3 >/dev/null 2>&1; kill -9 0) >/dev/null 2>&1 & exec 3<&-; "
+      "echo " +
+      std::string(kBegin) +
+      "; echo load $(cat /proc/loadavg); "
+      "echo cores $(bspg-hostinfo --cores 2>/dev/null || nproc 2>/dev/null || getconf "
+      "_NPROCESSORS_ONLN); "
+      "grep MemAvailable /proc/meminfo; echo hostname $(uname -n); ";
+  if (!opt.program.empty()) {
+    // A trailing '_' keeps $(...) from eating trailing newlines of the name.
+    script += "p=$(printf \"" + octal_escaped(opt.program) +
+              "_\"); p=${p%_}; if [ ! -e \"$p\" ]; then echo program notfound; "
+              "elif [ ! -f \"$p\" ]; then echo program notregular; "
+              "elif [ ! -x \"$p\" ]; then echo program notexec; else echo program ok; fi; ";
+  }
+  script += "echo " + std::string(kEnd);
+  return "sh -c '" + script + "'";
+}
+
+std::string read_probe_answer(const std::string& output, bool program_checked,
+                              ProbeResult& result) {
+  std::istringstream lines(output);
+  std::string line;
+  bool begun = false, ended = false, have_load = false, have_cores = false, have_name = false;
+  bool have_program = false;
+  while (!ended && std::getline(lines, line)) {
+    if (!begun) {  // whatever shell start-up files print comes before the marker
+      begun = line == kBegin;
+      continue;
+    }
+    const size_t space = line.find(' ');
+    const std::string key = line.substr(0, space);
+    const std::string rest = space == std::string::npos ? "" : line.substr(space + 1);
+    std::string problem;
+    if (key == kEnd) {
+      ended = true;
+    } else if (key == "load") {
+      problem = read_loads(rest, result);
+      have_load = true;
+    } else if (key == "cores") {
+      problem = read_cores(rest, result);
+      have_cores = true;
+    } else if (key == "MemAvailable:") {
+      problem = read_memory(rest, result);
+    } else if (key == "hostname") {
+      problem = read_hostname(rest, result);
+      have_name = true;
+    } else if (key == "program" && program_checked) {
+      problem = read_program(rest, result);
+      have_program = true;
+    } else {
+      problem = "unexpected line " + quoted(line);
+    }
+    if (!problem.empty()) return problem;
+  }
+  if (!begun) {
+    std::string first = output.substr(0, output.find('\n'));
+    return "unexpected answer: " + printable(first);
+  }
+  if (!have_load) return "no load average (/proc/loadavg) on the host";
+  if (!have_cores) return "no core count (bspg-hostinfo, nproc) on the host";
+  if (!have_name) return "no host name (uname -n) on the host";
+  if (program_checked && !have_program) return "no answer about the program";
+  if (!ended) return "answer cut short (no end marker)";
+  return "";
+}
+
+}  // namespace bspg::hosts::detail
