@@ -46,6 +46,16 @@ Options parse(std::vector<std::string> args) {
   return parse_options(static_cast<int>(argv.size()), argv.data());
 }
 
+// The usage error parse() throws for args, or "no error".
+std::string message(std::vector<std::string> args) {
+  try {
+    parse(std::move(args));
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
 }  // namespace
 
 TEST(LocalArgv, RootOversubscribeAndOsc) {
@@ -167,14 +177,6 @@ TEST(Options, ValueForms) {
 }
 
 TEST(Options, Errors) {
-  auto message = [](std::vector<std::string> args) {
-    try {
-      parse(args);
-    } catch (const UsageError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   EXPECT_EQ(message({}), "missing program: say what to run after the options");
   EXPECT_EQ(message({"-p", "0", "./prog"}), "-p needs a positive whole number of processes, not '0'");
   EXPECT_EQ(message({"-p", "2x", "./prog"}), "-p needs a positive whole number of processes, not '2x'");
@@ -249,14 +251,6 @@ TEST(Options, WithoutPIsMasterMode) {
   EXPECT_EQ(o.program, "./prog");
   EXPECT_EQ(parse({"--max-procs", "6", "./prog"}).max_procs, 6);
   EXPECT_EQ(parse({"--max-procs=16", "./prog"}).max_procs, 16);
-  auto message = [](std::vector<std::string> args) {
-    try {
-      parse(args);
-    } catch (const UsageError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   EXPECT_EQ(message({"-npes", "pes", "./prog"}), "-npes needs a positive whole number of processes, not 'pes'");
   EXPECT_EQ(message({"-npes"}), "option -npes needs a value");
   EXPECT_EQ(message({"--max-procs", "0", "./prog"}),
