@@ -30,7 +30,7 @@ int last_nprocs = 1;    // bsp_nprocs() after bsp_end
 void start_mpi() {
   if (bspg::ensure_mpi()) {
     owns_mpi = true;
-    bspg::end_cleanly_before_begin();
+    bspg::mpi_started_by_bspg();
   }
 }
 

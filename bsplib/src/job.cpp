@@ -65,10 +65,8 @@ void end_before_begin(int status, void* /*unused*/) {
 
 }  // namespace
 
-void end_cleanly_before_begin() {
-  static bool installed = false;
-  if (installed) return;
-  installed = true;
+void mpi_started_by_bspg() {
+  master::note_how_started();
   on_exit(end_before_begin, nullptr);
 }
 

@@ -29,9 +29,9 @@ int processes_available();
 // process spawned in master mode) instead of returning to main.
 bool runs_spmd_part_at_once();
 
-// Once bspg has initialised MPI: a program that ends before bsp_begin (a usage message and
-// exit(0), say) ends with its own status and without Open MPI's complaint that a process did
-// not finalize. Installed once.
-void end_cleanly_before_begin();
+// Once bspg has initialised MPI: a process spawned in master mode reports and stops through the
+// master; a program that ends before bsp_begin (a usage message and exit(0), say) ends with its
+// own status and without Open MPI's complaint that a process did not finalize.
+void mpi_started_by_bspg();
 
 }  // namespace bspg

@@ -114,19 +114,29 @@ void read_passed_on(const char* call, const std::string& text) {
   }
 }
 
-const Settings& read_settings(const char* call) {
-  if (settings.read) return settings;
-  settings.read = true;
+// Whether a master spawned this process. The first call routes its reports: until the merge only
+// the intercommunicator reaches the master, and the pid it will have names it.
+bool spawned() {
+  static int known = -1;
+  if (known >= 0) return known == 1;
   MPI_Comm parent = MPI_COMM_NULL;
   MPI_Comm_get_parent(&parent);
-  if (parent != MPI_COMM_NULL && std::getenv(kSpawnedMark)) {
-    settings.role = Role::Spawned;
+  known = parent != MPI_COMM_NULL && std::getenv(kSpawnedMark) != nullptr ? 1 : 0;
+  if (known == 1) {
     link = parent;
-    // Until the merge, only the intercommunicator reaches the master.
     set_abort_comm(parent);
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     set_reporting_pid(rank + 1);
+  }
+  return known == 1;
+}
+
+const Settings& read_settings(const char* call) {
+  if (settings.read) return settings;
+  settings.read = true;
+  if (spawned()) {
+    settings.role = Role::Spawned;
     return settings;
   }
   const char* procs = std::getenv("BSPG_MASTER_PROCS");
@@ -268,6 +278,8 @@ void set_subjob_environment(const Plan& plan) {
 }
 
 }  // namespace
+
+void note_how_started() { spawned(); }
 
 Role role(const char* call) { return read_settings(call).role; }
 

@@ -22,6 +22,10 @@ enum class Role {
   Spawned,  // started by the master's bsp_begin
 };
 
+// Once MPI runs: a process spawned by a master reports and stops through the master from now on
+// (its own MPI_COMM_WORLD holds only the spawned processes).
+void note_how_started();
+
 // This process's role. MPI must be running. `call` names the BSPlib call in error messages.
 Role role(const char* call);
 

@@ -11,9 +11,9 @@
  * gathered with puts and read back with gets. --abort PID: that process calls bsp_abort after
  * the first superstep; --sleep S: every process sleeps S seconds after printing. After bsp_end
  * only process 0 goes on: it prints "used P of A" and "PASS master_job". */
-#include "bsptest.h"
-
 #include <unistd.h>
+
+#include "bsptest.h"
 
 static int asked; /* process 0's P; the others' stays 0 under bsp_init */
 static int available = -1, expected_available = -1, abort_pid = -1, sleep_s = 0;
