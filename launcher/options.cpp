@@ -48,13 +48,14 @@ Options parse_options(int argc, char** argv) {
   Options opt;
   using Setter = std::function<void(const std::string& name, const std::string& value)>;
   // Options that take one value.
+  const Setter procs = [&](auto& n, auto& v) { opt.nprocs = parse_positive_int(v, n); };
   const std::map<std::string, Setter> with_value = {
-      {"-p", [&](auto& n, auto& v) { opt.nprocs = parse_positive_int(v, n); }},
-      {"--procs", [&](auto& n, auto& v) { opt.nprocs = parse_positive_int(v, n); }},
+      {"-p", procs},
+      {"--procs", procs},
       // The spellings of other BSPlibs' bsprun (BSPonMPI, Oxford BSPlib) and of mpirun.
-      {"-n", [&](auto& n, auto& v) { opt.nprocs = parse_positive_int(v, n); }},
-      {"-np", [&](auto& n, auto& v) { opt.nprocs = parse_positive_int(v, n); }},
-      {"-npes", [&](auto& n, auto& v) { opt.nprocs = parse_positive_int(v, n); }},
+      {"-n", procs},
+      {"-np", procs},
+      {"-npes", procs},
       {"--max-procs", [&](auto& n, auto& v) { opt.max_procs = parse_positive_int(v, n); }},
       {"--hostfile", [&](auto&, auto& v) { opt.hostfile = v; }},
       {"--rsl", [&](auto&, auto& v) { opt.rsl_in = v; }},
