@@ -78,8 +78,7 @@ Allocation allocate(const std::vector<hosts::ProbeResult>& probes, int nprocs) {
   });
   for (size_t r = 0; r < order.size(); ++r) a.candidates[order[r]].rank = static_cast<int>(r);
 
-  int total_slots = 0;
-  for (size_t i : order) total_slots += a.candidates[i].slots;
+  int total_slots = usable_slot_total(probes);
   if (total_slots < nprocs) {
     std::ostringstream msg;
     msg << "not enough capacity: " << nprocs << " processes requested, but ";
@@ -109,6 +108,7 @@ Allocation allocate(const std::vector<hosts::ProbeResult>& probes, int nprocs) {
     next.pop();
     auto& c = a.candidates[order[static_cast<size_t>(-neg_rank)]];
     ++c.count;
+    a.placement.push_back(static_cast<int>(order[static_cast<size_t>(-neg_rank)]));
     if (c.count < c.slots) next.emplace(left - 1.0, neg_rank);
   }
 
@@ -130,6 +130,12 @@ Allocation allocate(const std::vector<hosts::ProbeResult>& probes, int nprocs) {
     a.subjobs[k].count += c.count;
   }
   return a;
+}
+
+int usable_slot_total(const std::vector<hosts::ProbeResult>& probes) {
+  int total = 0;
+  for (const auto& p : probes) total += usable_slots(p);
+  return total;
 }
 
 std::vector<rsl::Subjob> subjobs_for(const Allocation& allocation, const std::string& executable,

@@ -50,6 +50,7 @@ struct Allocation {
   std::vector<HostChoice> candidates;  // host file order
   std::vector<PlannedSubjob> subjobs;
   int nprocs = 0;
+  std::vector<int> placement;  // candidate index of each process, in the order they were placed
 };
 
 // Not enough capacity (or nothing reachable); what() says what was found.
@@ -58,7 +59,12 @@ struct AllocationError : std::runtime_error {
 };
 
 // Places nprocs processes on the probed hosts (probes in host file order). Throws AllocationError.
+// Placing fewer processes places a prefix of `placement`: the first k processes of an
+// allocation of n > k go where an allocation of k puts them.
 Allocation allocate(const std::vector<hosts::ProbeResult>& probes, int nprocs);
+
+// The slots of the reachable hosts: the most processes allocate() can place.
+int usable_slot_total(const std::vector<hosts::ProbeResult>& probes);
 
 // The RSL subjobs for an allocation: contact = the host's name (for a site: the site's name,
 // with hosts=("h:n" ...)), label "subjob k", environment BSPG_SUBJOB=k. directory may be empty.

@@ -1,5 +1,6 @@
 // bsprun.cpp - the launcher's main: parse, then the local path or the grid path.
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include <unistd.h>
@@ -47,6 +48,15 @@ int run_local(const Options& opt, const MpiSettings& settings) {
   ResolvedProgram prog = resolve_program(opt.program);
   if (prog.problem == ResolvedProgram::kNotFound) return fail(kExitNotFound, prog.message);
   if (prog.problem != ResolvedProgram::kNone) return fail(kExitNotExecutable, prog.message);
+  if (opt.nprocs == 0) {
+    // Master mode: the master alone; its bsp_begin spawns the others here (oversubscribing
+    // beyond the cores only when --max-procs asks for more).
+    int available = opt.max_procs > 0 ? opt.max_procs : local_core_count();
+    MpiSettings master = settings;
+    for (const auto& [name, value] : master_environment(settings, available, {}))
+      master.exports.push_back(name + "=" + value);
+    return run_mpirun(local_mpirun_argv(master, 1, available > local_core_count(), prog.path, opt.program_args), opt);
+  }
   bool oversubscribe = opt.nprocs > local_core_count();
   return run_mpirun(local_mpirun_argv(settings, opt.nprocs, oversubscribe, prog.path, opt.program_args), opt);
 }
@@ -71,6 +81,10 @@ int main(int argc, char** argv) {
     std::cout << "bsprun (bspg) " << BSPG_VERSION << "\n";
     return 0;
   }
+
+  // Master mode is what this run says it is, whatever a calling master process left behind.
+  for (const char* stale : {"BSPG_MASTER_PROCS", "BSPG_MASTER_SLOTS", "BSPG_MASTER_ENV", "BSPG_SPAWNED_BY_MASTER"})
+    unsetenv(stale);
 
   MpiSettings settings;
   settings.mpirun = find_mpirun();

@@ -77,6 +77,11 @@ void write_file(const std::string& path, const std::string& text) {
   if (!out) throw std::runtime_error("cannot write the allocation to " + path + ": " + std::strerror(errno));
 }
 
+// Master mode: one subjob, the master, with the slots for bsp_begin in its environment.
+bool is_master(const std::vector<rsl::Subjob>& subjobs) {
+  return subjobs.size() == 1 && !master_slot_hosts(subjobs[0]).empty();
+}
+
 // Writes the ssh configuration for `hosts` and runs the subjobs as one mpirun.
 int start_job(const std::vector<rsl::Subjob>& subjobs, const std::vector<hosts::HostSpec>& hosts,
               const MpiSettings& settings, const std::function<int(const std::vector<std::string>&)>& run) {
@@ -88,7 +93,9 @@ int start_job(const std::vector<rsl::Subjob>& subjobs, const std::vector<hosts::
   }
   std::vector<std::string> argv;
   try {
-    argv = grid_mpirun_argv(settings, subjobs, ssh_config ? ssh_config->path() : "");
+    std::string config = ssh_config ? ssh_config->path() : "";
+    argv = is_master(subjobs) ? master_grid_mpirun_argv(settings, subjobs[0], config)
+                              : grid_mpirun_argv(settings, subjobs, config);
   } catch (const std::invalid_argument& e) {
     return fail(kExitLaunchFailed, std::string("bad allocation: ") + e.what());
   }
@@ -100,6 +107,8 @@ std::vector<std::string> hosts_of(const rsl::Subjob& sj) {
   std::vector<std::string> names;
   if (sj.hosts.empty()) names.push_back(sj.contact);
   for (const auto& h : rsl::host_slots(sj)) names.push_back(h.host);
+  for (const auto& h : master_slot_hosts(sj))  // master mode: where bsp_begin places the others
+    if (h.host != sj.contact) names.push_back(h.host);
   return names;
 }
 
@@ -140,8 +149,11 @@ int replay(const Options& opt, const MpiSettings& settings,
   }
   int total = 0;
   for (const auto& sj : subjobs) total += sj.count;
-  std::cerr << "bsprun: running " << opt.rsl_in << ": " << total << " processes in " << subjobs.size()
-            << " subjob" << (subjobs.size() == 1 ? "" : "s") << "\n";
+  if (is_master(subjobs))
+    std::cerr << "bsprun: running " << opt.rsl_in << ": the master, in master mode\n";
+  else
+    std::cerr << "bsprun: running " << opt.rsl_in << ": " << total << " processes in " << subjobs.size()
+              << " subjob" << (subjobs.size() == 1 ? "" : "s") << "\n";
   try {
     return start_job(subjobs, used, settings, run);
   } catch (const std::exception& e) {
@@ -174,6 +186,32 @@ bool stage_everywhere(const Allocation& allocation, const std::string& program, 
   return all_ok;
 }
 
+// Master mode (BSP-G's nonpure SPMD): the allocation holds every slot; the RSL names the master
+// alone, on the first slot, with the slots bsp_begin fills in its environment (the paper's
+// MASTERPROCESS). `subjobs` are those of the whole allocation.
+rsl::Subjob master_subjob(const Allocation& allocation, const std::vector<rsl::Subjob>& subjobs,
+                          const MpiSettings& settings) {
+  std::map<std::string, int> subjob_of;
+  for (size_t k = 0; k < allocation.subjobs.size(); ++k)
+    for (const auto& h : allocation.subjobs[k].hosts) subjob_of[h.name] = static_cast<int>(k);
+  std::vector<MasterSlot> slots;
+  for (int c : allocation.placement) {
+    const std::string& name = allocation.candidates[static_cast<size_t>(c)].probe.host.name;
+    slots.push_back({name, subjob_of[name]});
+  }
+  std::string order;
+  for (const auto& slot : slots) order += " " + slot.host;
+  std::cerr << "bsprun: master mode: the master starts on " << slots.front().host << "; bsp_begin(P) places the "
+            << "processes on the first P of these " << slots.size() << " slots:" << order << "\n";
+  rsl::Subjob master = subjobs.front();
+  master.contact = slots.front().host;
+  master.count = 1;
+  master.hosts.clear();
+  master.label = "master";
+  for (auto& variable : master_environment(settings, allocation.nprocs, slots)) master.environment.push_back(variable);
+  return master;
+}
+
 }  // namespace
 
 int run_grid(const Options& opt, const MpiSettings& settings,
@@ -201,9 +239,12 @@ int run_grid(const Options& opt, const MpiSettings& settings,
   std::vector<hosts::ProbeResult> probes = hosts::probe_hosts(candidates, probe_opt);
   double probe_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - probe_start).count();
 
+  // Master mode: every slot (or --max-procs of them) is available to the master's bsp_begin.
+  int wanted = opt.nprocs;
+  if (wanted == 0) wanted = opt.max_procs > 0 ? opt.max_procs : std::max(1, usable_slot_total(probes));
   Allocation allocation;
   try {
-    allocation = allocate(probes, opt.nprocs);
+    allocation = allocate(probes, wanted);
   } catch (const AllocationError& e) {
     std::cerr << format_probe_table(probes);
     return fail(kExitLaunchFailed, std::string(e.what()) + "; nothing was started");
@@ -240,6 +281,14 @@ int run_grid(const Options& opt, const MpiSettings& settings,
                                            " staged the program at different paths; run without --stage");
       subjobs[k].executable = *paths.begin();
     }
+  }
+  if (opt.nprocs == 0) {
+    // Spawned processes run the master's executable path, wherever they are.
+    for (const auto& sj : subjobs)
+      if (sj.executable != subjobs.front().executable)
+        return fail(kExitLaunchFailed, "the chosen hosts staged the program at different paths, but in master mode "
+                                       "every process runs the master's; run without --stage");
+    subjobs = {master_subjob(allocation, subjobs, settings)};
   }
 
   std::string rsl_text;

@@ -1,6 +1,8 @@
 // mpistart.cpp - builds mpirun argument vectors.
 #include "mpistart.h"
 
+#include <algorithm>
+#include <cctype>
 #include <stdexcept>
 
 extern char** environ;
@@ -118,6 +120,85 @@ std::vector<std::string> grid_mpirun_argv(const MpiSettings& settings, const std
     argv.push_back(sj.executable);
     argv.insert(argv.end(), sj.arguments.begin(), sj.arguments.end());
   }
+  return argv;
+}
+
+std::vector<std::pair<std::string, std::string>> master_environment(const MpiSettings& settings, int available,
+                                                                    const std::vector<MasterSlot>& slots) {
+  std::vector<std::pair<std::string, std::string>> env = {{"BSPG_MASTER_PROCS", std::to_string(available)}};
+  std::string list;
+  for (const auto& slot : slots) list += (list.empty() ? "" : ",") + slot.host + "/" + std::to_string(slot.subjob);
+  if (!list.empty()) env.emplace_back("BSPG_MASTER_SLOTS", list);
+  std::string names;
+  for (const auto& e : settings.exports) names += (names.empty() ? "" : ",") + e.substr(0, e.find('='));
+  for (const auto& kv : settings.environment)
+    if (kv.first.rfind("OMPI_MCA_", 0) == 0) names += (names.empty() ? "" : ",") + kv.first;
+  if (!names.empty()) env.emplace_back("BSPG_MASTER_ENV", names);
+  return env;
+}
+
+namespace {
+
+const std::string* environment_value(const rsl::Subjob& subjob, const std::string& name) {
+  for (const auto& kv : subjob.environment)
+    if (kv.first == name) return &kv.second;
+  return nullptr;
+}
+
+bool plain_host_name(const std::string& name) {
+  if (name.empty() || name[0] == '-') return false;
+  for (char c : name)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_')) return false;
+  return true;
+}
+
+}  // namespace
+
+std::vector<rsl::HostSlots> master_slot_hosts(const rsl::Subjob& subjob) {
+  const std::string* list = environment_value(subjob, "BSPG_MASTER_SLOTS");
+  if (!list) return {};
+  const std::string* procs = environment_value(subjob, "BSPG_MASTER_PROCS");
+  if (subjob.count != 1) throw std::invalid_argument("a master subjob (with BSPG_MASTER_SLOTS) has count 1");
+  std::vector<rsl::HostSlots> hosts;
+  std::map<std::string, size_t> index;
+  size_t slots = 0, begin = 0;
+  while (begin <= list->size()) {
+    size_t end = std::min(list->find(',', begin), list->size());
+    std::string entry = list->substr(begin, end - begin);
+    size_t slash = entry.rfind('/');
+    std::string host = entry.substr(0, slash == std::string::npos ? entry.size() : slash);
+    std::string subjob_text = slash == std::string::npos ? "" : entry.substr(slash + 1);
+    if (!plain_host_name(host) || subjob_text.empty() || subjob_text.size() > 7 ||
+        subjob_text.find_first_not_of("0123456789") != std::string::npos)
+      throw std::invalid_argument("BSPG_MASTER_SLOTS entry '" + entry + "' is not HOST/SUBJOB");
+    if (slots == 0 && host != subjob.contact)
+      throw std::invalid_argument("the first of BSPG_MASTER_SLOTS is the master's own, on " + subjob.contact +
+                                  ", not on " + host);
+    auto [it, added] = index.emplace(host, hosts.size());
+    if (added) hosts.push_back({host, 0});
+    ++hosts[it->second].count;
+    ++slots;
+    begin = end + 1;
+  }
+  if (!procs || *procs != std::to_string(slots))
+    throw std::invalid_argument("BSPG_MASTER_SLOTS names " + std::to_string(slots) +
+                                " slots, but BSPG_MASTER_PROCS is " + (procs ? "'" + *procs + "'" : "not set"));
+  return hosts;
+}
+
+std::vector<std::string> master_grid_mpirun_argv(const MpiSettings& settings, const rsl::Subjob& master,
+                                                 const std::string& ssh_config) {
+  std::vector<rsl::HostSlots> hosts = master_slot_hosts(master);
+  std::vector<std::string> argv = grid_mpirun_argv(settings, {master}, ssh_config);
+  if (hosts.empty()) return argv;
+  std::string list;
+  for (const auto& h : hosts) list += (list.empty() ? "" : ",") + h.host + ":" + std::to_string(h.count);
+  // The app context starts "-np 1 -host HOST:1"; options before it may hold anything.
+  for (size_t i = 0; i + 3 < argv.size(); ++i)
+    if (argv[i] == "-np" && argv[i + 1] == "1" && argv[i + 2] == "-host") {
+      argv[i + 3] = list;
+      break;
+    }
   return argv;
 }
 

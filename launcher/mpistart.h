@@ -40,6 +40,33 @@ std::vector<std::string> grid_mpirun_argv(const MpiSettings& settings, const std
 // The -host value of a subjob: "h1:c1,h2:c2" (contact:count when it names no hosts).
 std::string host_list(const rsl::Subjob& subjob);
 
+// ---- Master mode (BSP-G's nonpure SPMD; bsplib/src/master.hpp reads what is set here) ----
+
+// A slot bsp_begin may place a process on: its host and its subjob (the hosts of a site share
+// one subjob, any other host has its own).
+struct MasterSlot {
+  std::string host;
+  int subjob = 0;
+};
+
+// What tells the master process it is one: BSPG_MASTER_PROCS (the processes available),
+// BSPG_MASTER_SLOTS ("host/subjob,..." in the order processes take them, the master's first;
+// only when `slots` is not empty) and BSPG_MASTER_ENV (the variables the spawned processes get
+// too: the names of the -x exports and the caller's OMPI_MCA_* variables).
+std::vector<std::pair<std::string, std::string>> master_environment(const MpiSettings& settings, int available,
+                                                                    const std::vector<MasterSlot>& slots);
+
+// The hosts named by a subjob's BSPG_MASTER_SLOTS, each with its number of slots, in the order
+// of their first slot; empty when the subjob has no such variable. Throws std::invalid_argument
+// when the list is malformed, disagrees with BSPG_MASTER_PROCS, or does not start on the
+// subjob's own host, or when the subjob is not a single process.
+std::vector<rsl::HostSlots> master_slot_hosts(const rsl::Subjob& subjob);
+
+// The master's mpirun: grid_mpirun_argv for that one subjob (-np 1 on its host), with -host
+// naming every slot, so that MPI_Comm_spawn may place processes there.
+std::vector<std::string> master_grid_mpirun_argv(const MpiSettings& settings, const rsl::Subjob& master,
+                                                 const std::string& ssh_config);
+
 // The environment as a map (from environ).
 std::map<std::string, std::string> current_environment();
 

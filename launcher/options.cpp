@@ -48,9 +48,15 @@ Options parse_options(int argc, char** argv) {
   Options opt;
   using Setter = std::function<void(const std::string& name, const std::string& value)>;
   // Options that take one value.
+  const Setter procs = [&](auto& n, auto& v) { opt.nprocs = parse_positive_int(v, n); };
   const std::map<std::string, Setter> with_value = {
-      {"-p", [&](auto& n, auto& v) { opt.nprocs = parse_positive_int(v, n); }},
-      {"--procs", [&](auto& n, auto& v) { opt.nprocs = parse_positive_int(v, n); }},
+      {"-p", procs},
+      {"--procs", procs},
+      // The spellings of other BSPlibs' bsprun (BSPonMPI, Oxford BSPlib) and of mpirun.
+      {"-n", procs},
+      {"-np", procs},
+      {"-npes", procs},
+      {"--max-procs", [&](auto& n, auto& v) { opt.max_procs = parse_positive_int(v, n); }},
       {"--hostfile", [&](auto&, auto& v) { opt.hostfile = v; }},
       {"--rsl", [&](auto&, auto& v) { opt.rsl_in = v; }},
       {"--rsl-out", [&](auto&, auto& v) { opt.rsl_out = v; }},
@@ -90,10 +96,12 @@ Options parse_options(int argc, char** argv) {
       continue;
     }
 
-    // "--name=value", "--name value", "-p8", "-p 8".
+    // "--name=value", "--name value", "-p8", "-p 8"; single-dash long names ("-npes 4") whole.
     std::string name = arg, value;
     bool have_value = false;
-    if (arg.rfind("--", 0) == 0) {
+    if (with_value.count(arg)) {
+      // the whole argument names the option; its value follows
+    } else if (arg.rfind("--", 0) == 0) {
       if (auto eq = arg.find('='); eq != std::string::npos) {
         name = arg.substr(0, eq);
         value = arg.substr(eq + 1);
@@ -126,10 +134,12 @@ Options parse_options(int argc, char** argv) {
   if (opt.hostfile.empty()) {
     if (const char* env = std::getenv("BSPG_HOSTFILE"); env && *env) opt.hostfile = env;
   }
+  if (opt.nprocs != 0 && opt.max_procs != 0)
+    throw UsageError("--max-procs is for master mode (no -p): with -p N, N processes start at once");
   if (opt.rsl_in.empty()) {
-    if (opt.nprocs == 0) throw UsageError("missing -p N: say how many processes to start");
     if (opt.program.empty()) throw UsageError("missing program: say what to run after the options");
   } else {
+    if (opt.max_procs != 0) throw UsageError("--max-procs cannot be combined with --rsl (the RSL file gives the slots)");
     if (opt.nprocs != 0) throw UsageError("--rsl takes the process counts from the RSL file; leave out -p");
     if (!opt.program.empty())
       throw UsageError("--rsl takes the program and its arguments from the RSL file; '" + opt.program +
@@ -148,6 +158,7 @@ Options parse_options(int argc, char** argv) {
 
 std::string usage_text() {
   return "Usage: bsprun -p N [--hostfile FILE] [OPTIONS] PROGRAM [ARGS...]\n"
+         "       bsprun [--max-procs N] [--hostfile FILE] [OPTIONS] PROGRAM [ARGS...]  (master mode)\n"
          "       bsprun --rsl FILE [--hostfile FILE] [OPTIONS]\n"
          "Try 'bsprun --help' for more information.\n";
 }
@@ -159,6 +170,7 @@ std::string help_text() {
 SYNOPSIS
     bsprun -p N [OPTIONS] PROGRAM [ARGS...]
     bsprun -p N --hostfile FILE [OPTIONS] PROGRAM [ARGS...]
+    bsprun [--max-procs N] [--hostfile FILE] [OPTIONS] PROGRAM [ARGS...]
     bsprun --rsl FILE [--hostfile FILE] [OPTIONS]
 
 DESCRIPTION
@@ -209,6 +221,26 @@ DESCRIPTION
     said once, on one line, and never blamed on a host: bsprun probes fewer hosts at a
     time instead.
 
+    Master mode. Without -p (BSP-G's "nonpure SPMD" mode) bsprun starts PROGRAM once:
+    the master, pid 0. Its main runs alone until it calls bsp_begin(P); then the other
+    P-1 processes start, run PROGRAM with the same arguments and working directory from
+    the start of main, and join the master at their bsp_begin (under bsp_init they go
+    straight to the SPMD function, as the standard says). This is how programs that
+    choose P themselves run, e.g. BSPedupack's "bsprun ./inprod < input", where the
+    master reads P from its standard input, which only the master gets. Before bsp_begin,
+    bsp_nprocs() in the master reports the processes available: on this machine its
+    cores, or --max-procs N (more than the cores oversubscribes them); on the grid path
+    all slots of the reachable hosts, or the first --max-procs N of them. bsp_begin(P)
+    with P above that starts what is available. On the grid path the slots are ranked as
+    for -p: the master starts on the least loaded host, and bsp_begin(P) places the
+    others exactly where "bsprun -p P" would; bsprun prints that order. The written RSL
+    names the master alone, with the slots in its environment (BSPG_MASTER_*), and
+    --rsl runs it again in master mode. The others are started with MPI_Comm_spawn from
+    the master's executable path, so --stage is refused unless every chosen host staged
+    the program at the same path. Output, exit status, bsp_abort, misuse, Ctrl-C and
+    --time-limit work as with -p. A program that ends before bsp_begin (say, after a
+    usage message) ends with its own exit status, in every mode.
+
     Stopping. Ctrl-C, SIGTERM, SIGHUP and SIGQUIT stop the whole job: the signal goes
     to mpirun, which stops every process. Should the job still run 5 s later, bsprun
     sends SIGTERM to every process of it itself, and SIGKILL 15 s after the signal.
@@ -218,8 +250,14 @@ DESCRIPTION
     so a shell script or loop that runs bsprun stops there too instead of going on.
 
 OPTIONS
-    -p N, --procs N
-        Number of processes to start (a positive whole number). Required unless --rsl.
+    -p N, -n N, -np N, -npes N, --procs N
+        Number of processes to start at once (a positive whole number). -n and -npes are
+        the spellings of other BSPlibs' bsprun (-npes is one option: "-npes 4"), -np is
+        mpirun's. Without it, and without --rsl, bsprun runs in master mode.
+    --max-procs N
+        Master mode: the most processes bsp_begin may start, the master included
+        (default: this machine's cores, or on the grid path every slot of the reachable
+        hosts). Refused with -p (all N start at once) and with --rsl (the RSL file says).
     --hostfile FILE
         Candidate hosts (YAML, or an Open MPI style "host slots=N" list). Turns on the
         grid path. Default: $BSPG_HOSTFILE.
@@ -268,6 +306,11 @@ ENVIRONMENT
     TMPDIR          Where the default RSL file and the ssh configuration are written.
     Set for every process: BSPG_SUBJOB (subjob index), BSPG_NSUBJOBS (number of
     subjobs), BSPG_SUBJOB_SIZES (comma list of process counts per subjob).
+    Set for the master in master mode (and validated by the library): BSPG_MASTER_PROCS
+    (processes available), BSPG_MASTER_SLOTS (grid path: the slots in order, as
+    HOST/SUBJOB), BSPG_MASTER_ENV (the variables the spawned processes get as well: the
+    -x names and OMPI_MCA_*). bsprun clears them from its own environment first, so a
+    job started from within a master's job does not inherit them.
 
 FILES
     hosts.yaml      Host file, e.g.
@@ -298,6 +341,14 @@ EXAMPLES
         Show the allocation without starting anything.
     bsprun --rsl job.rsl --hostfile hosts.yaml
         Run that allocation again.
+    bsprun ./inprod < input
+        Master mode: inprod reads P from its input and calls bsp_begin(P); the other
+        P-1 processes start then, on this machine.
+    bsprun -npes 4 ./inprod
+        The same as -p 4 (the Oxford BSPlib spelling).
+    bsprun --hostfile hosts.yaml ./inprod 1000
+        Master mode on the grid: the master starts on the least loaded host, and
+        bsp_begin(P) places the other processes on the least loaded slots.
 )";
 }
 

@@ -19,7 +19,8 @@ enum ExitStatus {
 };
 
 struct Options {
-  int nprocs = 0;                 // -p; 0 = not given (an error unless --rsl gives the counts)
+  int nprocs = 0;                 // -p (-n, -np, -npes); 0 = not given: master mode, unless --rsl
+  int max_procs = 0;              // --max-procs: processes available in master mode; 0 = default
   std::string hostfile;           // --hostfile, else $BSPG_HOSTFILE
   std::string rsl_in;             // --rsl: run this allocation as is
   std::string rsl_out;            // --rsl-out: where to write the allocation

@@ -10,6 +10,7 @@
 #include "bsp.h"
 #include "bspg.h"
 #include "errors.hpp"
+#include "job.hpp"
 #include "runtime.hpp"
 
 using bspg::fail;
@@ -23,9 +24,13 @@ namespace {
 bool owns_mpi = false;  // bspg called MPI_Init (so bsp_end finalizes and ends processes > 0)
 int last_nprocs = 1;    // bsp_nprocs() after bsp_end
 
-// Initialises MPI unless someone already has; remembers whether bspg did.
+// Initialises MPI unless someone already has; remembers whether bspg did (and then also
+// finalizes it should the program end before bsp_begin).
 void start_mpi() {
-  if (bspg::ensure_mpi()) owns_mpi = true;
+  if (bspg::ensure_mpi()) {
+    owns_mpi = true;
+    bspg::mpi_started_by_bspg();
+  }
 }
 
 [[noreturn]] void outside_spmd(const char* call) {
@@ -119,28 +124,19 @@ void bsp_begin(int maxprocs) {
   if (g_phase != Phase::Before)
     fail("bsp_begin", "called twice (a program has one bsp_begin/bsp_end pair)");
   start_mpi();
-  int world_rank = 0, world_size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
-  // Under bsp_init only process 0 chose maxprocs (e.g. read it from the user); its value rules.
-  MPI_Bcast(&maxprocs, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  if (maxprocs < 1)
-    bspg::fail_collective(0, "bsp_begin", "maxprocs is %d; it must be at least 1", maxprocs);
-  int nprocs = maxprocs < world_size ? maxprocs : world_size;
-  MPI_Comm comm;
-  MPI_Comm_split(MPI_COMM_WORLD, world_rank < nprocs ? 0 : MPI_UNDEFINED, world_rank, &comm);
-  if (world_rank >= nprocs) {
+  bspg::Membership member = bspg::join_job(maxprocs);
+  if (member.comm == MPI_COMM_NULL) {
     // Not needed for this run: wait for the others to finish, then leave quietly.
     g_phase = Phase::After;
-    last_nprocs = nprocs;
+    last_nprocs = member.nprocs;
     if (owns_mpi) {
       MPI_Finalize();
       std::exit(0);
     }
     return;
   }
-  bspg::set_reporting_pid(world_rank);
-  g_runtime = new Runtime(comm, world_rank, nprocs);
+  bspg::set_reporting_pid(member.pid);
+  g_runtime = new Runtime(member.comm, member.pid, member.nprocs);
   g_phase = Phase::Inside;
 }
 
@@ -153,6 +149,7 @@ void bsp_end(void) {
   delete g_runtime;
   g_runtime = nullptr;
   g_phase = Phase::After;
+  bspg::leave_job();
   if (owns_mpi) {
     MPI_Finalize();
     // The standard: all processes but 0 end here; process 0 continues sequentially.
@@ -166,9 +163,7 @@ void bsp_init(void (*spmd_part)(void), int argc, char* argv[]) {
   if (g_phase != Phase::Before) fail("bsp_init", "called after bsp_begin");
   if (spmd_part == nullptr) fail("bsp_init", "the SPMD function is NULL");
   start_mpi();
-  int world_rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-  if (world_rank != 0) {
+  if (bspg::runs_spmd_part_at_once()) {
     // Only process 0 runs main; the others go straight to the SPMD part (bsp_end ends them).
     spmd_part();
     std::exit(0);
@@ -179,9 +174,7 @@ int bsp_nprocs(void) {
   if (g_runtime) return g_runtime->nprocs;
   if (g_phase == Phase::After) return last_nprocs;
   start_mpi();
-  int world_size = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
-  return world_size;
+  return bspg::processes_available();
 }
 
 int bsp_pid(void) { return spmd("bsp_pid").pid; }
@@ -194,12 +187,17 @@ double bsp_time(void) {
 void bsp_sync(void) { spmd("bsp_sync").sync(bspg::SyncCall::Sync); }
 
 void bsp_abort(const char* format, ...) {
+  // With MPI running every process knows its rank, so that before bsp_begin only process 0 prints.
+  if (g_phase == Phase::Before) start_mpi();
   va_list args;
   va_start(args, format);
   bspg::abort_with_user_message(format, args);
 }
 
-void bsp_vabort(const char* format, va_list args) { bspg::abort_with_user_message(format, args); }
+void bsp_vabort(const char* format, va_list args) {
+  if (g_phase == Phase::Before) start_mpi();
+  bspg::abort_with_user_message(format, args);
+}
 
 void bsp_push_reg(const void* ident, int size) {
   Runtime& rt = spmd("bsp_push_reg");

@@ -15,6 +15,7 @@ namespace bspg {
 namespace {
 
 int reporting_pid = -1;
+MPI_Comm abort_comm = MPI_COMM_WORLD;
 
 bool mpi_running() {
   int initialized = 0, finalized = 0;
@@ -33,21 +34,15 @@ int pid_for_messages() {
 
 // Wait so that a lower pid reporting the same mistake stops us first: 1 s, plus 50 ms per pid,
 // at most 3 s. An MPI_Abort takes a few hundred ms to reach every process on a loaded machine.
-void stagger(int pid) {
+// Before bsp_begin (no pid yet) process 0 speaks for all: wait up to 15 s for its abort.
+void wait_for_lower_pids(int pid) {
   if (pid <= 0) return;
+  if (reporting_pid < 0) {
+    for (int i = 0; i < 150; ++i) usleep(100000);
+    return;
+  }
   int extra = pid < 40 ? pid : 40;
   usleep(1000000 + static_cast<useconds_t>(extra) * 50000);
-}
-
-[[noreturn]] void stop_everything() {
-  fflush(stdout);
-  fflush(stderr);
-  if (mpi_running()) {
-    if (&orte_execute_quiet != nullptr && std::getenv("BSPG_MPI_ABORT_BANNER") == nullptr)
-      orte_execute_quiet = true;
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
-  _exit(1);
 }
 
 void print_line(const char* call, const char* format, va_list args) {
@@ -62,13 +57,26 @@ void print_line(const char* call, const char* format, va_list args) {
 
 void set_reporting_pid(int pid) { reporting_pid = pid; }
 
+void set_abort_comm(MPI_Comm comm) { abort_comm = comm; }
+
+void stop_job(int status) {
+  fflush(stdout);
+  fflush(stderr);
+  if (mpi_running()) {
+    if (&orte_execute_quiet != nullptr && std::getenv("BSPG_MPI_ABORT_BANNER") == nullptr)
+      orte_execute_quiet = true;
+    MPI_Abort(abort_comm, status);
+  }
+  _exit(status);
+}
+
 void fail(const char* call, const char* format, ...) {
-  stagger(pid_for_messages());
+  wait_for_lower_pids(pid_for_messages());
   va_list args;
   va_start(args, format);
   print_line(call, format, args);
   va_end(args);
-  stop_everything();
+  stop_job(1);
 }
 
 void fail_collective(int reporter, const char* call, const char* format, ...) {
@@ -77,22 +85,22 @@ void fail_collective(int reporter, const char* call, const char* format, ...) {
     va_start(args, format);
     print_line(call, format, args);
     va_end(args);
-    stop_everything();
+    stop_job(1);
   }
   // The reporter's abort ends us; if it somehow does not within 30 s, stop anyway.
   for (int i = 0; i < 300; ++i) usleep(100000);
-  stop_everything();
+  stop_job(1);
 }
 
 void abort_with_user_message(const char* format, va_list args) {
-  stagger(pid_for_messages());
+  wait_for_lower_pids(pid_for_messages());
   fflush(stdout);
   char text[4096];
   int length = vsnprintf(text, sizeof text, format ? format : "", args);
   bool newline = length > 0 && static_cast<std::size_t>(length) < sizeof text && text[length - 1] == '\n';
   fprintf(stderr, newline ? "%s" : "%s\n", text);
   fflush(stderr);
-  stop_everything();
+  stop_job(1);
 }
 
 }  // namespace bspg

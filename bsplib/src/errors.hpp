@@ -2,11 +2,15 @@
 // once, then every process stops with a non-zero exit.
 #pragma once
 
+#include <mpi.h>
+
 namespace bspg {
 
 // A misuse seen by this process alone. Prints and stops the whole job. Processes other than 0
 // wait a moment (longer for higher pids) before printing, so that when every process makes the
-// same mistake the message appears once: the lowest pid's abort stops the others first.
+// same mistake the message appears once: the lowest pid's abort stops the others first. Before
+// bsp_begin every process runs the same code, so process 0 speaks for all: the others wait up
+// to 15 s for its abort and print only if it never comes.
 [[noreturn]] void fail(const char* call, const char* format, ...) __attribute__((format(printf, 2, 3)));
 
 // A misuse every process sees at the same collective point (e.g. processes disagree at a sync).
@@ -14,10 +18,20 @@ namespace bspg {
 [[noreturn]] void fail_collective(int reporter, const char* call, const char* format, ...)
     __attribute__((format(printf, 3, 4)));
 
-// bsp_abort/bsp_vabort: the user's message, verbatim, then stop everything.
+// bsp_abort/bsp_vabort: the user's message, verbatim, then stop everything (as fail() does,
+// including the wait before bsp_begin).
 [[noreturn]] void abort_with_user_message(const char* format, __builtin_va_list args);
 
+// Stops every process of the job with exit status `status`, without a word from Open MPI
+// (stdout and stderr are flushed first). For a program that ends with a non-zero status.
+[[noreturn]] void stop_job(int status);
+
 // This process's id for messages (world rank before bsp_begin, -1 when MPI is not running).
+// Setting it also says that waiting for process 0 to speak for everyone is over.
 void set_reporting_pid(int pid);
+
+// The communicator whose MPI_Abort reaches every process of the job: MPI_COMM_WORLD unless
+// processes were spawned (master mode), whose MPI_COMM_WORLD holds only themselves.
+void set_abort_comm(MPI_Comm comm);
 
 }  // namespace bspg

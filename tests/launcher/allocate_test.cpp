@@ -201,3 +201,25 @@ TEST(SubjobsFor, HostsAndSitesBecomeRslSubjobs) {
   auto text = bspg::rsl::write_allocation(subjobs);
   EXPECT_EQ(bspg::rsl::read_allocation(text), subjobs);
 }
+
+TEST(Allocate, FewerProcessesGoWhereTheFirstOfMoreGo) {
+  // Master mode relies on it: bsp_begin(P) takes the first P slots of the whole allocation.
+  std::vector<ProbeResult> probes = {host("emu1", 2, 3.5, 0, 2), host("emu2", 2, 0.2, 0, 2),
+                                     host("emu3", 2, 2.0, 0, 3), host("emu4", 2, 0.1, 0, 2)};
+  int total = usable_slot_total(probes);
+  EXPECT_EQ(total, 9);
+  Allocation all = allocate(probes, total);
+  ASSERT_EQ(all.placement.size(), 9u);
+  // The least loaded host first; a host's share follows its free capacity.
+  EXPECT_EQ(all.candidates[static_cast<size_t>(all.placement[0])].probe.host.name, "emu4");
+  for (int k = 1; k <= total; ++k) {
+    std::map<std::string, int> prefix;
+    for (const auto& c : all.candidates) prefix[c.probe.host.name] = 0;
+    for (int i = 0; i < k; ++i) {
+      auto placed = static_cast<size_t>(all.placement[static_cast<size_t>(i)]);
+      ++prefix[all.candidates[placed].probe.host.name];
+    }
+    EXPECT_EQ(counts(allocate(probes, k)), prefix) << "first " << k << " processes";
+  }
+  EXPECT_EQ(usable_slot_total({down("emu9", "refused"), host("emu2", 3, 0.0)}), 3);
+}

@@ -2,7 +2,8 @@
 # grid_e2e.sh SCENARIO - bsprun's grid path against emulated hosts (tests/launcher/emuhosts.sh).
 #
 # Needs root, unshare and sshd; exits 77 (ctest SKIP_RETURN_CODE) when they are missing.
-# Environment: BSPRUN, WHERE (mpi_where), EXCHANGE (bsp_exchange), EMUHOSTS (emuhosts.sh).
+# Environment: BSPRUN, WHERE (mpi_where), EXCHANGE (bsp_exchange), EMUHOSTS (emuhosts.sh);
+# MASTER_JOB (tests/bsplib/progs/master_job) for the master_* scenarios.
 # Every scenario starts its own hosts and stops them on exit, whatever happens.
 # Each bsprun run is bounded by `timeout`; the ctest TIMEOUT bounds the whole scenario.
 set -u
@@ -269,6 +270,84 @@ plain_ssh_config)
   expect_count "$out" "^rank [01] of 2 on emu1 subjob 0 of 1 sizes 2$" 2
   expect_match job.rsl 'resourceManagerContact="?emu1"?'
   expect_count "$err" '^\[[0-9]{4}/' 0   # no libssh traces, whatever LogLevel the config sets
+  ;;
+
+master_least_loaded)
+  # Master mode (no -p): the master starts alone on the least loaded host; bsp_begin(P) puts the
+  # others on the slots -p P would use. Loads 3.5, 0.2, 2.0, 0.1 at two slots each: 8 available.
+  : "${MASTER_JOB:?}"
+  start_hosts 3.5 0.2 2.0 0.1
+  run_bsprun --hostfile hosts.yaml --rsl-out job.rsl "$MASTER_JOB" init 4 --available 8
+  expect_status 0
+  expect_match "$err" "master mode: the master starts on emu4; .* first P of these 8 slots: emu4 emu2 emu4 emu2 emu3 emu3 emu1 emu1$"
+  expect_count "$out" "^pid 0 of 4 on emu4 subjob 0$" 1
+  expect_count "$out" "^pid [1-3] of 4 on emu4 subjob 0$" 1
+  expect_count "$out" "^pid [1-3] of 4 on emu2 subjob 1$" 2
+  expect_count "$out" "on emu[13] " 0
+  expect_count "$out" "^used 4 of 8$" 1
+  expect_count "$out" "^PASS master_job$" 1
+  expect_match job.rsl '\(count=1\)'
+  expect_match job.rsl '\("?BSPG_MASTER_SLOTS"? "emu4/0,emu2/1,emu4/0,emu2/1,emu3/2,emu3/2,emu1/3,emu1/3"\)'
+  # P from standard input (BSPedupack's way): 3 processes, the third on emu2.
+  wrap=(sh -c 'echo 3 | "$@"' sh)
+  run_bsprun --hostfile hosts.yaml "$MASTER_JOB" init - --available 8
+  unset wrap
+  expect_status 0
+  expect_count "$out" "^pid 0 of 3 on emu4 subjob 0$" 1
+  expect_count "$out" "^pid [12] of 3 on emu4 subjob 0$" 1
+  expect_count "$out" "^pid [12] of 3 on emu2 subjob 1$" 1
+  expect_count "$out" "^used 3 of 3$" 0
+  expect_count "$out" "^PASS master_job$" 1
+  # More than available, bsp_begin first in main: all 8 slots, every host.
+  run_bsprun --hostfile hosts.yaml "$MASTER_JOB" begin 20 --available 8
+  expect_status 0
+  for h in 1 2 3 4; do expect_count "$out" "^pid [0-7] of 8 on emu$h subjob [0-3]$" 2; done
+  expect_count "$out" "^used 8 of 8$" 1
+  ;;
+
+master_replay)
+  # The master's RSL (--dry-run) runs again with --rsl, in master mode, without probing.
+  : "${MASTER_JOB:?}"
+  start_hosts 3.5 0.2 2.0 0.1
+  run_bsprun --max-procs 3 --dry-run --hostfile hosts.yaml "$MASTER_JOB" begin all
+  expect_status 0
+  expect_count "$out" "^pid " 0
+  expect_match "$out" '&\(resourceManagerContact="?emu4"?\)'
+  expect_match "$out" '\(label="?master"?\)'
+  cp "$out" master.rsl
+  run_bsprun --rsl master.rsl --hostfile hosts.yaml
+  expect_status 0
+  expect_count "$err" "^HOST " 0
+  expect_match "$err" "running master\.rsl: the master, in master mode"
+  expect_count "$out" "^pid 0 of 3 on emu4 subjob 0$" 1
+  expect_count "$out" "^pid [12] of 3 on emu4 subjob 0$" 1
+  expect_count "$out" "^pid [12] of 3 on emu2 subjob 1$" 1
+  expect_count "$out" "^PASS master_job$" 1
+  # A slot list that does not start on the master's host is refused before anything starts.
+  sed 's|"emu4/0,|"emu2/1,emu4/0,|; s|("BSPG_MASTER_PROCS" 3)|("BSPG_MASTER_PROCS" 4)|' master.rsl >bad.rsl
+  run_bsprun --rsl bad.rsl --hostfile hosts.yaml
+  expect_status 125
+  expect_match "$err" "^bsprun: the first of BSPG_MASTER_SLOTS is the master's own, on emu4, not on emu2"
+  expect_count "$out" "^pid " 0
+  ;;
+
+master_stop)
+  # bsp_abort in a spawned process on another host, and --time-limit, stop every process of the
+  # job on every host.
+  : "${MASTER_JOB:?}"
+  start_hosts 0.1 0.5
+  run_bsprun --hostfile hosts.yaml "$MASTER_JOB" init 4 --abort 3
+  expect_status nonzero
+  expect_count "$out" "^pid [0-3] of 4 on emu[12] " 4
+  cat "$out" "$err" >both
+  expect_count both "^master_job: process 3 aborts on request$" 1
+  expect_count both "^PASS" 0
+  run_bsprun --hostfile hosts.yaml --time-limit 8 "$MASTER_JOB" init 4 --sleep 60
+  expect_status 124
+  expect_count "$out" "^pid [0-3] of 4 on emu[12] " 4
+  sleep 1
+  left=$(pgrep -f "$MASTER_JOB" | wc -l)
+  [ "$left" -eq 0 ] || fail "$left process(es) of the job still running after bsprun exited"
   ;;
 
 *)

@@ -46,6 +46,16 @@ Options parse(std::vector<std::string> args) {
   return parse_options(static_cast<int>(argv.size()), argv.data());
 }
 
+// The usage error parse() throws for args, or "no error".
+std::string message(std::vector<std::string> args) {
+  try {
+    parse(std::move(args));
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
 }  // namespace
 
 TEST(LocalArgv, RootOversubscribeAndOsc) {
@@ -167,15 +177,7 @@ TEST(Options, ValueForms) {
 }
 
 TEST(Options, Errors) {
-  auto message = [](std::vector<std::string> args) {
-    try {
-      parse(args);
-    } catch (const UsageError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
-  EXPECT_EQ(message({"./prog"}), "missing -p N: say how many processes to start");
+  EXPECT_EQ(message({}), "missing program: say what to run after the options");
   EXPECT_EQ(message({"-p", "0", "./prog"}), "-p needs a positive whole number of processes, not '0'");
   EXPECT_EQ(message({"-p", "2x", "./prog"}), "-p needs a positive whole number of processes, not '2x'");
   EXPECT_EQ(message({"-p", "-3", "./prog"}), "-p needs a positive whole number of processes, not '-3'");
@@ -229,4 +231,88 @@ TEST(GridArgv, HostInSeveralSubjobsGetsTheirTotalSlots) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("host emu3 is in several subjobs"), std::string::npos) << e.what();
   }
+}
+
+TEST(Options, OtherBsprunSpellingsOfP) {
+  EXPECT_EQ(parse({"-n", "3", "./prog"}).nprocs, 3);
+  EXPECT_EQ(parse({"-n3", "./prog"}).nprocs, 3);
+  EXPECT_EQ(parse({"-np", "5", "./prog"}).nprocs, 5);
+  // -npes is one option of its own, not "-n pes".
+  Options o = parse({"-npes", "4", "./prog", "-npes", "2"});
+  EXPECT_EQ(o.nprocs, 4);
+  EXPECT_EQ(o.program, "./prog");
+  EXPECT_EQ(o.program_args, (Argv{"-npes", "2"}));
+}
+
+TEST(Options, WithoutPIsMasterMode) {
+  Options o = parse({"./prog", "arg"});
+  EXPECT_EQ(o.nprocs, 0);
+  EXPECT_EQ(o.max_procs, 0);
+  EXPECT_EQ(o.program, "./prog");
+  EXPECT_EQ(parse({"--max-procs", "6", "./prog"}).max_procs, 6);
+  EXPECT_EQ(parse({"--max-procs=16", "./prog"}).max_procs, 16);
+  EXPECT_EQ(message({"-npes", "pes", "./prog"}), "-npes needs a positive whole number of processes, not 'pes'");
+  EXPECT_EQ(message({"-npes"}), "option -npes needs a value");
+  EXPECT_EQ(message({"--max-procs", "0", "./prog"}),
+            "--max-procs needs a positive whole number of processes, not '0'");
+  EXPECT_EQ(message({"-p", "2", "--max-procs", "4", "./prog"}),
+            "--max-procs is for master mode (no -p): with -p N, N processes start at once");
+  EXPECT_EQ(message({"--rsl", "j.rsl", "--max-procs", "4"}),
+            "--max-procs cannot be combined with --rsl (the RSL file gives the slots)");
+  EXPECT_EQ(message({"--max-procs", "4"}), "missing program: say what to run after the options");
+}
+
+TEST(MasterMode, EnvironmentOfTheMaster) {
+  MpiSettings s;
+  s.exports = {"FOO=1", "BAR"};
+  s.environment = {{"OMPI_MCA_btl_tcp_if_include", "lo"}, {"HOME", "/root"}};
+  auto env = master_environment(s, 3, {{"emu4", 0}, {"emu2", 1}, {"emu4", 0}});
+  EXPECT_EQ(env, (std::vector<std::pair<std::string, std::string>>{
+                     {"BSPG_MASTER_PROCS", "3"},
+                     {"BSPG_MASTER_SLOTS", "emu4/0,emu2/1,emu4/0"},
+                     {"BSPG_MASTER_ENV", "FOO,BAR,OMPI_MCA_btl_tcp_if_include"}}));
+  // On this machine: no slots; nothing to pass on, no list.
+  EXPECT_EQ(master_environment(MpiSettings{}, 8, {}),
+            (std::vector<std::pair<std::string, std::string>>{{"BSPG_MASTER_PROCS", "8"}}));
+}
+
+TEST(MasterMode, MpirunKnowsEverySlotAndStartsOneProcess) {
+  MpiSettings s;
+  auto master = subjob("emu4", 1);
+  master.environment = {{"BSPG_SUBJOB", "0"}, {"BSPG_MASTER_PROCS", "5"},
+                        {"BSPG_MASTER_SLOTS", "emu4/0,emu2/1,emu4/0,emu3/2,emu2/1"}};
+  Argv argv = master_grid_mpirun_argv(s, master, "/tmp/cfg");
+  auto apps = app_contexts(argv);
+  ASSERT_EQ(apps.size(), 1u);
+  // The master's host first, so that it runs there.
+  EXPECT_GE(find_seq(apps[0], {"-np", "1", "-host", "emu4:2,emu2:2,emu3:1"}), 0);
+  EXPECT_GE(find_seq(apps[0], {"-x", "BSPG_MASTER_SLOTS=emu4/0,emu2/1,emu4/0,emu3/2,emu2/1"}), 0);
+  EXPECT_GE(find_seq(argv, {"--mca", "plm_rsh_agent", "ssh -F /tmp/cfg"}), 0);
+  EXPECT_EQ(Argv(apps[0].end() - 3, apps[0].end()), (Argv{"/opt/prog", "-n", "10"}));
+  auto hosts = master_slot_hosts(master);
+  ASSERT_EQ(hosts.size(), 3u);
+  EXPECT_EQ(hosts[1].host, "emu2");
+  EXPECT_EQ(hosts[1].count, 2);
+  // Not a master: no slots, and the usual command line.
+  EXPECT_TRUE(master_slot_hosts(subjob("emu4", 2)).empty());
+}
+
+TEST(MasterMode, BadSlotListsAreRefused) {
+  auto refused = [](int count, const std::string& procs, const std::string& slots) {
+    auto master = subjob("emu4", count);
+    master.environment = {{"BSPG_MASTER_PROCS", procs}, {"BSPG_MASTER_SLOTS", slots}};
+    try {
+      master_slot_hosts(master);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(refused(1, "2", "emu4/0,emu2/1"), "accepted");
+  EXPECT_EQ(refused(2, "2", "emu4/0,emu2/1"), "a master subjob (with BSPG_MASTER_SLOTS) has count 1");
+  EXPECT_EQ(refused(1, "3", "emu4/0,emu2/1"), "BSPG_MASTER_SLOTS names 2 slots, but BSPG_MASTER_PROCS is '3'");
+  EXPECT_EQ(refused(1, "2", "emu2/1,emu4/0"),
+            "the first of BSPG_MASTER_SLOTS is the master's own, on emu4, not on emu2");
+  for (std::string bad : {"emu4/0,", "emu4/0,emu2", "emu4/0,emu 2/1", "emu4/0,-x/1", "emu4/0,emu2/-1", "emu4/0,/1"})
+    EXPECT_NE(refused(1, "2", bad).find("is not HOST/SUBJOB"), std::string::npos) << bad;
 }

@@ -61,6 +61,25 @@ static inline void *test_alloc(size_t nbytes) {
   return p;
 }
 
+/* The SPMD part (for bsp_init) of programs that stop or end before it: reaching it fails. */
+static inline void test_spmd_not_reached(void) {
+  bsp_begin(bsp_nprocs());
+  printf("FAIL: process %d entered the SPMD section\n", bsp_pid());
+  bsp_end();
+}
+
+/* Master mode, for what a spawned process does before its bsp_begin: the master (whose
+ * BSPG_SUBJOB_SIZES is 1 until bsp_begin) calls bsp_begin(2) and must be stopped there by the
+ * process it spawns (which has BSPG_SUBJOB_SIZES=2 from the start), which returns from here. */
+static inline void test_master_waits_in_begin(void) {
+  const char *sizes = getenv("BSPG_SUBJOB_SIZES");
+  if (sizes != NULL && strcmp(sizes, "2") == 0) return;
+  bsp_begin(2);
+  printf("FAIL: process %d went on without the process it spawned\n", bsp_pid());
+  bsp_end();
+  exit(1);
+}
+
 /* A byte pattern that depends on (who, index), so misplaced data is caught. */
 static inline uint32_t test_pattern(uint32_t who, uint32_t index) {
   uint32_t x = (who + 1u) * 0x9E3779B1u ^ (index * 2654435761u);

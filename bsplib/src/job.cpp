@@ -1,0 +1,114 @@
+// job.cpp - start and end of a run. With every process started at once, process 0 sends one
+// start message to the others, either at bsp_begin (how many processes take part) or when the
+// program ends before bsp_begin (end too): under bsp_init the others wait for it in bsp_begin
+// while process 0 runs main, so they must learn that main ended.
+#include "job.hpp"
+
+#include <stdlib.h>
+
+#include <cstdio>
+
+#include "errors.hpp"
+#include "master.hpp"
+#include "runtime.hpp"
+
+namespace bspg {
+namespace {
+
+enum StartKind : int { kBegin = 1, kEnd = 2 };
+
+struct StartMessage {
+  int kind;
+  int value;  // kBegin: maxprocs of process 0
+};
+
+int world_rank() {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+}
+
+int world_size() {
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  return size;
+}
+
+StartMessage exchange_start_message(StartMessage mine) {
+  MPI_Bcast(&mine, 2, MPI_INT, 0, MPI_COMM_WORLD);
+  return mine;
+}
+
+// on_exit handler: the program ends (returns from main or calls exit) before bsp_begin.
+void end_before_begin(int status, void* /*unused*/) {
+  int finalized = 0;  // installed once MPI runs: it is initialized
+  MPI_Finalized(&finalized);
+  if (g_phase != Phase::Before || finalized) return;
+  fflush(stdout);
+  master::Role role = master::role("exit");
+  if (role == master::Role::Spawned)
+    fail("exit", "the program ended (status %d) before bsp_begin, which process 0 waits in",
+         status);
+  // One quiet abort carries the status to mpirun: a process that finalizes and then ends with a
+  // non-zero status earns a banner from mpirun.
+  if (status != 0) stop_job(status);
+  if (role == master::Role::Spmd && world_size() > 1) {
+    StartMessage got = exchange_start_message({kEnd, 0});
+    if (got.kind == kBegin) {
+      set_reporting_pid(world_rank());  // nobody else reports this
+      fail("exit",
+           "the program ended before bsp_begin on this process, but process 0 called bsp_begin");
+    }
+  }
+  MPI_Finalize();
+}
+
+}  // namespace
+
+void mpi_started_by_bspg() {
+  master::note_how_started();
+  on_exit(end_before_begin, nullptr);
+}
+
+Membership join_job(int maxprocs) {
+  if (master::role("bsp_begin") != master::Role::Spmd) {
+    master::Joined joined = master::join(maxprocs);
+    return {joined.comm, joined.pid, joined.nprocs};
+  }
+  int rank = world_rank(), size = world_size();
+  StartMessage start = exchange_start_message({kBegin, maxprocs});
+  if (start.kind == kEnd) {
+    // Process 0 ended the program in main before bsp_begin: so does this process.
+    g_phase = Phase::After;
+    MPI_Finalize();
+    std::exit(0);
+  }
+  maxprocs = start.value;
+  if (maxprocs < 1)
+    fail_collective(0, "bsp_begin", "maxprocs is %d; it must be at least 1", maxprocs);
+  int nprocs = maxprocs < size ? maxprocs : size;
+  MPI_Comm comm;
+  MPI_Comm_split(MPI_COMM_WORLD, rank < nprocs ? 0 : MPI_UNDEFINED, rank, &comm);
+  return {comm, rank, nprocs};
+}
+
+void leave_job() { master::leave(); }
+
+int processes_available() {
+  if (master::role("bsp_nprocs") != master::Role::Spmd) return master::available("bsp_nprocs");
+  return world_size();
+}
+
+bool runs_spmd_part_at_once() {
+  switch (master::role("bsp_init")) {
+    case master::Role::Spmd:
+      return world_rank() != 0;
+    case master::Role::Master:
+      return false;
+    case master::Role::Spawned:
+      return true;
+  }
+  return false;
+}
+
+}  // namespace bspg

@@ -1,0 +1,326 @@
+// master.cpp - master mode: reading bsprun's description of the slots, spawning the processes
+// of bsp_begin(P) on the first P slots, merging, and parting at bsp_end.
+#include "master.hpp"
+
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "errors.hpp"
+
+namespace bspg::master {
+namespace {
+
+// Marks the processes a master spawned, in their environment (given with the spawn only).
+constexpr const char* kSpawnedMark = "BSPG_SPAWNED_BY_MASTER";
+
+struct Slot {
+  std::string host;
+  int group;  // hosts of one group form one subjob
+};
+
+struct Settings {
+  bool read = false;
+  Role role = Role::Spmd;
+  int available = 1;
+  std::vector<Slot> slots;             // empty: every process on this machine
+  std::vector<std::string> passed_on;  // NAME=VALUE for the spawned processes
+};
+
+Settings settings;
+MPI_Comm joined = MPI_COMM_NULL;  // master and spawned processes together, while inside
+MPI_Comm link = MPI_COMM_NULL;    // the intercommunicator of the spawn (the parent's, if spawned)
+
+constexpr const char* kLettersDigits =
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+
+// Names that reach Open MPI's "host" list and "env" text: nothing that could split them.
+bool valid_host_name(const std::string& name) {
+  return !name.empty() && name.size() <= 255 && name[0] != '-' && name[0] != '.' &&
+         name.find_first_not_of(std::string(kLettersDigits) + "-._") == std::string::npos;
+}
+
+bool valid_variable_name(const std::string& name) {
+  return !name.empty() && std::isdigit(static_cast<unsigned char>(name[0])) == 0 &&
+         name.find_first_not_of(std::string(kLettersDigits) + "_") == std::string::npos;
+}
+
+std::vector<std::string> split(const std::string& text, char separator) {
+  std::vector<std::string> parts;
+  std::size_t begin = 0;
+  while (true) {
+    std::size_t end = text.find(separator, begin);
+    parts.push_back(text.substr(begin, end == std::string::npos ? std::string::npos : end - begin));
+    if (end == std::string::npos) return parts;
+    begin = end + 1;
+  }
+}
+
+// A whole number in [low, high], or -1.
+long whole_number(const std::string& text, long low, long high) {
+  if (text.empty() || !std::isdigit(static_cast<unsigned char>(text[0]))) return -1;
+  errno = 0;
+  char* end = nullptr;
+  long value = std::strtol(text.c_str(), &end, 10);
+  if (*end != '\0' || errno == ERANGE || value < low || value > high) return -1;
+  return value;
+}
+
+[[noreturn]] void bad_variable(const char* call, const char* name, const std::string& value,
+                               const char* want) {
+  fail(call, "environment variable %s='%.200s%s' is not %s (bsprun sets it in master mode)", name,
+       value.c_str(), value.size() > 200 ? "..." : "", want);
+}
+
+void read_slots(const char* call, const std::string& text) {
+  std::vector<std::string> entries = split(text, ',');
+  if (entries.size() != static_cast<std::size_t>(settings.available))
+    fail(call,
+         "environment variable BSPG_MASTER_SLOTS names %zu slots, but BSPG_MASTER_PROCS is %d",
+         entries.size(), settings.available);
+  for (const std::string& entry : entries) {
+    std::size_t slash = entry.rfind('/');
+    long group = slash == std::string::npos
+                     ? -1
+                     : whole_number(entry.substr(slash + 1), 0, settings.available - 1);
+    std::string host = slash == std::string::npos ? entry : entry.substr(0, slash);
+    if (group < 0 || !valid_host_name(host))
+      bad_variable(call, "BSPG_MASTER_SLOTS", text,
+                   "a list of HOST/SUBJOB entries separated by commas");
+    settings.slots.push_back({host, static_cast<int>(group)});
+  }
+}
+
+void read_passed_on(const char* call, const std::string& text) {
+  for (const std::string& name : split(text, ',')) {
+    if (!valid_variable_name(name))
+      bad_variable(call, "BSPG_MASTER_ENV", text, "a list of variable names separated by commas");
+    const char* value = std::getenv(name.c_str());
+    if (value == nullptr) continue;
+    // Open MPI takes the variables as one text of NAME=VALUE lines.
+    if (std::strchr(value, '\n'))
+      fail(
+          call,
+          "environment variable %s holds a line break, which cannot be passed to spawned processes",
+          name.c_str());
+    settings.passed_on.push_back(name + "=" + value);
+  }
+}
+
+// Whether a master spawned this process. The first call routes its reports: until the merge only
+// the intercommunicator reaches the master, and the pid it will have names it.
+bool spawned() {
+  static int known = -1;
+  if (known >= 0) return known == 1;
+  MPI_Comm parent = MPI_COMM_NULL;
+  MPI_Comm_get_parent(&parent);
+  known = parent != MPI_COMM_NULL && std::getenv(kSpawnedMark) != nullptr ? 1 : 0;
+  if (known == 1) {
+    link = parent;
+    set_abort_comm(parent);
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    set_reporting_pid(rank + 1);
+  }
+  return known == 1;
+}
+
+const Settings& read_settings(const char* call) {
+  if (settings.read) return settings;
+  settings.read = true;
+  if (spawned()) {
+    settings.role = Role::Spawned;
+    return settings;
+  }
+  const char* procs = std::getenv("BSPG_MASTER_PROCS");
+  int world_size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  // Started with others (-p N), the processes are all there: master mode does not apply.
+  if (procs == nullptr || *procs == '\0' || world_size > 1) return settings;
+  long n = whole_number(procs, 1, 1000000);
+  if (n < 0) bad_variable(call, "BSPG_MASTER_PROCS", procs, "a number of processes (1 to 1000000)");
+  settings.role = Role::Master;
+  settings.available = static_cast<int>(n);
+  if (const char* slots = std::getenv("BSPG_MASTER_SLOTS"); slots && *slots)
+    read_slots(call, slots);
+  if (const char* names = std::getenv("BSPG_MASTER_ENV"); names && *names)
+    read_passed_on(call, names);
+  return settings;
+}
+
+// The program's command line as it was started (the spawned processes get the same).
+std::vector<std::string> own_command_line() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::string> words;
+  std::size_t begin = 0;
+  while (begin < text.size()) {
+    std::size_t end = text.find('\0', begin);
+    if (end == std::string::npos) end = text.size();
+    words.push_back(text.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return words;
+}
+
+// One spawn request: a subjob's processes, and where they go.
+struct AppContext {
+  int subjob = 0;
+  int count = 0;
+  std::string hosts;  // "h1,h1,h2": one entry per process (empty: this machine)
+};
+
+struct Plan {
+  std::vector<AppContext> apps;  // the spawned processes by subjob, in subjob order
+  std::vector<int> sizes;        // processes per subjob, the master's included
+};
+
+// Subjobs of the first nprocs slots are numbered by first appearance: the master's is 0.
+Plan plan_for(int nprocs) {
+  Plan plan;
+  if (settings.slots.empty()) {
+    plan.sizes = {nprocs};
+    if (nprocs > 1) plan.apps.push_back({0, nprocs - 1, ""});
+    return plan;
+  }
+  std::vector<int> subjob_of_group(static_cast<std::size_t>(settings.available), -1);
+  for (int i = 0; i < nprocs; ++i) {
+    const Slot& slot = settings.slots[static_cast<std::size_t>(i)];
+    int& subjob = subjob_of_group[static_cast<std::size_t>(slot.group)];
+    if (subjob < 0) {
+      subjob = static_cast<int>(plan.sizes.size());
+      plan.sizes.push_back(0);
+      plan.apps.push_back({subjob, 0, ""});
+    }
+    ++plan.sizes[static_cast<std::size_t>(subjob)];
+    if (i == 0) continue;  // the master's own slot
+    AppContext& app = plan.apps[static_cast<std::size_t>(subjob)];
+    ++app.count;
+    app.hosts += (app.hosts.empty() ? "" : ",") + slot.host;
+  }
+  return plan;
+}
+
+std::string environment_for(int subjob, const Plan& plan) {
+  std::string sizes;
+  for (int s : plan.sizes) sizes += (sizes.empty() ? "" : ",") + std::to_string(s);
+  std::string text = std::string(kSpawnedMark) + "=1\nBSPG_SUBJOB=" + std::to_string(subjob) +
+                     "\nBSPG_NSUBJOBS=" + std::to_string(plan.sizes.size()) +
+                     "\nBSPG_SUBJOB_SIZES=" + sizes;
+  for (const std::string& variable : settings.passed_on) text += "\n" + variable;
+  return text;
+}
+
+std::string error_text(int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  return std::string(text, static_cast<std::size_t>(length));
+}
+
+// Starts the processes of `plan` and returns the intercommunicator to them.
+MPI_Comm spawn(const Plan& plan, int nprocs) {
+  std::vector<std::string> command = own_command_line();
+  if (command.empty())
+    fail("bsp_begin", "cannot read this program's command line from /proc/self/cmdline");
+  std::vector<char*> arguments;
+  for (std::size_t i = 1; i < command.size(); ++i) arguments.push_back(command[i].data());
+  arguments.push_back(nullptr);
+  char directory[4096];
+  if (getcwd(directory, sizeof directory) == nullptr)
+    fail("bsp_begin", "cannot read the working directory: %s", std::strerror(errno));
+
+  std::vector<char*> commands;
+  std::vector<char**> argvs;
+  std::vector<int> counts;
+  std::vector<MPI_Info> infos;
+  for (const AppContext& app : plan.apps) {
+    if (app.count == 0) continue;
+    MPI_Info info;
+    MPI_Info_create(&info);
+    if (!app.hosts.empty()) MPI_Info_set(info, "host", app.hosts.c_str());
+    MPI_Info_set(info, "wdir", directory);
+    MPI_Info_set(info, "env", environment_for(app.subjob, plan).c_str());
+    commands.push_back(command[0].data());
+    argvs.push_back(arguments.data());
+    counts.push_back(app.count);
+    infos.push_back(info);
+  }
+  std::vector<int> codes(static_cast<std::size_t>(nprocs - 1), MPI_SUCCESS);
+  MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+  MPI_Comm children = MPI_COMM_NULL;
+  int rc = MPI_Comm_spawn_multiple(static_cast<int>(commands.size()), commands.data(), argvs.data(),
+                                   counts.data(), infos.data(), 0, MPI_COMM_SELF, &children,
+                                   codes.data());
+  MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+  for (MPI_Info& info : infos) MPI_Info_free(&info);
+  for (int code : codes)
+    if (rc == MPI_SUCCESS && code != MPI_SUCCESS) rc = code;
+  if (rc != MPI_SUCCESS)
+    fail("bsp_begin", "could not start %d more process%s of %s: %s", nprocs - 1,
+         nprocs == 2 ? "" : "es", command[0].c_str(), error_text(rc).c_str());
+  return children;
+}
+
+void set_subjob_environment(const Plan& plan) {
+  std::string sizes;
+  for (int s : plan.sizes) sizes += (sizes.empty() ? "" : ",") + std::to_string(s);
+  setenv("BSPG_SUBJOB", "0", 1);
+  setenv("BSPG_NSUBJOBS", std::to_string(plan.sizes.size()).c_str(), 1);
+  setenv("BSPG_SUBJOB_SIZES", sizes.c_str(), 1);
+}
+
+}  // namespace
+
+void note_how_started() { spawned(); }
+
+Role role(const char* call) { return read_settings(call).role; }
+
+int available(const char* call) {
+  const Settings& s = read_settings(call);
+  if (s.role != Role::Spawned) return s.available;
+  int here = 0, master_side = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &here);
+  MPI_Comm_remote_size(link, &master_side);
+  return here + master_side;
+}
+
+Joined join(int maxprocs) {
+  const Settings& s = read_settings("bsp_begin");
+  if (s.role == Role::Master) {
+    if (maxprocs < 1) fail("bsp_begin", "maxprocs is %d; it must be at least 1", maxprocs);
+    int nprocs = maxprocs < s.available ? maxprocs : s.available;
+    Plan plan = plan_for(nprocs);
+    set_subjob_environment(plan);
+    if (nprocs == 1) {
+      MPI_Comm_dup(MPI_COMM_WORLD, &joined);
+    } else {
+      link = spawn(plan, nprocs);
+      MPI_Intercomm_merge(link, 0, &joined);
+    }
+  } else {
+    MPI_Intercomm_merge(link, 1, &joined);  // high: after the master
+  }
+  set_abort_comm(joined);
+  Joined result{MPI_COMM_NULL, 0, 0};
+  MPI_Comm_rank(joined, &result.pid);
+  MPI_Comm_size(joined, &result.nprocs);
+  MPI_Comm_dup(joined, &result.comm);
+  return result;
+}
+
+void leave() {
+  if (joined == MPI_COMM_NULL) return;
+  set_abort_comm(MPI_COMM_WORLD);
+  MPI_Comm_free(&joined);
+  if (link != MPI_COMM_NULL) MPI_Comm_disconnect(&link);
+}
+
+}  // namespace bspg::master
