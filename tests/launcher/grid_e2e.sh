@@ -2,12 +2,16 @@
 # grid_e2e.sh SCENARIO - bsprun's grid path against emulated hosts (tests/launcher/emuhosts.sh).
 #
 # Needs root, unshare and sshd; exits 77 (ctest SKIP_RETURN_CODE) when they are missing.
+# Runs sealed: in a network namespace of its own with only loopback (tests/sealed.sh), re-running
+# itself through it if started otherwise.
 # Environment: BSPRUN, WHERE (mpi_where), EXCHANGE (bsp_exchange), EMUHOSTS (emuhosts.sh).
 # Every scenario starts its own hosts and stops them on exit, whatever happens.
 # Each bsprun run is bounded by `timeout`; the ctest TIMEOUT bounds the whole scenario.
 set -u
 scenario=${1:?scenario}
 : "${BSPRUN:?}" "${WHERE:?}" "${EXCHANGE:?}" "${EMUHOSTS:?}"
+SEALED=${SEALED:-$(dirname "$0")/../sealed.sh}
+"$SEALED" --check || exec "$SEALED" --or-skip "$0" "$@"
 
 if [ "$(id -u)" -ne 0 ] || ! command -v unshare >/dev/null || [ ! -x /usr/sbin/sshd ]; then
   echo "SKIP: needs root, unshare and /usr/sbin/sshd"
