@@ -8,6 +8,8 @@
 #include <queue>
 #include <sstream>
 
+#include "untrusted.h"
+
 namespace bspg::launcher {
 namespace {
 
@@ -47,7 +49,7 @@ std::string render_table(const std::vector<hosts::ProbeResult>& probes, const st
       std::snprintf(buf, sizeof buf, "%-*s  %-*s  %5s  %6s  %8s  ", int(name_w), p.host.name.c_str(), int(addr_w),
                     address_of(p.host).c_str(), "-", "-", "-");
     }
-    out << buf << status[i] << "\n";
+    out << buf << untrusted::printable(status[i]) << "\n";
   }
   return out.str();
 }

@@ -66,7 +66,8 @@ std::vector<rsl::Subjob> subjobs_for(const Allocation& allocation, const std::st
                                      const std::vector<std::string>& arguments, const std::string& directory);
 
 // The probe table for stderr: one line per candidate in host file order with host, address,
-// cores, load, free memory and the chosen count, or why it was not used.
+// cores, load, free memory and the chosen count, or why it was not used (hosts' answers are
+// shown escaped: untrusted::printable).
 std::string format_probe_table(const Allocation& allocation);
 // The same table before allocation (used when allocation fails).
 std::string format_probe_table(const std::vector<hosts::ProbeResult>& probes);

@@ -3,6 +3,8 @@
 
 #include <stdexcept>
 
+#include "untrusted.h"
+
 extern char** environ;
 
 namespace bspg::launcher {
@@ -138,6 +140,16 @@ std::string shell_quote_command(const std::vector<std::string>& argv) {
     bool plain = !a.empty() && a.find_first_not_of(
         "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=/.,:@%^") == std::string::npos;
     if (plain) { out += a; continue; }
+    if (!untrusted::control_character_problem(a).empty()) {
+      // $'...' (bash, zsh, ksh) reads back printable()'s escapes; '\' and '\'' are escaped too.
+      std::string escaped;
+      for (char c : a) {
+        if (c == '\'' || c == '\\') escaped += '\\';
+        escaped += c;
+      }
+      out += "$'" + untrusted::printable(escaped) + "'";
+      continue;
+    }
     out += '\'';
     for (char c : a) {
       if (c == '\'') out += "'\\''"; else out += c;

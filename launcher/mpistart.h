@@ -27,7 +27,8 @@ std::vector<std::string> local_mpirun_argv(const MpiSettings& settings, int npro
 
 // Grid path: one mpirun for every subjob, one app context per subjob:
 //   mpirun [common options] --mca plm_rsh_agent "ssh -F CONFIG" ...
-//     -np c0 -host h0:c0 [-wdir D] -x BSPG_SUBJOB=0 -x BSPG_NSUBJOBS=K -x BSPG_SUBJOB_SIZES=c0,c1,..
+//     -np c0 -host h0:c0 [-wdir D] -x BSPG_SUBJOB=0 -x BSPG_NSUBJOBS=K -x
+//     BSPG_SUBJOB_SIZES=c0,c1,..
 //     [-x OMPI_MCA_* of the caller] [-x user exports] [-x RSL environment] exe args : -np c1 ...
 // A site subjob's hosts become "-host a:2,b:2". A host named by several single-host subjobs
 // gets their total as its slots in each (Open MPI counts slots per host, not per app context);
@@ -43,7 +44,8 @@ std::string host_list(const rsl::Subjob& subjob);
 // The environment as a map (from environ).
 std::map<std::string, std::string> current_environment();
 
-// Renders argv for a person to read or paste into a shell (quotes where needed).
+// Renders argv for a person to read or paste into a shell (quotes where needed; control
+// characters as $'\n' escapes, so that the line shows as it is and pastes back unchanged).
 std::string shell_quote_command(const std::vector<std::string>& argv);
 
 }  // namespace bspg::launcher

@@ -9,6 +9,8 @@
 #include <functional>
 #include <map>
 
+#include "untrusted.h"
+
 namespace bspg::launcher {
 namespace {
 
@@ -35,13 +37,6 @@ double parse_seconds(const std::string& text, const std::string& option, double 
   return value;
 }
 
-bool valid_env_name(const std::string& name) {
-  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
-  for (char c : name)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
-  return true;
-}
-
 }  // namespace
 
 Options parse_options(int argc, char** argv) {
@@ -57,7 +52,7 @@ Options parse_options(int argc, char** argv) {
       {"--probe-timeout", [&](auto& n, auto& v) { opt.probe_timeout_s = parse_seconds(v, n, 600); }},
       {"--time-limit", [&](auto& n, auto& v) { opt.time_limit_s = parse_seconds(v, n, 1e8); }},
       {"-x", [&](auto& n, auto& v) {
-         if (!valid_env_name(v.substr(0, v.find('='))))
+         if (!untrusted::is_environment_name(v.substr(0, v.find('='))))
            throw UsageError(n + " needs NAME or NAME=VALUE with a valid variable name, not '" + v + "'");
          opt.exports.push_back(v);
        }},

@@ -201,3 +201,12 @@ TEST(SubjobsFor, HostsAndSitesBecomeRslSubjobs) {
   auto text = bspg::rsl::write_allocation(subjobs);
   EXPECT_EQ(bspg::rsl::read_allocation(text), subjobs);
 }
+
+TEST(ProbeTable, ShowsWhatHostsAnsweredEscaped) {
+  std::vector<ProbeResult> probes{host("h1", 4, 0.0),
+                                  down("h2", "command failed: \x1b[2J\x1b]0;owned\x07")};
+  const std::string table = format_probe_table(allocate(probes, 1));
+  EXPECT_EQ(table.find('\x1b'), std::string::npos) << table;
+  EXPECT_NE(table.find("not used: command failed: \\x1b[2J\\x1b]0;owned\\x07"), std::string::npos)
+      << table;
+}

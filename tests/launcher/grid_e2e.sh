@@ -166,13 +166,19 @@ EOF
   expect_count "$out" "^rank 3 of 4 on emu4 subjob 1 of 2 sizes 1,3$" 1
   expect_match "$out" "^arg 1: replayed$"
   expect_count "$err" "^HOST " 0   # no probing
-  # One host in two subjobs: both run there, each with its own subjob index.
+  # One host in two subjobs: both run there, each with its own subjob index, within its slots.
   printf '+( &(resourceManagerContact=emu2)(count=1)(executable=%s) )\n( &(resourceManagerContact=emu2)(count=2)(executable=%s) )\n' \
     "$WHERE" "$WHERE" >shared.rsl
-  run_bsprun --rsl shared.rsl --hostfile hosts.yaml
+  awk '/name: emu2$/ {emu2 = 1} emu2 && /slots: 2$/ {sub(/2$/, "3"); emu2 = 0} {print}' hosts.yaml >three.yaml
+  run_bsprun --rsl shared.rsl --hostfile three.yaml
   expect_status 0
   expect_count "$out" "^rank 0 of 3 on emu2 subjob 0 of 2 sizes 1,2$" 1
   expect_count "$out" "^rank [12] of 3 on emu2 subjob 1 of 2 sizes 1,2$" 2
+  # Beyond the slots the host file gives it: refused, naming both files' lines.
+  run_bsprun --rsl shared.rsl --hostfile hosts.yaml
+  expect_status 125
+  expect_match "$err" "^bsprun: shared\.rsl:2:[0-9]+: 3 processes on emu2, but the host file hosts\.yaml gives it 2 slots \(line [0-9]+\)$"
+  expect_count "$out" "^rank " 0
   # A host the host file does not know is refused before anything starts.
   sed 's/emu1/emu9/' job.rsl >bad.rsl
   run_bsprun --rsl bad.rsl --hostfile hosts.yaml
@@ -273,6 +279,38 @@ plain_ssh_config)
   expect_count "$out" "^rank [01] of 2 on emu1 subjob 0 of 1 sizes 2$" 2
   expect_match job.rsl 'resourceManagerContact="?emu1"?'
   expect_count "$err" '^\[[0-9]{4}/' 0   # no libssh traces, whatever LogLevel the config sets
+  ;;
+
+injection)
+  # Values from a host file never reach the ssh configuration unchecked: a newline in the address
+  # would add a ProxyCommand that runs a program here. Refused at the host file's line, on the
+  # normal path and on --rsl replay; the program never runs.
+  start_hosts 0.1
+  net=$(cat net)
+  printf '#!/bin/sh\ntouch %s/proxy-command-ran\nexit 1\n' "$dir" >x.sh
+  chmod +x x.sh
+  hostile() {  # hostile ADDRESS-LINE: a copy of hosts.yaml with emu1's address replaced
+    ADDRESS=$1 awk '/^    address: / {print "    address: " ENVIRON["ADDRESS"]; next} {print}' hosts.yaml >evil.yaml
+  }
+  printf '+( &(resourceManagerContact=emu1)(count=1)(executable=%s) )\n' "$WHERE" >job.rsl
+  for address in "\"127.0.$net.1\\nProxyCommand=$dir/x.sh\"" "-oProxyCommand=$dir/x.sh"; do
+    hostile "$address"
+    line=$(grep -n '^    address: ' evil.yaml | cut -d: -f1)
+    grep -q 'address: "127[^"]*\\nProxyCommand\|address: -o' evil.yaml || fail "evil.yaml is not what this test means"
+    run_bsprun -p 1 --hostfile evil.yaml "$WHERE"
+    expect_status 125
+    expect_match "$err" "^bsprun: evil\.yaml:$line: invalid address "
+    run_bsprun --rsl job.rsl --hostfile evil.yaml
+    expect_status 125
+    expect_match "$err" "^bsprun: evil\.yaml:$line: invalid address "
+    expect_count "$out" "^rank " 0
+  done
+  [ ! -e proxy-command-ran ] || fail "the ProxyCommand smuggled in through the host file ran"
+  # A plain host file's "emu1:2" is blamed on its line, with the form it should have.
+  printf 'emu1:2\n' >plain.txt
+  run_bsprun -p 1 --hostfile plain.txt "$WHERE"
+  expect_status 125
+  expect_match "$err" "^bsprun: plain\.txt:1: invalid host name 'emu1:2': .*write 'emu1 slots=2'"
   ;;
 
 *)

@@ -146,6 +146,12 @@ TEST(ShellQuote, QuotesOnlyWhatNeedsIt) {
   EXPECT_EQ(shell_quote_command({"mpirun", "-np", "2", "ssh -F /x", "it's"}), "mpirun -np 2 'ssh -F /x' 'it'\\''s'");
 }
 
+TEST(ShellQuote, ControlCharactersShowAsEscapes) {
+  // $'...' reads back exactly the argument; nothing reaches the terminal raw.
+  EXPECT_EQ(shell_quote_command({"prog", "a\nb", "\x1b[2J it's \\"}),
+            "prog $'a\\nb' $'\\x1b[2J it\\'s \\\\'");
+}
+
 TEST(Options, StopsAtTheProgram) {
   Options o = parse({"-p", "4", "-v", "./prog", "-p", "9", "--help"});
   EXPECT_EQ(o.nprocs, 4);
