@@ -8,6 +8,7 @@
 #include <queue>
 #include <sstream>
 
+#include "options.h"
 #include "untrusted.h"
 
 namespace bspg::launcher {
@@ -156,6 +157,33 @@ std::vector<rsl::Subjob> subjobs_for(const Allocation& allocation, const std::st
     subjobs.push_back(sj);
   }
   return subjobs;
+}
+
+ProgramProblem program_problem(const Allocation& allocation, const std::string& program) {
+  using hosts::ProgramStatus;
+  // The first kind of problem found, and every chosen host that has it.
+  ProgramStatus kind = ProgramStatus::kOk;
+  std::string names;
+  for (const auto& c : allocation.candidates) {
+    const ProgramStatus status = c.probe.program_status;
+    if (c.count == 0 || status == ProgramStatus::kOk || status == ProgramStatus::kUnchecked)
+      continue;
+    if (kind == ProgramStatus::kOk) kind = status;
+    if (status == kind) names += (names.empty() ? "" : ", ") + c.probe.host.name;
+  }
+  switch (kind) {
+    case ProgramStatus::kNotFound:
+      return {kExitNotFound,
+              names + ": program " + program + " not found there (--stage copies it to the hosts)"};
+    case ProgramStatus::kNotRegularFile:
+      return {kExitNotExecutable, names + ": " + program + " is not a regular file there"};
+    case ProgramStatus::kNotExecutable:
+      return {kExitNotExecutable,
+              names + ": " + program +
+                  " is not executable there (--stage copies it with its exec bits)"};
+    default:
+      return {};
+  }
 }
 
 std::string format_probe_table(const Allocation& allocation) {

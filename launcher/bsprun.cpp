@@ -24,11 +24,12 @@ int fail(int status, const std::string& message) {
 }
 
 // Runs a finished mpirun command line and turns the outcome into bsprun's exit status.
-int run_mpirun(const std::vector<std::string>& argv, const Options& opt) {
+int run_mpirun(const std::vector<std::string>& argv, const Options& opt,
+               const RemoteJob& remote = {}) {
   if (opt.verbose) std::cerr << "bsprun: " << shell_quote_command(argv) << "\n";
   std::cout.flush();
   std::cerr.flush();
-  RunResult r = run_job(argv, opt.time_limit_s);
+  RunResult r = run_job(argv, opt.time_limit_s, 15, remote);
   if (!r.started) return fail(kExitLaunchFailed, r.error);
   if (r.leftovers_stopped > 0)
     std::cerr << "bsprun: mpirun exited with " << r.leftovers_stopped
@@ -96,9 +97,10 @@ int launch(const Options& opt, const MpiSettings& settings) {
     return fail(kExitLaunchFailed, "mpirun not found (install Open MPI, put mpirun on PATH, or set BSPG_MPIRUN)");
   if (!grid) return run_local(opt, settings);
 
-  return run_grid(opt, settings, [&](const std::vector<std::string>& mpirun_argv) {
-    return run_mpirun(mpirun_argv, opt);
-  });
+  return run_grid(opt, settings,
+                  [&](const std::vector<std::string>& mpirun_argv, const RemoteJob& remote) {
+                    return run_mpirun(mpirun_argv, opt, remote);
+                  });
 }
 
 }  // namespace

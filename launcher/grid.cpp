@@ -94,25 +94,29 @@ std::vector<std::string> placed_hosts(const std::vector<rsl::Subjob>& subjobs) {
 
 // Writes the ssh configuration for `hosts` and runs the subjobs as one mpirun.
 int start_job(const std::vector<rsl::Subjob>& subjobs, const std::vector<hosts::HostSpec>& hosts,
-              const MpiSettings& settings, const std::function<int(const std::vector<std::string>&)>& run) {
+              const MpiSettings& settings, const RunMpirun& run) {
   std::unique_ptr<TempFile> ssh_config;
   if (!hosts.empty()) {
     std::string text = hosts::ssh_config_for(hosts);
     ssh_config = std::make_unique<TempFile>("bspg-ssh-config-", text);
     if (settings.verbose) std::cerr << "bsprun: ssh configuration " << ssh_config->path() << ":\n" << text;
   }
+  MpiSettings job = settings;
+  job.job_marker = new_job_marker();
+  RemoteJob remote{placed_hosts(subjobs), ssh_config ? ssh_config->path() : "", job.job_marker, {}};
+  for (const auto& name : remote.hosts) remote.address_names[name] = name;
+  for (const auto& h : hosts) remote.address_names[h.address] = h.name;
   std::vector<std::string> argv;
   try {
-    argv = grid_mpirun_argv(settings, subjobs, ssh_config ? ssh_config->path() : "");
+    argv = grid_mpirun_argv(job, subjobs, remote.ssh_config);
   } catch (const std::invalid_argument& e) {
     return fail(kExitLaunchFailed, std::string("bad allocation: ") + e.what());
   }
-  return run(argv);
+  return run(argv, remote);
 }
 
 // --rsl FILE: run the allocation as written, once it passed check_subjobs.
-int replay(const Options& opt, const MpiSettings& settings,
-           const std::function<int(const std::vector<std::string>&)>& run) {
+int replay(const Options& opt, const MpiSettings& settings, const RunMpirun& run) {
   std::vector<rsl::Subjob> subjobs;
   HostFileLimits hostfile{opt.hostfile, {}};
   try {
@@ -172,8 +176,7 @@ bool stage_everywhere(const Allocation& allocation, const std::string& program, 
 
 }  // namespace
 
-int run_grid(const Options& opt, const MpiSettings& settings,
-             const std::function<int(const std::vector<std::string>&)>& run) {
+int run_grid(const Options& opt, const MpiSettings& settings, const RunMpirun& run) {
   if (!opt.rsl_in.empty()) return replay(opt, settings, run);
 
   ResolvedProgram prog = resolve_program(opt.program);
@@ -190,6 +193,7 @@ int run_grid(const Options& opt, const MpiSettings& settings,
   hosts::ProbeOptions probe_opt;
   probe_opt.timeout_ms = static_cast<int>(opt.probe_timeout_s * 1000 + 0.5);
   probe_opt.accept_unknown_host_keys = opt.accept_unknown_host_keys;
+  if (!opt.stage) probe_opt.program = prog.path;  // --stage copies it where it is missing
   std::cerr << "bsprun: probing " << candidates.size() << " candidate host" << (candidates.size() == 1 ? "" : "s")
             << " from " << opt.hostfile << " (timeout " << opt.probe_timeout_s << " s)\n";
   auto probe_start = std::chrono::steady_clock::now();
@@ -214,6 +218,12 @@ int run_grid(const Options& opt, const MpiSettings& settings,
     std::snprintf(buf, sizeof buf, "probing took %.2f s (slowest host %.2f s, all probes together %.2f s)", probe_s,
                   slowest, sum);
     std::cerr << "bsprun: " << buf << "\n";
+  }
+
+  if (!opt.stage) {
+    if (const ProgramProblem problem = program_problem(allocation, prog.path);
+        problem.exit_status != 0)
+      return fail(problem.exit_status, problem.message + "; nothing was started");
   }
 
   // Staged copies replace the local path; the working directory may not exist there.

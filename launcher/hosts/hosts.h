@@ -45,7 +45,11 @@ std::vector<HostSpec> read_hostfile(const std::string& path);
 struct ProbeOptions {
   int timeout_ms = 5000;                  // bound for one host: connect, key check, login, command
   bool accept_unknown_host_keys = false;  // accept (and record in known_hosts) a host not listed there
+  std::string program;                    // path to check on each host; empty = no check
 };
+
+// What the probe found at ProbeOptions::program on a host.
+enum class ProgramStatus { kUnchecked, kOk, kNotFound, kNotRegularFile, kNotExecutable };
 
 struct ProbeResult {
   HostSpec host;
@@ -58,6 +62,7 @@ struct ProbeResult {
   double load1 = 0, load5 = 0, load15 = 0;
   long long mem_available_kb = 0;
   double elapsed_s = 0;       // how long this probe took
+  ProgramStatus program_status = ProgramStatus::kUnchecked;
 };
 
 // Probes all hosts concurrently (a thread per host); results are in the order of `hosts`.

@@ -202,6 +202,32 @@ TEST(SubjobsFor, HostsAndSitesBecomeRslSubjobs) {
   EXPECT_EQ(bspg::rsl::read_allocation(text), subjobs);
 }
 
+TEST(ProgramProblem, ChosenHostsWithoutTheProgramAreNamed) {
+  using bspg::hosts::ProgramStatus;
+  std::vector<ProbeResult> probes{host("h1", 4, 0.0), host("h2", 4, 0.0), host("h3", 4, 3.9)};
+  for (auto& p : probes) p.program_status = ProgramStatus::kOk;
+  EXPECT_EQ(program_problem(allocate(probes, 8), "/opt/prog").exit_status, 0);
+  probes[2].program_status = ProgramStatus::kNotFound;  // not chosen: not a problem
+  EXPECT_EQ(program_problem(allocate(probes, 8), "/opt/prog").exit_status, 0);
+  probes[0].program_status = ProgramStatus::kNotFound;
+  probes[1].program_status = ProgramStatus::kNotFound;
+  const ProgramProblem missing = program_problem(allocate(probes, 8), "/opt/prog");
+  EXPECT_EQ(missing.exit_status, 127);
+  EXPECT_EQ(missing.message,
+            "h1, h2: program /opt/prog not found there (--stage copies it to the hosts)");
+  probes[1].program_status = ProgramStatus::kNotExecutable;
+  probes[0].program_status = ProgramStatus::kOk;
+  const ProgramProblem not_executable = program_problem(allocate(probes, 8), "/opt/prog");
+  EXPECT_EQ(not_executable.exit_status, 126);
+  EXPECT_EQ(not_executable.message,
+            "h2: /opt/prog is not executable there (--stage copies it with its exec bits)");
+  probes[1].program_status = ProgramStatus::kNotRegularFile;
+  EXPECT_EQ(program_problem(allocate(probes, 8), "/opt/prog").message,
+            "h2: /opt/prog is not a regular file there");
+  probes[1].program_status = ProgramStatus::kUnchecked;  // no check made: nothing to say
+  EXPECT_EQ(program_problem(allocate(probes, 8), "/opt/prog").exit_status, 0);
+}
+
 TEST(ProbeTable, ShowsWhatHostsAnsweredEscaped) {
   std::vector<ProbeResult> probes{host("h1", 4, 0.0),
                                   down("h2", "command failed: \x1b[2J\x1b]0;owned\x07")};

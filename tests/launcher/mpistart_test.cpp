@@ -152,6 +152,18 @@ TEST(ShellQuote, ControlCharactersShowAsEscapes) {
             "prog $'a\\nb' $'\\x1b[2J it\\'s \\\\'");
 }
 
+TEST(GridArgv, EveryProcessCarriesTheJobMarker) {
+  MpiSettings s;
+  s.job_marker = "bspg-1-abc";
+  bspg::rsl::Subjob a = subjob("h1", 1), b = subjob("h2", 1);
+  b.environment = {{"BSPG_JOB_MARKER", "forged"}};  // the RSL cannot hide a process from bsprun
+  Argv argv = grid_mpirun_argv(s, {a, b}, "");
+  for (const auto& app : app_contexts(argv)) {
+    EXPECT_GE(find_seq(app, {"-x", "BSPG_JOB_MARKER=bspg-1-abc"}), 0);
+    EXPECT_EQ(find_seq(app, {"-x", "BSPG_JOB_MARKER=forged"}), -1);
+  }
+}
+
 TEST(Options, StopsAtTheProgram) {
   Options o = parse({"-p", "4", "-v", "./prog", "-p", "9", "--help"});
   EXPECT_EQ(o.nprocs, 4);
