@@ -102,18 +102,16 @@ TEST(MpirunMessages, DirectoryAsProgramIs126AndItsFollowUpIsDropped) {
 TEST(MpirunMessages, MissingWorkingDirectoryIs125) {
   MpirunStderr filter;
   EXPECT_EQ(through(filter, kNoWorkingDirectory),
-            "bsprun: emu1: cannot change to the working directory /nonexistent/dir (it does not "
-            "exist there, "
-            "or cannot be entered)\n");
+            "bsprun: emu1: cannot change to the working directory /nonexistent/dir "
+            "(it does not exist there, or cannot be entered)\n");
   EXPECT_EQ(filter.failure().exit_status, 125);
 }
 
 TEST(MpirunMessages, DaemonThatCouldNotStartIsNamedFromSshsAddress) {
   MpirunStderr filter({{"127.0.183.2", "emu2"}, {"emu2", "emu2"}, {"127.0.183.1", "emu1"}});
   EXPECT_EQ(through(filter, kDaemonsDidNotStart),
-            "bsprun: emu2: could not start the job there: ssh: connect to host 127.0.183.2 port "
-            "22: Connection "
-            "refused\n");
+            "bsprun: emu2: could not start the job there: "
+            "ssh: connect to host 127.0.183.2 port 22: Connection refused\n");
   EXPECT_EQ(filter.failure().exit_status, 125);
   EXPECT_EQ(filter.failure().host, "emu2");
   MpirunStderr unnamed;
@@ -126,9 +124,8 @@ TEST(MpirunMessages, DaemonThatCouldNotStartIsNamedFromSshsAddress) {
 TEST(MpirunMessages, LostHostIs125UnlessTheJobIsBeingStopped) {
   MpirunStderr filter;
   EXPECT_EQ(through(filter, kLostDaemon),
-            "bsprun: lost contact with emu2 while the job ran (the host or its network failed); "
-            "the job was "
-            "stopped\n");
+            "bsprun: lost contact with emu2 while the job ran "
+            "(the host or its network failed); the job was stopped\n");
   EXPECT_EQ(filter.failure().exit_status, 125);
   MpirunStderr stopping;
   stopping.stopping();
