@@ -6,7 +6,7 @@
 # and under `ulimit -v 1000000` (as on many login nodes); the median of REPEAT runs of each.
 # Every probe times out, so a run should take about one probe timeout.
 #
-# Runs in a network namespace of its own (root; tests/launcher/hosts/netns.sh), where the
+# Runs in a network namespace of its own (root; tests/sealed.sh), where the
 # candidates are loopback addresses 127.1.x.y served by tests/launcher/hosts/silent_hosts.
 # Needs /usr/bin/time (Debian package "time") and a build with tests (./bspg.sh build).
 #
@@ -25,7 +25,7 @@ die() { echo "probe_scale.sh: $*" >&2; exit 1; }
 [ -x "$silent" ] || die "no $silent (build the tests: ./bspg.sh build)"
 [ -x /usr/bin/time ] || die "needs /usr/bin/time (apt-get install time)"
 if [ -z "${PROBE_SCALE_NETNS:-}" ]; then
-  PROBE_SCALE_NETNS=1 exec "$here/../tests/launcher/hosts/netns.sh" "$0" "$build"
+  PROBE_SCALE_NETNS=1 exec "$here/../tests/sealed.sh" "$0" "$build"
 fi
 
 work=$(mktemp -d /tmp/bspg-probe-scale-XXXXXX)

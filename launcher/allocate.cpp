@@ -8,6 +8,9 @@
 #include <queue>
 #include <sstream>
 
+#include "options.h"
+#include "untrusted.h"
+
 namespace bspg::launcher {
 namespace {
 
@@ -47,7 +50,7 @@ std::string render_table(const std::vector<hosts::ProbeResult>& probes, const st
       std::snprintf(buf, sizeof buf, "%-*s  %-*s  %5s  %6s  %8s  ", int(name_w), p.host.name.c_str(), int(addr_w),
                     address_of(p.host).c_str(), "-", "-", "-");
     }
-    out << buf << status[i] << "\n";
+    out << buf << untrusted::printable(status[i]) << "\n";
   }
   return out.str();
 }
@@ -160,6 +163,33 @@ std::vector<rsl::Subjob> subjobs_for(const Allocation& allocation, const std::st
     subjobs.push_back(sj);
   }
   return subjobs;
+}
+
+ProgramProblem program_problem(const Allocation& allocation, const std::string& program) {
+  using hosts::ProgramStatus;
+  // The first kind of problem found, and every chosen host that has it.
+  ProgramStatus kind = ProgramStatus::kOk;
+  std::string names;
+  for (const auto& c : allocation.candidates) {
+    const ProgramStatus status = c.probe.program_status;
+    if (c.count == 0 || status == ProgramStatus::kOk || status == ProgramStatus::kUnchecked)
+      continue;
+    if (kind == ProgramStatus::kOk) kind = status;
+    if (status == kind) names += (names.empty() ? "" : ", ") + c.probe.host.name;
+  }
+  switch (kind) {
+    case ProgramStatus::kNotFound:
+      return {kExitNotFound,
+              names + ": program " + program + " not found there (--stage copies it to the hosts)"};
+    case ProgramStatus::kNotRegularFile:
+      return {kExitNotExecutable, names + ": " + program + " is not a regular file there"};
+    case ProgramStatus::kNotExecutable:
+      return {kExitNotExecutable,
+              names + ": " + program +
+                  " is not executable there (--stage copies it with its exec bits)"};
+    default:
+      return {};
+  }
 }
 
 std::string format_probe_table(const Allocation& allocation) {

@@ -71,8 +71,18 @@ int usable_slot_total(const std::vector<hosts::ProbeResult>& probes);
 std::vector<rsl::Subjob> subjobs_for(const Allocation& allocation, const std::string& executable,
                                      const std::vector<std::string>& arguments, const std::string& directory);
 
+// A chosen host where the probe found the program missing or unusable (ProbeOptions::program):
+// exit_status 127 (not found) or 126 (not a regular file, not executable) and one line naming
+// the hosts and the cause; exit_status 0 when every chosen host has it or it was not checked.
+struct ProgramProblem {
+  int exit_status = 0;
+  std::string message;
+};
+ProgramProblem program_problem(const Allocation& allocation, const std::string& program);
+
 // The probe table for stderr: one line per candidate in host file order with host, address,
-// cores, load, free memory and the chosen count, or why it was not used.
+// cores, load, free memory and the chosen count, or why it was not used (hosts' answers are
+// shown escaped: untrusted::printable).
 std::string format_probe_table(const Allocation& allocation);
 // The same table before allocation (used when allocation fails).
 std::string format_probe_table(const std::vector<hosts::ProbeResult>& probes);

@@ -25,11 +25,12 @@ int fail(int status, const std::string& message) {
 }
 
 // Runs a finished mpirun command line and turns the outcome into bsprun's exit status.
-int run_mpirun(const std::vector<std::string>& argv, const Options& opt) {
+int run_mpirun(const std::vector<std::string>& argv, const Options& opt,
+               const RemoteJob& remote = {}) {
   if (opt.verbose) std::cerr << "bsprun: " << shell_quote_command(argv) << "\n";
   std::cout.flush();
   std::cerr.flush();
-  RunResult r = run_job(argv, opt.time_limit_s);
+  RunResult r = run_job(argv, opt.time_limit_s, 15, remote);
   if (!r.started) return fail(kExitLaunchFailed, r.error);
   if (r.leftovers_stopped > 0)
     std::cerr << "bsprun: mpirun exited with " << r.leftovers_stopped
@@ -55,6 +56,14 @@ int run_local(const Options& opt, const MpiSettings& settings) {
     MpiSettings master = settings;
     for (const auto& [name, value] : master_environment(settings, available, {}))
       master.exports.push_back(name + "=" + value);
+    // Open MPI 4.1 has no shared memory between a job and the processes it spawns: they talk
+    // over TCP, which by default leaves out the loopback interface (a machine whose only network
+    // is lo could not start them). All of them are on this machine, so loopback is the way.
+    bool user_chose_tcp = settings.environment.count("OMPI_MCA_btl_tcp_if_include") ||
+                          settings.environment.count("OMPI_MCA_btl_tcp_if_exclude");
+    for (const auto& [key, value] : settings.mca)
+      user_chose_tcp = user_chose_tcp || key == "btl_tcp_if_include" || key == "btl_tcp_if_exclude";
+    if (!user_chose_tcp) master.mca.emplace_back("btl_tcp_if_include", "lo");
     return run_mpirun(local_mpirun_argv(master, 1, available > local_core_count(), prog.path, opt.program_args), opt);
   }
   bool oversubscribe = opt.nprocs > local_core_count();
@@ -110,9 +119,10 @@ int launch(const Options& opt, const MpiSettings& settings) {
     return fail(kExitLaunchFailed, "mpirun not found (install Open MPI, put mpirun on PATH, or set BSPG_MPIRUN)");
   if (!grid) return run_local(opt, settings);
 
-  return run_grid(opt, settings, [&](const std::vector<std::string>& mpirun_argv) {
-    return run_mpirun(mpirun_argv, opt);
-  });
+  return run_grid(opt, settings,
+                  [&](const std::vector<std::string>& mpirun_argv, const RemoteJob& remote) {
+                    return run_mpirun(mpirun_argv, opt, remote);
+                  });
 }
 
 }  // namespace

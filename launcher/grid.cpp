@@ -1,6 +1,9 @@
 // grid.cpp - the grid path: host file -> probe -> allocate -> RSL -> one mpirun over ssh.
 #include "grid.h"
 
+#include <limits.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -13,19 +16,19 @@
 #include <set>
 #include <sstream>
 
-#include <limits.h>
-#include <unistd.h>
-
 #include "allocate.h"
 #include "hosts.h"
 #include "localhost.h"
 #include "rsl.h"
+#include "subjob_checks.h"
+#include "untrusted.h"
 
 namespace bspg::launcher {
 namespace {
 
+// Messages may quote host files, RSL files and hosts' answers: printed escaped.
 int fail(int status, const std::string& message) {
-  std::cerr << "bsprun: " << message << "\n";
+  std::cerr << "bsprun: " << untrusted::printable(message) << "\n";
   return status;
 }
 
@@ -82,78 +85,72 @@ bool is_master(const std::vector<rsl::Subjob>& subjobs) {
   return subjobs.size() == 1 && !master_slot_hosts(subjobs[0]).empty();
 }
 
+// Every host the subjobs place processes on (in master mode also where bsp_begin places the
+// others), each once, in order.
+std::vector<std::string> placed_hosts(const std::vector<rsl::Subjob>& subjobs) {
+  std::vector<std::string> names;
+  std::set<std::string> seen;
+  for (const auto& sj : subjobs) {
+    if (sj.hosts.empty() && seen.insert(sj.contact).second) names.push_back(sj.contact);
+    for (const auto& h : rsl::host_slots(sj))
+      if (seen.insert(h.host).second) names.push_back(h.host);
+    for (const auto& h : master_slot_hosts(sj))
+      if (seen.insert(h.host).second) names.push_back(h.host);
+  }
+  return names;
+}
+
 // Writes the ssh configuration for `hosts` and runs the subjobs as one mpirun.
 int start_job(const std::vector<rsl::Subjob>& subjobs, const std::vector<hosts::HostSpec>& hosts,
-              const MpiSettings& settings, const std::function<int(const std::vector<std::string>&)>& run) {
+              const MpiSettings& settings, const RunMpirun& run) {
   std::unique_ptr<TempFile> ssh_config;
   if (!hosts.empty()) {
     std::string text = hosts::ssh_config_for(hosts);
     ssh_config = std::make_unique<TempFile>("bspg-ssh-config-", text);
     if (settings.verbose) std::cerr << "bsprun: ssh configuration " << ssh_config->path() << ":\n" << text;
   }
+  MpiSettings job = settings;
+  job.job_marker = new_job_marker();
+  RemoteJob remote{placed_hosts(subjobs), ssh_config ? ssh_config->path() : "", job.job_marker, {}};
+  for (const auto& name : remote.hosts) remote.address_names[name] = name;
+  for (const auto& h : hosts) remote.address_names[h.address] = h.name;
   std::vector<std::string> argv;
   try {
-    std::string config = ssh_config ? ssh_config->path() : "";
-    argv = is_master(subjobs) ? master_grid_mpirun_argv(settings, subjobs[0], config)
-                              : grid_mpirun_argv(settings, subjobs, config);
+    argv = is_master(subjobs) ? master_grid_mpirun_argv(job, subjobs[0], remote.ssh_config)
+                              : grid_mpirun_argv(job, subjobs, remote.ssh_config);
   } catch (const std::invalid_argument& e) {
     return fail(kExitLaunchFailed, std::string("bad allocation: ") + e.what());
   }
-  return run(argv);
+  return run(argv, remote);
 }
 
-// Every host a subjob places processes on.
-std::vector<std::string> hosts_of(const rsl::Subjob& sj) {
-  std::vector<std::string> names;
-  if (sj.hosts.empty()) names.push_back(sj.contact);
-  for (const auto& h : rsl::host_slots(sj)) names.push_back(h.host);
-  for (const auto& h : master_slot_hosts(sj))  // master mode: where bsp_begin places the others
-    if (h.host != sj.contact) names.push_back(h.host);
-  return names;
-}
-
-// --rsl FILE: run the allocation as written.
-int replay(const Options& opt, const MpiSettings& settings,
-           const std::function<int(const std::vector<std::string>&)>& run) {
+// --rsl FILE: run the allocation as written, once it passed check_subjobs.
+int replay(const Options& opt, const MpiSettings& settings, const RunMpirun& run) {
   std::vector<rsl::Subjob> subjobs;
+  HostFileLimits hostfile{opt.hostfile, {}};
   try {
     subjobs = rsl::read_allocation_file(opt.rsl_in);
-    for (const auto& sj : subjobs) hosts_of(sj);  // validates the hosts entries
+    if (!opt.hostfile.empty()) hostfile.hosts = hosts::read_hostfile(opt.hostfile);
+    check_subjobs(subjobs, opt.rsl_in, opt.hostfile.empty() ? nullptr : &hostfile);
   } catch (const std::exception& e) {
     return fail(kExitLaunchFailed, e.what());
   }
+  // The host file's entries for the hosts the allocation uses, for the ssh configuration.
   std::vector<hosts::HostSpec> used;
-  if (!opt.hostfile.empty()) {
-    std::vector<hosts::HostSpec> all;
-    try {
-      all = hosts::read_hostfile(opt.hostfile);
-    } catch (const std::exception& e) {
-      return fail(kExitLaunchFailed, e.what());
-    }
-    std::map<std::string, hosts::HostSpec> by_name;
-    for (const auto& h : all) by_name[h.name] = h;
-    std::set<std::string> seen;
-    for (const auto& sj : subjobs) {
-      for (const auto& name : hosts_of(sj)) {
-        auto it = by_name.find(name);
-        if (it == by_name.end())
-          return fail(kExitLaunchFailed, opt.rsl_in + ": host '" + name + "' (" + (sj.label.empty() ? "a subjob" : sj.label) +
-                                             ") is not in the host file " + opt.hostfile);
-        if (seen.insert(name).second) used.push_back(it->second);
-      }
-    }
-  }
+  for (const auto& name : placed_hosts(subjobs))
+    for (const auto& h : hostfile.hosts)
+      if (h.name == name) used.push_back(h);
   if (opt.dry_run) {
     std::cout << rsl::write_allocation(subjobs);
     return 0;
   }
-  int total = 0;
+  long long total = 0;
   for (const auto& sj : subjobs) total += sj.count;
   if (is_master(subjobs))
-    std::cerr << "bsprun: running " << opt.rsl_in << ": the master, in master mode\n";
+    std::cerr << "bsprun: running " << untrusted::printable(opt.rsl_in) << ": the master, in master mode\n";
   else
-    std::cerr << "bsprun: running " << opt.rsl_in << ": " << total << " processes in " << subjobs.size()
-              << " subjob" << (subjobs.size() == 1 ? "" : "s") << "\n";
+    std::cerr << "bsprun: running " << untrusted::printable(opt.rsl_in) << ": " << total << " processes in "
+              << subjobs.size() << " subjob" << (subjobs.size() == 1 ? "" : "s") << "\n";
   try {
     return start_job(subjobs, used, settings, run);
   } catch (const std::exception& e) {
@@ -176,11 +173,13 @@ bool stage_everywhere(const Allocation& allocation, const std::string& program, 
   for (auto& [name, job] : jobs) {
     hosts::StageResult r = job.get();
     if (!r.ok) {
-      std::cerr << "bsprun: staging " << program << " to " << name << " failed: " << r.error << "\n";
+      std::cerr << "bsprun: staging " << program << " to " << name
+                << " failed: " << untrusted::printable(r.error) << "\n";
       all_ok = false;
       continue;
     }
-    std::cerr << "bsprun: " << name << ": " << r.remote_path << (r.copied ? " (copied)" : " (already there)") << "\n";
+    std::cerr << "bsprun: " << name << ": " << untrusted::printable(r.remote_path)
+              << (r.copied ? " (copied)" : " (already there)") << "\n";
     staged_path[name] = r.remote_path;
   }
   return all_ok;
@@ -214,8 +213,7 @@ rsl::Subjob master_subjob(const Allocation& allocation, const std::vector<rsl::S
 
 }  // namespace
 
-int run_grid(const Options& opt, const MpiSettings& settings,
-             const std::function<int(const std::vector<std::string>&)>& run) {
+int run_grid(const Options& opt, const MpiSettings& settings, const RunMpirun& run) {
   if (!opt.rsl_in.empty()) return replay(opt, settings, run);
 
   ResolvedProgram prog = resolve_program(opt.program);
@@ -233,6 +231,7 @@ int run_grid(const Options& opt, const MpiSettings& settings,
   probe_opt.timeout_ms = static_cast<int>(opt.probe_timeout_s * 1000 + 0.5);
   probe_opt.accept_unknown_host_keys = opt.accept_unknown_host_keys;
   if (opt.fanout > 0) probe_opt.fanout = opt.fanout;
+  if (!opt.stage) probe_opt.program = prog.path;  // --stage copies it where it is missing
   std::cerr << "bsprun: probing " << candidates.size() << " candidate host" << (candidates.size() == 1 ? "" : "s")
             << " from " << opt.hostfile << " (timeout " << opt.probe_timeout_s << " s)\n";
   auto probe_start = std::chrono::steady_clock::now();
@@ -260,6 +259,12 @@ int run_grid(const Options& opt, const MpiSettings& settings,
     std::snprintf(buf, sizeof buf, "probing took %.2f s (slowest host %.2f s, all probes together %.2f s)", probe_s,
                   slowest, sum);
     std::cerr << "bsprun: " << buf << "\n";
+  }
+
+  if (!opt.stage) {
+    if (const ProgramProblem problem = program_problem(allocation, prog.path);
+        problem.exit_status != 0)
+      return fail(problem.exit_status, problem.message + "; nothing was started");
   }
 
   // Staged copies replace the local path; the working directory may not exist there.
@@ -291,8 +296,10 @@ int run_grid(const Options& opt, const MpiSettings& settings,
     subjobs = {master_subjob(allocation, subjobs, settings)};
   }
 
+  // What bsprun writes it must be able to run again with --rsl: the same checks.
   std::string rsl_text;
   try {
+    check_subjobs(subjobs, "", nullptr);
     rsl_text = rsl::write_allocation(subjobs);
   } catch (const std::exception& e) {
     return fail(kExitLaunchFailed, std::string("cannot write the allocation as RSL: ") + e.what());

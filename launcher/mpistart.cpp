@@ -5,6 +5,9 @@
 #include <cctype>
 #include <stdexcept>
 
+#include "remote_stop.h"
+#include "untrusted.h"
+
 extern char** environ;
 
 namespace bspg::launcher {
@@ -111,10 +114,14 @@ std::vector<std::string> grid_mpirun_argv(const MpiSettings& settings, const std
     if (!sj.directory.empty()) argv.insert(argv.end(), {"-wdir", sj.directory});
     argv.insert(argv.end(), {"-x", "BSPG_SUBJOB=" + std::to_string(k), "-x",
                              "BSPG_NSUBJOBS=" + std::to_string(subjobs.size()), "-x", "BSPG_SUBJOB_SIZES=" + sizes});
+    if (!settings.job_marker.empty())
+      argv.insert(argv.end(), {"-x", std::string(kJobMarkerVariable) + "=" + settings.job_marker});
     for (const auto& name : mca_env) argv.insert(argv.end(), {"-x", name});
     for (const auto& e : settings.exports) argv.insert(argv.end(), {"-x", e});
     for (const auto& kv : sj.environment) {
-      if (kv.first == "BSPG_SUBJOB" || kv.first == "BSPG_NSUBJOBS" || kv.first == "BSPG_SUBJOB_SIZES") continue;
+      if (kv.first == "BSPG_SUBJOB" || kv.first == "BSPG_NSUBJOBS" ||
+          kv.first == "BSPG_SUBJOB_SIZES" || kv.first == kJobMarkerVariable)
+        continue;
       argv.insert(argv.end(), {"-x", kv.first + "=" + kv.second});
     }
     argv.push_back(sj.executable);
@@ -219,6 +226,16 @@ std::string shell_quote_command(const std::vector<std::string>& argv) {
     bool plain = !a.empty() && a.find_first_not_of(
         "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=/.,:@%^") == std::string::npos;
     if (plain) { out += a; continue; }
+    if (!untrusted::control_character_problem(a).empty()) {
+      // $'...' (bash, zsh, ksh) reads back printable()'s escapes; '\' and '\'' are escaped too.
+      std::string escaped;
+      for (char c : a) {
+        if (c == '\'' || c == '\\') escaped += '\\';
+        escaped += c;
+      }
+      out += "$'" + untrusted::printable(escaped) + "'";
+      continue;
+    }
     out += '\'';
     for (char c : a) {
       if (c == '\'') out += "'\\''"; else out += c;

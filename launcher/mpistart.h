@@ -19,6 +19,8 @@ struct MpiSettings {
   std::vector<std::pair<std::string, std::string>> mca;  // user's --mca KEY VALUE
   std::vector<std::string> exports;  // user's -x NAME[=VALUE]
   bool verbose = false;
+  // Grid path: exported to every process as BSPG_JOB_MARKER (remote_stop.h).
+  std::string job_marker;
 };
 
 // Local path: mpirun -np N prog args on this machine. oversubscribe when N exceeds the cores.
@@ -27,8 +29,10 @@ std::vector<std::string> local_mpirun_argv(const MpiSettings& settings, int npro
 
 // Grid path: one mpirun for every subjob, one app context per subjob:
 //   mpirun [common options] --mca plm_rsh_agent "ssh -F CONFIG" ...
-//     -np c0 -host h0:c0 [-wdir D] -x BSPG_SUBJOB=0 -x BSPG_NSUBJOBS=K -x BSPG_SUBJOB_SIZES=c0,c1,..
-//     [-x OMPI_MCA_* of the caller] [-x user exports] [-x RSL environment] exe args : -np c1 ...
+//     -np c0 -host h0:c0 [-wdir D] -x BSPG_SUBJOB=0 -x BSPG_NSUBJOBS=K -x
+//     BSPG_SUBJOB_SIZES=c0,c1,..
+//     [-x BSPG_JOB_MARKER=M] [-x OMPI_MCA_* of the caller] [-x user exports] [-x RSL environment]
+//     exe args : -np c1 ...
 // A site subjob's hosts become "-host a:2,b:2". A host named by several single-host subjobs
 // gets their total as its slots in each (Open MPI counts slots per host, not per app context);
 // a host shared by a multi-host subjob and another one is refused (std::invalid_argument).
@@ -70,7 +74,8 @@ std::vector<std::string> master_grid_mpirun_argv(const MpiSettings& settings, co
 // The environment as a map (from environ).
 std::map<std::string, std::string> current_environment();
 
-// Renders argv for a person to read or paste into a shell (quotes where needed).
+// Renders argv for a person to read or paste into a shell (quotes where needed; control
+// characters as $'\n' escapes, so that the line shows as it is and pastes back unchanged).
 std::string shell_quote_command(const std::vector<std::string>& argv);
 
 }  // namespace bspg::launcher

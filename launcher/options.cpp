@@ -9,6 +9,8 @@
 #include <functional>
 #include <map>
 
+#include "untrusted.h"
+
 namespace bspg::launcher {
 namespace {
 
@@ -35,13 +37,6 @@ double parse_seconds(const std::string& text, const std::string& option, double 
   return value;
 }
 
-bool valid_env_name(const std::string& name) {
-  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
-  for (char c : name)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
-  return true;
-}
-
 }  // namespace
 
 Options parse_options(int argc, char** argv) {
@@ -64,7 +59,7 @@ Options parse_options(int argc, char** argv) {
       {"--fanout", [&](auto& n, auto& v) { opt.fanout = parse_positive_int(v, n, "hosts"); }},
       {"--time-limit", [&](auto& n, auto& v) { opt.time_limit_s = parse_seconds(v, n, 1e8); }},
       {"-x", [&](auto& n, auto& v) {
-         if (!valid_env_name(v.substr(0, v.find('='))))
+         if (!untrusted::is_environment_name(v.substr(0, v.find('='))))
            throw UsageError(n + " needs NAME or NAME=VALUE with a valid variable name, not '" + v + "'");
          opt.exports.push_back(v);
        }},
@@ -242,12 +237,26 @@ DESCRIPTION
     usage message) ends with its own exit status, in every mode.
 
     Stopping. Ctrl-C, SIGTERM, SIGHUP and SIGQUIT stop the whole job: the signal goes
-    to mpirun, which stops every process. Should the job still run 5 s later, bsprun
-    sends SIGTERM to every process of it itself, and SIGKILL 15 s after the signal.
-    Local processes that outlive mpirun (if mpirun crashes or is killed) are stopped
-    by bsprun too, which says so; nothing of the job is left running on this machine.
-    Once the job is down, bsprun ends by the same signal (SIGQUIT: exit status 131),
-    so a shell script or loop that runs bsprun stops there too instead of going on.
+    to mpirun (once), which stops every process. Processes of the job that are
+    stopped (SIGSTOP) are continued first, so that they can act on it, and on the grid
+    path bsprun also goes to every host over ssh and ends the job's processes there
+    itself (found by a marker in their environment), so that a frozen mpirun or Open
+    MPI daemon does not keep them alive. Should the job still run 5 s later, bsprun
+    sends SIGTERM to every process of it on this machine, and SIGKILL 15 s after the
+    signal (1 s after that SIGTERM when a host did not answer). A host that cannot be
+    reached (down, frozen) is named in one line: its processes may still run there.
+    Open MPI's own notices about the stop are not shown. Local processes that outlive
+    mpirun (if mpirun crashes or is killed) are stopped by bsprun too, which says so;
+    nothing of the job is left running on this machine. Once the job is down, bsprun
+    ends by the same signal (SIGQUIT: exit status 131), so a shell script or loop
+    that runs bsprun stops there too instead of going on.
+
+    Start-up failures. Before starting, bsprun checks on the chosen hosts that PROGRAM
+    is there and executable (--stage copies it where it is not). Should the start
+    fail anyway (the program, or the working directory, missing on a host; a host
+    that cannot be reached; a host lost while the job runs), Open MPI's message and
+    its exit status are replaced by one line naming the host and the cause, and the
+    status 125, 126 or 127 (see EXIT STATUS).
 
 OPTIONS
     -p N, -n N, -np N, -npes N, --procs N
@@ -281,7 +290,10 @@ OPTIONS
     --rsl FILE
         Run exactly the allocation in FILE (as written by bsprun or by hand) without
         probing. Host connection details come from --hostfile if given, otherwise from
-        your ssh configuration.
+        your ssh configuration. The file is checked first (see UNTRUSTED INPUT): each
+        executable must be an absolute path or start with ./ or ../ (relative to the
+        directory), and with --hostfile every host must be in it and get at most its
+        slots.
     --stage
         Copy PROGRAM to each chosen host that lacks it and run the copy there.
     --time-limit SECONDS
@@ -320,15 +332,41 @@ FILES
                           - { name: node2 }
     bspg-PID.rsl    The allocation written on the grid path.
 
+UNTRUSTED INPUT
+    Host files and RSL files may come from someone else, and their values reach the
+    ssh configuration bsprun writes, mpirun's command line, RSL files and this
+    terminal. So bsprun refuses, before anything starts and naming the file and line
+    (in an RSL file: line and column):
+      - a file that is not a regular file (a FIFO, device, socket or directory) or is
+        larger than 16 MiB: it is not read at all;
+      - a control character (newline, carriage return, tab, NUL, escape, ...) in any
+        value: in an address, a newline would start a new ssh setting;
+      - host and site names of anything but letters, digits, '-', '_' and dots (a name
+        of numbers must be an IPv4 address), addresses other than host names, IPv4 or
+        IPv6 addresses, user names of anything but letters, digits, '.', '_' and '-',
+        relative or unexpandable key paths, and any value starting with '-', which ssh
+        or mpirun would read as an option;
+      - in a plain host file "host:N" (write "host slots=N") and a setting given twice;
+        in a YAML host file a second document, or nesting deeper than a host file has;
+      - in an RSL file: counts that add up to more than 1000000 processes, or to more
+        than the host file's slots for a host; an executable that is neither an
+        absolute path nor starts with ./ or ../; a directory that is not absolute; an
+        argument ":" (mpirun's separator); an environment name that is not a variable
+        name; a host the host file does not list.
+    What hosts answer (errors, output of the probe) is shown with control characters
+    escaped (\n, \x1b, ...), and the ssh configuration quotes every value the way
+    OpenSSH reads it.
+
 EXIT STATUS
     The exit status of the program (as reported by mpirun: non-zero when any process
     fails, aborts or is killed), or:
     2       command line error
     124     --time-limit expired; the job was stopped
     125     bsprun could not start the job (host file, probing, not enough capacity,
-            RSL file, mpirun not found)
-    126     PROGRAM is not executable
-    127     PROGRAM not found
+            RSL file, mpirun not found, a host that could not be reached or lacks the
+            working directory), or lost a host while the job ran
+    126     PROGRAM is not executable, here or on a chosen host
+    127     PROGRAM not found, here or on a chosen host
     128+S   the job was stopped by signal S, and bsprun ended by S itself (a shell
             shows 130 after Ctrl-C, 143 after SIGTERM)
 

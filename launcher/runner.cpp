@@ -9,12 +9,17 @@
 // does not reach them. bsprun is therefore a child subreaper: ranks that outlive mpirun become
 // bsprun's children, and whatever of the job is still alive once mpirun is gone is stopped and
 // reaped here. A stop request escalates: the signal, then SIGTERM to every process of the job
-// (mpirun's descendants included) a third of the grace period later, then SIGKILL.
+// (mpirun's descendants included) a third of the grace period later, then SIGKILL. Stopped
+// (SIGSTOP) processes are continued first, and on the grid path the job's processes on the other
+// hosts are stopped over ssh as well (remote_stop.h), so that a frozen member does not keep the
+// job alive. mpirun's stderr passes through MpirunStderr (mpirun_messages.h).
 #include "runner.h"
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,6 +32,7 @@
 #include <cstring>
 #include <ctime>
 #include <map>
+#include <string_view>
 #include <vector>
 
 namespace bspg::launcher {
@@ -36,7 +42,21 @@ const int kForwardedSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
 void on_child_signal(int) {}  // only there so SIGCHLD is never discarded
 
-// Parent of every process, read from /proc/<pid>/stat (field 4, after the parenthesised name).
+// State (R, S, T, Z, ...) and parent of a process, from /proc/<pid>/stat (fields 3 and 4, after
+// the parenthesised name); false when it is gone.
+bool read_stat(const std::string& pid, char& state, long& ppid) {
+  const std::string path = "/proc/" + pid + "/stat";
+  FILE* f = std::fopen(path.c_str(), "r");
+  if (!f) return false;
+  char buf[512];
+  size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  buf[n] = '\0';
+  const char* close_paren = std::strrchr(buf, ')');
+  return close_paren && std::sscanf(close_paren + 1, " %c %ld", &state, &ppid) == 2;
+}
+
+// Parent of every process.
 std::multimap<pid_t, pid_t> children_by_parent() {
   std::multimap<pid_t, pid_t> tree;
   DIR* proc = opendir("/proc");
@@ -45,22 +65,21 @@ std::multimap<pid_t, pid_t> children_by_parent() {
     char* end = nullptr;
     long pid = std::strtol(entry->d_name, &end, 10);
     if (pid <= 0 || *end != '\0') continue;
-    std::string path = std::string("/proc/") + entry->d_name + "/stat";
-    FILE* f = std::fopen(path.c_str(), "r");
-    if (!f) continue;
-    char buf[512];
-    size_t n = std::fread(buf, 1, sizeof buf - 1, f);
-    std::fclose(f);
-    buf[n] = '\0';
-    const char* close_paren = std::strrchr(buf, ')');
     char state = 0;
     long ppid = 0;
     // Zombies have finished; they only wait to be reaped.
-    if (close_paren && std::sscanf(close_paren + 1, " %c %ld", &state, &ppid) == 2 && state != 'Z')
+    if (read_stat(entry->d_name, state, ppid) && state != 'Z')
       tree.emplace(static_cast<pid_t>(ppid), static_cast<pid_t>(pid));
   }
   closedir(proc);
   return tree;
+}
+
+// SIGCONT to pid if it is stopped (a running mpirun would pass SIGCONT on to the job and say so).
+void continue_if_stopped(pid_t pid) {
+  char state = 0;
+  long ppid = 0;
+  if (read_stat(std::to_string(pid), state, ppid) && state == 'T') kill(pid, SIGCONT);
 }
 
 // Every live descendant of root (not root itself).
@@ -96,27 +115,37 @@ Clock::duration seconds(double s) {
   return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
 }
 
+struct Leftovers {
+  int stopped = 0;     // processes that had to be stopped
+  int unkillable = 0;  // of those, still there 2 s after SIGKILL (e.g. stuck in the kernel)
+};
+
 // After mpirun is gone: stop and reap what of the job is left (orphaned ranks became our
 // children because we are a subreaper). mpirun may exit while ranks it already signalled are
-// still dying, so they get 0.5 s to go by themselves; then SIGTERM, and SIGKILL grace_s later.
-// Returns how many processes had to be stopped.
-int stop_leftovers(double grace_s) {
+// still dying, so they get 0.5 s to go by themselves; then SIGCONT and SIGTERM, SIGKILL grace_s
+// later, and 2 s after that bsprun gives up on what is still there.
+Leftovers stop_leftovers(double grace_s) {
   const pid_t self = getpid();
   const auto terminate_at = Clock::now() + seconds(0.5);
-  Clock::time_point kill_at{};
-  int stopped = 0;
+  Clock::time_point kill_at{}, give_up_at{};
+  Leftovers result;
   for (;;) {
     while (waitpid(-1, nullptr, WNOHANG) > 0) {
     }
     const auto left = descendants_of(self);
-    if (left.empty()) return stopped;
+    if (left.empty()) return result;
     const auto now = Clock::now();
-    if (stopped == 0 && now >= terminate_at) {
-      stopped = static_cast<int>(left.size());
+    if (result.stopped == 0 && now >= terminate_at) {
+      result.stopped = static_cast<int>(left.size());
       terminate_all(left);
       kill_at = now + seconds(grace_s);
+      give_up_at = kill_at + seconds(2);
     }
-    if (stopped > 0 && now >= kill_at) signal_all(left, SIGKILL);
+    if (result.stopped > 0 && now >= kill_at) signal_all(left, SIGKILL);
+    if (result.stopped > 0 && now >= give_up_at) {
+      result.unkillable = static_cast<int>(left.size());
+      return result;
+    }
     struct timespec pause {
       0, 20 * 1000 * 1000
     };
@@ -126,7 +155,82 @@ int stop_leftovers(double grace_s) {
 
 }  // namespace
 
-RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, double kill_grace_s) {
+namespace {
+
+// Writes all of text to fd (bsprun's stderr); gives up quietly when it is gone.
+void write_all(int fd, const std::string& text) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+// mpirun's stderr, read through the filter and passed on to ours.
+class StderrRelay {
+ public:
+  StderrRelay(int fd, const RemoteJob& remote) : fd_(fd), filter_(remote.address_names) {
+    if (fd_ >= 0) fcntl(fd_, F_SETFL, O_NONBLOCK);
+  }
+  ~StderrRelay() {
+    if (fd_ >= 0) close(fd_);
+  }
+  StderrRelay(const StderrRelay&) = delete;
+  StderrRelay& operator=(const StderrRelay&) = delete;
+
+  int fd() const { return fd_; }
+  MpirunStderr& filter() { return filter_; }
+
+  // Reads what is there; at end of stream the descriptor is closed.
+  void read_some() {
+    char buffer[65536];
+    for (;;) {
+      const ssize_t n = read(fd_, buffer, sizeof buffer);
+      if (n > 0) {
+        write_all(STDERR_FILENO,
+                  filter_.feed(std::string_view(buffer, static_cast<std::size_t>(n))));
+        last_data_ = Clock::now();
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n == 0) {
+        close(fd_);
+        fd_ = -1;
+        write_all(STDERR_FILENO, filter_.flush());
+      }
+      return;
+    }
+  }
+
+  // Held-back lines go out when nothing followed them for a second.
+  void idle() {
+    if (Clock::now() - last_data_ > std::chrono::seconds(1))
+      write_all(STDERR_FILENO, filter_.flush());
+  }
+
+  // After mpirun and every process of the job here are gone: the rest, waiting at most `most`.
+  void drain(Clock::duration most) {
+    const auto until = Clock::now() + most;
+    while (fd_ >= 0 && Clock::now() < until) {
+      pollfd pfd{fd_, POLLIN, 0};
+      ::poll(&pfd, 1, 50);
+      read_some();
+    }
+    write_all(STDERR_FILENO, filter_.flush());
+  }
+
+ private:
+  int fd_;
+  MpirunStderr filter_;
+  Clock::time_point last_data_ = Clock::now();
+};
+
+}  // namespace
+
+RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, double kill_grace_s,
+                  const RemoteJob& remote) {
   RunResult result;
   const bool interactive = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
 
@@ -135,19 +239,31 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
   for (int sig : kForwardedSignals) sigaddset(&wanted, sig);
   sigaddset(&wanted, SIGCHLD);
   struct sigaction chld {
-  }, old_chld{};
+  }, old_chld{}, ignore_pipe{}, old_pipe{};
   chld.sa_handler = on_child_signal;
   sigaction(SIGCHLD, &chld, &old_chld);
+  // Writing to a stderr that is gone must not kill bsprun before it has stopped the job.
+  ignore_pipe.sa_handler = SIG_IGN;
+  sigaction(SIGPIPE, &ignore_pipe, &old_pipe);
   sigprocmask(SIG_BLOCK, &wanted, &previous);
+  const auto restore_signals = [&] {
+    sigprocmask(SIG_SETMASK, &previous, nullptr);
+    sigaction(SIGCHLD, &old_chld, nullptr);
+    sigaction(SIGPIPE, &old_pipe, nullptr);
+  };
 
   // The exec error travels back through a close-on-exec pipe: EOF means exec worked.
-  int error_pipe[2];
-  if (pipe2(error_pipe, O_CLOEXEC) != 0) {
+  int error_pipe[2], stderr_pipe[2];
+  const int signal_fd = signalfd(-1, &wanted, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (signal_fd < 0 || pipe2(error_pipe, O_CLOEXEC) != 0) {
     result.started = false;
-    result.error = std::string("pipe: ") + std::strerror(errno);
-    sigprocmask(SIG_SETMASK, &previous, nullptr);
+    result.error = std::string("cannot start mpirun: ") + std::strerror(errno);
+    if (signal_fd >= 0) close(signal_fd);
+    restore_signals();
     return result;
   }
+  if (pipe2(stderr_pipe, O_CLOEXEC) != 0)
+    stderr_pipe[0] = stderr_pipe[1] = -1;  // stderr then passes as is
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   pid_t parent = getpid();
   pid_t pid = fork();
@@ -157,7 +273,9 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() != parent) _exit(128 + SIGTERM);
     sigaction(SIGCHLD, &old_chld, nullptr);
+    signal(SIGPIPE, SIG_DFL);
     sigprocmask(SIG_SETMASK, &previous, nullptr);
+    if (stderr_pipe[1] >= 0) dup2(stderr_pipe[1], STDERR_FILENO);
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
@@ -168,13 +286,15 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
     _exit(127);
   }
   close(error_pipe[1]);
+  if (stderr_pipe[1] >= 0) close(stderr_pipe[1]);
+  StderrRelay relay(stderr_pipe[0], remote);
   if (pid < 0) {
     result.started = false;
     result.error = std::string("fork: ") + std::strerror(errno);
     close(error_pipe[0]);
+    close(signal_fd);
     prctl(PR_SET_CHILD_SUBREAPER, 0);
-    sigprocmask(SIG_SETMASK, &previous, nullptr);
-    sigaction(SIGCHLD, &old_chld, nullptr);
+    restore_signals();
     return result;
   }
   if (!interactive)
@@ -193,6 +313,8 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
   const bool limited = time_limit_s > 0;
   const auto deadline = Clock::now() + seconds(time_limit_s);
   const auto grace = seconds(kill_grace_s);
+  // Hosts that do not answer within a third of the grace period are reported, not waited for.
+  RemoteStop remote_stop(remote, std::min(5.0, kill_grace_s / 3));
   bool stop_requested = false;
   bool job_terminated = false;
   Clock::time_point terminate_at{}, kill_at{};
@@ -202,6 +324,11 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
     stop_requested = true;
     terminate_at = now + grace / 3;
     kill_at = now + grace;
+    // A stopped (SIGSTOP) mpirun, daemon or rank would not act on the signal until continued.
+    continue_if_stopped(pid);
+    signal_all(descendants_of(pid), SIGCONT);
+    relay.filter().stopping();
+    if (!remote.hosts.empty()) remote_stop.start();
   };
 
   for (;;) {
@@ -213,42 +340,69 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
       kill(target, SIGTERM);
       request_stop(now);
     }
-    // mpirun has not wound the job down by itself: stop every process of it directly.
+    // mpirun has not wound the job down by itself: stop every process of it here directly
+    // (its ssh connections included, so that mpirun gives up on daemons that do not answer).
     if (stop_requested && !job_terminated && now >= terminate_at) {
       job_terminated = true;
       terminate_all(descendants_of(pid));
-      kill(target, SIGTERM);
     }
+    // mpirun waits for daemons on hosts that did not answer bsprun either: nothing will come.
+    if (job_terminated && remote_stop.poll() && !remote_stop.unreachable().empty())
+      kill_at = std::min(kill_at, terminate_at + std::chrono::seconds(1));
     if (stop_requested && now >= kill_at) {
       signal_all(descendants_of(pid), SIGKILL);
-      kill(target, SIGKILL);
+      kill(pid, SIGKILL);
     }
+    remote_stop.poll();
 
-    // Sleep until a signal arrives, or at most a short while (deadline checks).
-    struct timespec wait_for {
-      0, 200 * 1000 * 1000
-    };
-    siginfo_t info;
-    int sig = sigtimedwait(&wanted, &info, &wait_for);
-    if (sig > 0 && sig != SIGCHLD) {
+    // Sleep until a signal or stderr output arrives, or at most a short while (deadline checks).
+    pollfd fds[2] = {{signal_fd, POLLIN, 0}, {relay.fd(), POLLIN, 0}};
+    ::poll(fds, relay.fd() >= 0 ? 2 : 1, 200);
+    if (relay.fd() >= 0 && (fds[1].revents & (POLLIN | POLLHUP))) relay.read_some();
+    if (relay.fd() >= 0) relay.idle();
+    signalfd_siginfo info{};
+    while (read(signal_fd, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
+      const int sig = static_cast<int>(info.ssi_signo);
+      if (sig == SIGCHLD) continue;
       // A signal from the terminal went to the whole foreground group, mpirun included;
-      // passing it on again would make mpirun see it twice (its "force quit").
-      if (!(interactive && info.si_code == SI_KERNEL)) kill(target, sig);
+      // passing it on again would make mpirun see it twice (its "force quit"). mpirun gets
+      // one signal from bsprun at most; a stop escalates by other means.
+      const bool from_terminal = interactive && info.ssi_code == SI_KERNEL;
+      if (!from_terminal && !stop_requested) kill(target, sig);
       if (!result.forwarded_signal) result.forwarded_signal = sig;
       request_stop(Clock::now());
     }
   }
-  // Ranks that outlived mpirun (it crashed, or was killed) are ours now: stop them.
-  result.leftovers_stopped = stop_leftovers(stop_requested ? 1.0 : kill_grace_s / 3);
+  // The hosts first (their ssh commands are our children too), then ranks that outlived
+  // mpirun here (it crashed, or was killed): they are ours now.
+  remote_stop.finish();
+  result.not_stopped = remote_stop.unreachable();
+  const Leftovers leftovers = stop_leftovers(stop_requested ? 1.0 : kill_grace_s / 3);
+  result.leftovers_stopped = leftovers.stopped;
+  result.leftovers_unkillable = leftovers.unkillable;
+  relay.drain(std::chrono::seconds(2));
+  result.start_failure = relay.filter().failure();
+  close(signal_fd);
   prctl(PR_SET_CHILD_SUBREAPER, 0);
-
-  sigprocmask(SIG_SETMASK, &previous, nullptr);
-  sigaction(SIGCHLD, &old_chld, nullptr);
+  restore_signals();
 
   if (WIFEXITED(status))
     result.exit_status = WEXITSTATUS(status);
   else if (WIFSIGNALED(status))
     result.exit_status = 128 + WTERMSIG(status);
+  if (result.start_failure.exit_status != 0 && result.exit_status != 0 && !stop_requested)
+    result.exit_status = result.start_failure.exit_status;
+  if (result.leftovers_unkillable > 0) {
+    write_all(STDERR_FILENO,
+              "bsprun: " + std::to_string(result.leftovers_unkillable) +
+                  " process(es) of the job on this machine did not end even after SIGKILL\n");
+  }
+  if (!result.not_stopped.empty()) {
+    std::string hosts;
+    for (const auto& h : result.not_stopped) hosts += (hosts.empty() ? "" : ", ") + h;
+    write_all(STDERR_FILENO, "bsprun: could not reach " + hosts +
+                                 " to stop the job there; its processes there may still run\n");
+  }
   return result;
 }
 

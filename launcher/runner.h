@@ -5,27 +5,41 @@
 #include <string>
 #include <vector>
 
+#include "mpirun_messages.h"
+#include "remote_stop.h"
+
 namespace bspg::launcher {
 
 struct RunResult {
-  int exit_status = 0;        // child's exit code, or 128+signal if it was killed
+  int exit_status = 0;        // child's exit code, or 128+signal if it was killed; or the
+                              // start_failure's status (125, 126, 127)
   bool timed_out = false;     // the time limit expired and the job was stopped
   int forwarded_signal = 0;   // first signal bsprun received and passed on, 0 if none
   int leftovers_stopped = 0;  // processes of the job still alive after mpirun exited, then stopped
+  int leftovers_unkillable = 0;  // of those, how many did not end even after SIGKILL
   bool started = true;        // false: the command could not be executed (error says why)
   std::string error;
+  StartFailure start_failure;  // what mpirun reported, when the job could not start
+  std::vector<std::string>
+      not_stopped;  // "host (why)": hosts that could not be reached to stop the job
 };
 
 // Runs argv[0] (looked up on PATH). When bsprun is the terminal's foreground job mpirun shares
 // its process group, so terminal signals (Ctrl-C) reach mpirun directly; otherwise mpirun
 // gets a process group of its own. SIGINT/SIGTERM/SIGHUP/SIGQUIT sent to bsprun are passed
-// on (to that group, or to mpirun). time_limit_s > 0
-// stops the job with SIGTERM when it expires. A stop request (signal or time limit) escalates:
-// kill_grace_s/3 later every process of the job gets SIGTERM, kill_grace_s later SIGKILL.
-// Ranks still alive when mpirun exits are stopped before run_job returns (bsprun is a child
-// subreaper for the run). stdin/stdout/stderr are inherited.
+// on (to that group, or to mpirun), once. time_limit_s > 0 stops the job with SIGTERM when it
+// expires. A stop request (signal or time limit) first continues every process of the job on
+// this machine (SIGCONT: a stopped process cannot act on the signal) and, on the grid path,
+// stops the job's processes on every host of `remote` over ssh (remote_stop.h); it escalates:
+// kill_grace_s/3 later every process of the job here but mpirun gets SIGTERM, kill_grace_s
+// later everything SIGKILL. mpirun never gets a second signal (it would print "Abort is in
+// progress...hit ctrl-c again"). Ranks still alive when mpirun exits are stopped before
+// run_job returns (bsprun is a child subreaper for the run).
+// stdin/stdout are inherited; mpirun's stderr goes through MpirunStderr, which replaces Open
+// MPI's start-up failure blocks with one line (and drops its banners once a stop began).
+// bsprun's own lines about what could not be stopped are printed here.
 RunResult run_job(const std::vector<std::string>& argv, double time_limit_s,
-                  double kill_grace_s = 15);
+                  double kill_grace_s = 15, const RemoteJob& remote = {});
 
 // Ends this process the way signal sig would have (default action, so the parent sees
 // "killed by sig"). A shell running bsprun in a script or loop stops there too, as it does for

@@ -1,14 +1,11 @@
 // allocation.cpp - a job allocation (one Subjob per '&' clause) to and from RSL text.
-#include <cerrno>
 #include <climits>
-#include <cstring>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 
 #include "rsl_internal.h"
+#include "untrusted.h"
 
 namespace bspg::rsl {
 namespace {
@@ -65,31 +62,36 @@ class ClauseReader {
     }
 
     Subjob subjob;
-    subjob.contact = single_string(required(known, kContact, "resourceManagerContact"));
+    auto& at = subjob.positions;
+    at.clause = {clause_.line, clause_.column};
+    subjob.contact = single_string(required(known, kContact, "resourceManagerContact"), at.contact);
     if (subjob.contact.empty()) {
       fail(*known[kContact], "resourceManagerContact must not be empty");
     }
     const Relation& count = required(known, kCount, "count");
-    const std::string count_text = single_string(count);
+    const std::string count_text = single_string(count, at.count);
     subjob.count = parse_positive(count_text);
     if (subjob.count < 0) {
-      fail(count, "count must be a positive integer but found '" + count_text + "'");
+      fail(count, "count must be a positive integer but found '" +
+                      untrusted::excerpt(count_text, 24) + "'");
     }
-    subjob.executable = single_string(required(known, kExecutable, "executable"));
+    subjob.executable = single_string(required(known, kExecutable, "executable"), at.executable);
     if (subjob.executable.empty()) fail(*known[kExecutable], "executable must not be empty");
 
     if (auto it = known.find(kArguments); it != known.end()) {
-      subjob.arguments = string_list(*it->second);
+      subjob.arguments = string_list(*it->second, at.arguments);
     }
     if (auto it = known.find(kDirectory); it != known.end()) {
-      subjob.directory = single_string(*it->second);
+      subjob.directory = single_string(*it->second, at.directory);
     }
-    if (auto it = known.find(kLabel); it != known.end()) subjob.label = single_string(*it->second);
+    if (auto it = known.find(kLabel); it != known.end()) {
+      subjob.label = single_string(*it->second, at.label);
+    }
     if (auto it = known.find(kEnvironment); it != known.end()) {
-      subjob.environment = environment(*it->second);
+      subjob.environment = environment(*it->second, at.environment);
     }
     if (auto it = known.find(kHosts); it != known.end()) {
-      subjob.hosts = string_list(*it->second);
+      subjob.hosts = string_list(*it->second, at.hosts);
       check_hosts(*it->second, subjob);
     }
     return subjob;
@@ -113,7 +115,8 @@ class ClauseReader {
     return *it->second;
   }
 
-  std::string single_string(const Relation& relation) const {
+  // The one string value of `relation`; `where` is set to its position.
+  std::string single_string(const Relation& relation, Position& where) const {
     if (relation.values.size() != 1) {
       fail(relation, "attribute '" + relation.attribute + "' takes one value but has " +
                          std::to_string(relation.values.size()));
@@ -122,11 +125,14 @@ class ClauseReader {
     if (value.kind != Value::Kind::Literal) {
       fail(relation, "attribute '" + relation.attribute + "' takes a string, not a sequence");
     }
+    where = {value.line, value.column};
     return value.text;
   }
 
-  // Strings given flat, (arguments=a b c), or as one sequence, (arguments=(a b c)).
-  std::vector<std::string> string_list(const Relation& relation) const {
+  // Strings given flat, (arguments=a b c), or as one sequence, (arguments=(a b c)); `where`
+  // gets the position of each.
+  std::vector<std::string> string_list(const Relation& relation,
+                                       std::vector<Position>& where) const {
     const std::vector<Value>* items = &relation.values;
     if (items->size() == 1 && items->front().kind == Value::Kind::Sequence) {
       items = &items->front().items;
@@ -138,11 +144,13 @@ class ClauseReader {
              "attribute '" + relation.attribute + "' takes strings, not nested sequences");
       }
       strings.push_back(item.text);
+      where.push_back({item.line, item.column});
     }
     return strings;
   }
 
-  std::vector<std::pair<std::string, std::string>> environment(const Relation& relation) const {
+  std::vector<std::pair<std::string, std::string>> environment(const Relation& relation,
+                                                               std::vector<Position>& where) const {
     std::vector<std::pair<std::string, std::string>> pairs;
     for (const Value& pair : relation.values) {
       if (pair.kind != Value::Kind::Sequence || pair.items.size() != 2 ||
@@ -155,6 +163,7 @@ class ClauseReader {
         fail(pair.line, pair.column, "environment variable name must not be empty");
       }
       pairs.emplace_back(pair.items[0].text, pair.items[1].text);
+      where.push_back({pair.line, pair.column});
     }
     return pairs;
   }
@@ -334,16 +343,12 @@ std::vector<Subjob> read_allocation(const std::string& text, const std::string& 
 
 std::vector<Subjob> read_allocation_file(const std::string& path,
                                          const std::map<std::string, std::string>& variables) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw std::runtime_error("cannot read RSL file '" + path + "': " + std::strerror(errno));
+  std::string text, problem;
+  if (!untrusted::read_regular_file(path, untrusted::kMaxInputFileBytes, text, problem)) {
+    throw std::runtime_error(
+        untrusted::printable("cannot read RSL file '" + path + "': " + problem));
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) {
-    throw std::runtime_error("cannot read RSL file '" + path + "': " + std::strerror(errno));
-  }
-  return read_allocation(text.str(), path, variables);
+  return read_allocation(text, path, variables);
 }
 
 }  // namespace bspg::rsl

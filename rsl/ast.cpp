@@ -3,16 +3,18 @@
 #include <utility>
 
 #include "rsl.h"
+#include "untrusted.h"
 
 namespace bspg::rsl {
 
+// Messages quote the text they are about, which may hold any byte: shown escaped.
 ParseError::ParseError(const std::string& origin, int line, int column, const std::string& msg)
-    : std::runtime_error(origin + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " +
-                         msg),
+    : std::runtime_error(untrusted::printable(origin + ":" + std::to_string(line) + ":" +
+                                              std::to_string(column) + ": " + msg)),
       line(line),
       column(column),
       origin(origin),
-      message(msg) {}
+      message(untrusted::printable(msg)) {}
 
 Value Value::literal(std::string text) {
   Value value;

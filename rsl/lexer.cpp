@@ -4,6 +4,7 @@
 #include <string>
 
 #include "rsl_internal.h"
+#include "untrusted.h"
 
 namespace bspg::rsl::detail {
 
@@ -13,33 +14,6 @@ bool is_blank(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
 }
 
-namespace {
-
-// Keeps messages on one short line whatever bytes the literal holds.
-std::string printable_excerpt(const std::string& text) {
-  constexpr std::size_t kMax = 24;
-  std::string out;
-  for (std::size_t i = 0; i < text.size() && i < kMax; ++i) {
-    unsigned char c = static_cast<unsigned char>(text[i]);
-    if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c < 0x20 || c == 0x7f) {
-      static const char kHex[] = "0123456789abcdef";
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  if (text.size() > kMax) out += "...";
-  return out;
-}
-
-}  // namespace
-
 std::string describe(const Token& token) {
   switch (token.kind) {
     case TokenKind::End:
@@ -47,7 +21,7 @@ std::string describe(const Token& token) {
     case TokenKind::VariableStart:
       return "'$('";
     case TokenKind::Literal:
-      return (token.quoted ? "quoted string \"" : "\"") + printable_excerpt(token.text) + "\"";
+      return (token.quoted ? "quoted string \"" : "\"") + untrusted::excerpt(token.text, 24) + "\"";
     default:
       return "'" + token.text + "'";
   }

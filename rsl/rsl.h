@@ -42,6 +42,7 @@
 //
 // Errors: every syntax or content error throws ParseError, whose what() reads
 // "<origin>:<line>:<column>: <message>". Lines and columns count from 1; columns count bytes.
+// Messages show control characters and bytes that are not UTF-8 escaped (\n, \x1b, ...).
 #pragma once
 
 #include <map>
@@ -122,6 +123,11 @@ std::string write(const Spec& spec);
 // ---------------------------------------------------------------------------------------------
 // Job allocations: one subjob per '&' clause of a '+' multi-request.
 
+// Where a value stands in the RSL text; 0 when unknown (a subjob that was not read from text).
+struct Position {
+  int line = 0, column = 0;
+};
+
 struct Subjob {
   std::string contact;  // resourceManagerContact (host name from the host file)
   int count = 0;        // processes on that host/site
@@ -134,6 +140,15 @@ struct Subjob {
   // "HOST:N" (split at the last ':') placing N of this subjob's processes on HOST; the Ns add
   // up to `count`. Empty: every process runs on `contact`. Use host_slots() to read the entries.
   std::vector<std::string> hosts;
+
+  // Where read_allocation found each value, for messages about it (not part of equality).
+  struct Positions {
+    Position clause;  // the '&' of the sub-request
+    Position contact, count, executable, directory, label;
+    std::vector<Position> arguments;    // one per argument
+    std::vector<Position> environment;  // one per (NAME value) pair
+    std::vector<Position> hosts;        // one per entry
+  } positions;
 };
 
 bool operator==(const Subjob& a, const Subjob& b);
@@ -164,7 +179,8 @@ std::string write_allocation(const std::vector<Subjob>& subjobs);
 std::vector<Subjob> read_allocation(const std::string& text, const std::string& origin = "<rsl>",
                                     const std::map<std::string, std::string>& variables = {});
 // Reads the file at `path` (the origin in messages); std::runtime_error naming the path if it
-// cannot be read.
+// cannot be read, or if it is not a regular file of at most 16 MiB (a FIFO or device is refused
+// without waiting for it).
 std::vector<Subjob> read_allocation_file(const std::string& path,
                                          const std::map<std::string, std::string>& variables = {});
 

@@ -1,6 +1,11 @@
-// Host file reader: YAML (yaml-cpp) or Open MPI plain format.
-#include "hosts.h"
-
+// Host file reader: YAML (yaml-cpp) or Open MPI plain format. Host files are untrusted: every
+// value is checked for the form it may take (untrusted.h) before it reaches an ssh configuration,
+// mpirun's command line, an RSL file or the terminal.
+#include <limits.h>
+#include <pwd.h>
+#include <unistd.h>
+#include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -9,19 +14,29 @@
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <map>
-#include <pwd.h>
 #include <set>
 #include <sstream>
-#include <sys/stat.h>
-#include <unistd.h>
+
+#include "hosts.h"
+#include "untrusted.h"
 
 namespace bspg::hosts {
 namespace {
 
+using untrusted::excerpt;
+
+// Messages quote values from the file: printable() keeps them to one inert line.
 [[noreturn]] void fail(const std::string& path, int line, const std::string& message) {
-  throw HostFileError(path + ":" + std::to_string(line) + ": " + message);
+  throw HostFileError(untrusted::printable(path + ":" + std::to_string(line) + ": " + message));
+}
+
+// "" or a problem with the message for `value` as `what` ("host name", "address", ...).
+void check_form(const std::string& path, int line, const std::string& what,
+                const std::string& value, const std::string& problem,
+                const std::string& hint = "") {
+  if (!problem.empty())
+    fail(path, line, "invalid " + what + " '" + excerpt(value) + "': " + problem + hint);
 }
 
 int line_of(const YAML::Node& node) { return node.Mark().line + 1; }
@@ -36,20 +51,25 @@ std::string home_of(const std::string& user) {
   return "";
 }
 
-// "~", "~/x", "~user/x" -> home directory; relative paths are taken relative to the host file's folder.
-std::string expand_path(const std::string& value, const std::string& file_dir, const std::string& path,
-                        int line) {
+// "~", "~/x", "~user/x" -> home directory; relative paths are taken relative to the host file's
+// folder (absolute). `key` names the setting in messages.
+std::string expand_path(const std::string& value, const std::string& key,
+                        const std::string& file_dir, const std::string& path, int line) {
+  check_form(path, line, key + " path", value, untrusted::control_character_problem(value));
   std::string result = value;
   if (!value.empty() && value[0] == '~') {
     const auto slash = value.find('/');
     const std::string user = value.substr(1, slash == std::string::npos ? std::string::npos : slash - 1);
     const std::string home = home_of(user);
-    if (home.empty()) fail(path, line, "cannot expand '" + value + "': no home directory for " +
-                                           (user.empty() ? "the current user" : "user '" + user + "'"));
+    if (home.empty())
+      fail(path, line,
+           "cannot expand '" + excerpt(value) + "': no home directory for " +
+               (user.empty() ? "the current user" : "user '" + excerpt(user) + "'"));
     result = home + (slash == std::string::npos ? "" : value.substr(slash));
-  } else if (!value.empty() && value[0] != '/' && !file_dir.empty()) {
+  } else if (!value.empty() && value[0] != '/') {
     result = file_dir + "/" + value;
   }
+  check_form(path, line, key + " path", result, untrusted::absolute_path_problem(result));
   return result;
 }
 
@@ -64,18 +84,34 @@ bool parse_int(const std::string& text, long lo, long hi, int& out) {
   return true;
 }
 
-// Host names end up in ssh config `Host` lines and in RSL: no spaces, wildcards or quotes.
-bool valid_host_name(const std::string& name) {
-  if (name.empty() || name[0] == '-') return false;
-  for (unsigned char c : name)
-    if (!(std::isalnum(c) || c == '.' || c == '-' || c == '_' || c == ':' || c == '[' || c == ']')) return false;
-  return true;
+// What a name with ':' was probably meant to be: "emu1:2" (slots, as in mpirun's -host) or an
+// IPv6 address, which cannot be a name because Open MPI's host lists use ':'.
+std::string colon_hint(const std::string& name) {
+  const auto colon = name.rfind(':');
+  if (colon == std::string::npos) return "";
+  const std::string host = name.substr(0, colon), count = name.substr(colon + 1);
+  int slots = 0;
+  if (untrusted::host_name_problem(host).empty() && parse_int(count, 1, 1000000, slots))
+    return "; to give " + host + " " + count + " slots, write '" + host + " slots=" + count + "'";
+  if (untrusted::address_problem(name).empty())
+    return "; an IPv6 address cannot be a host's name (Open MPI's host lists use ':'): use a "
+           "YAML host file with a name and the address under 'address:'";
+  return "";
 }
 
+// Host names end up in ssh config `Host` lines, on mpirun's and ssh's command lines and in RSL.
+void check_host_name(const std::string& path, int line, const std::string& name) {
+  check_form(path, line, "host name", name, untrusted::host_name_problem(name), colon_hint(name));
+}
+
+// The folder of the host file, absolute, so that paths relative to it are absolute too.
 std::string dir_of(const std::string& path) {
   const auto slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
+  std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  if (dir[0] == '/') return dir;
+  char cwd[PATH_MAX];
+  if (getcwd(cwd, sizeof cwd) == nullptr) return dir;
+  return std::string(cwd) + (dir == "." ? "" : "/" + dir);
 }
 
 // ---- YAML ----------------------------------------------------------------------------------------
@@ -96,34 +132,39 @@ struct YamlReader {
   void apply(HostSpec& spec, const std::string& key, const YAML::Node& value, bool in_defaults, int line) const {
     if (key == "name" && !in_defaults) {
       spec.name = scalar(value, key, line);
-      if (!valid_host_name(spec.name))
-        fail(path, line, "invalid host name '" + spec.name + "' (letters, digits, '.', '-', '_' only)");
+      check_host_name(path, line, spec.name);
     } else if (key == "address" && !in_defaults) {
-      spec.address = scalar(value, key, line);
-      if (spec.address.find_first_of(" \t\"'") != std::string::npos)
-        fail(path, line, "invalid address '" + spec.address + "'");
+      const std::string address = scalar(value, key, line);
+      check_form(path, line, "address", address, untrusted::address_problem(address),
+                 " (expected a host name, an IPv4 address or an IPv6 address)");
+      spec.address = untrusted::address_without_brackets(address);
     } else if (key == "slots") {
       const std::string text = scalar(value, key, line);
       if (!parse_int(text, 1, 1000000, spec.slots))
-        fail(path, line, "slots must be a whole number of at least 1, not '" + text + "'");
+        fail(path, line,
+             "slots must be a whole number from 1 to 1000000, not '" + excerpt(text) + "'");
     } else if (key == "port") {
       const std::string text = scalar(value, key, line);
       if (!parse_int(text, 1, 65535, spec.port))
-        fail(path, line, "port must be a whole number from 1 to 65535, not '" + text + "'");
+        fail(path, line,
+             "port must be a whole number from 1 to 65535, not '" + excerpt(text) + "'");
     } else if (key == "site") {
       spec.site = scalar(value, key, line);
+      check_form(path, line, "site", spec.site, untrusted::host_name_problem(spec.site),
+                 " (a site is named like a host)");
     } else if (key == "user") {
       spec.user = scalar(value, key, line);
-      if (spec.user.find_first_of(" \t@\"'") != std::string::npos) fail(path, line, "invalid user '" + spec.user + "'");
+      check_form(path, line, "user", spec.user, untrusted::user_name_problem(spec.user));
     } else if (key == "identity") {
-      spec.identity = expand_path(scalar(value, key, line), file_dir, path, line);
+      spec.identity = expand_path(scalar(value, key, line), key, file_dir, path, line);
     } else if (key == "known_hosts") {
-      spec.known_hosts = expand_path(scalar(value, key, line), file_dir, path, line);
+      spec.known_hosts = expand_path(scalar(value, key, line), key, file_dir, path, line);
     } else {
       const std::string allowed = in_defaults ? "slots, site, user, port, identity, known_hosts"
                                               : "name, address, slots, site, user, port, identity, known_hosts";
-      fail(path, line, "unknown key '" + key + "'" + (in_defaults ? " in defaults" : "") +
-                                     " (allowed: " + allowed + ")");
+      fail(path, line,
+           "unknown key '" + excerpt(key) + "'" + (in_defaults ? " in defaults" : "") +
+               " (allowed: " + allowed + ")");
     }
   }
 
@@ -134,7 +175,8 @@ struct YamlReader {
     for (const auto& item : map) {
       if (!item.first.IsScalar()) fail(path, line_of(item.first), "keys must be plain words");
       const std::string key = item.first.Scalar();
-      if (!seen.insert(key).second) fail(path, line_of(item.first), "duplicate key '" + key + "'");
+      if (!seen.insert(key).second)
+        fail(path, line_of(item.first), "duplicate key '" + excerpt(key) + "'");
       visit(key, item.first, item.second);
     }
   }
@@ -156,7 +198,8 @@ struct YamlReader {
         if (!value.IsSequence() || value.size() == 0)
           fail(path, line_of(key_node), "'hosts' must be a non-empty list of hosts");
       } else {
-        fail(path, line_of(key_node), "unknown key '" + key + "' (allowed: defaults, hosts)");
+        fail(path, line_of(key_node),
+             "unknown key '" + excerpt(key) + "' (allowed: defaults, hosts)");
       }
     });
     if (!have_hosts) fail(path, line_of(root), "no 'hosts' list");
@@ -187,6 +230,62 @@ struct YamlReader {
 
 // ---- Open MPI plain --------------------------------------------------------------------------------
 
+// The slots settings of a plain line, each of which may be given once: slots (also spelled count
+// or cpu) and max_slots (max-slots).
+struct PlainSlots {
+  int slots = 0, max_slots = 0;
+  std::string slots_word, max_slots_word;  // as written, once seen
+
+  void set(const std::string& path, int line, const std::string& word) {
+    const auto eq = word.find('=');
+    const std::string key = word.substr(0, eq);
+    const std::string value = eq == std::string::npos ? "" : word.substr(eq + 1);
+    const bool is_slots = key == "slots" || key == "count" || key == "cpu";
+    if (!is_slots && key != "max_slots" && key != "max-slots")
+      fail(path, line, "unknown setting '" + excerpt(word) + "' (allowed: slots=N, max_slots=N)");
+    std::string& seen = is_slots ? slots_word : max_slots_word;
+    if (!seen.empty())
+      fail(path, line,
+           "'" + excerpt(word) + "' sets " + (is_slots ? "slots" : "max_slots") +
+               " a second time (already '" + excerpt(seen) + "')");
+    seen = word;
+    if (eq == std::string::npos || !parse_int(value, 1, 1000000, is_slots ? slots : max_slots))
+      fail(path, line,
+           excerpt(key) + " must be a whole number from 1 to 1000000, as in " + excerpt(key) +
+               "=4, not '" + excerpt(word) + "'");
+  }
+};
+
+// One line without its comment: "[user@]host [slots=N] [max_slots=N]"; false for a blank line.
+bool read_plain_line(const std::string& path, int line, std::string text, HostSpec& spec) {
+  if (!text.empty() && text.back() == '\r') text.pop_back();  // CRLF line ends
+  if (const auto hash = text.find('#'); hash != std::string::npos) text.erase(hash);
+  for (char& c : text)
+    if (c == '\t') c = ' ';  // tabs separate words like spaces
+  if (std::string problem = untrusted::control_character_problem(text); !problem.empty())
+    fail(path, line, "the line is not plain text: " + problem);
+  std::istringstream words(text);
+  std::string word;
+  if (!(words >> word)) return false;
+  spec.line = line;
+  if (const auto at = word.find('@'); at != std::string::npos) {  // Open MPI accepts user@host
+    spec.user = word.substr(0, at);
+    word.erase(0, at + 1);
+    if (spec.user.empty()) fail(path, line, "empty user name before '@'");
+    check_form(path, line, "user", spec.user, untrusted::user_name_problem(spec.user));
+  }
+  check_host_name(path, line, word);
+  spec.name = spec.address = word;
+  PlainSlots slots;
+  while (words >> word) slots.set(path, line, word);
+  spec.slots = slots.slots_word.empty() ? slots.max_slots : slots.slots;
+  if (slots.max_slots > 0 && spec.slots > slots.max_slots)
+    fail(path, line,
+         "slots=" + std::to_string(spec.slots) +
+             " exceeds max_slots=" + std::to_string(slots.max_slots));
+  return true;
+}
+
 std::vector<HostSpec> read_plain(const std::string& text, const std::string& path) {
   std::vector<HostSpec> hosts;
   std::map<std::string, int> first_line;
@@ -194,41 +293,8 @@ std::vector<HostSpec> read_plain(const std::string& text, const std::string& pat
   std::string line_text;
   int line = 0;
   while (std::getline(lines, line_text)) {
-    ++line;
-    if (const auto hash = line_text.find('#'); hash != std::string::npos) line_text.erase(hash);
-    std::istringstream words(line_text);
-    std::string word;
-    if (!(words >> word)) continue;
     HostSpec spec;
-    spec.line = line;
-    if (const auto at = word.find('@'); at != std::string::npos) {  // Open MPI accepts user@host
-      spec.user = word.substr(0, at);
-      word.erase(0, at + 1);
-      if (spec.user.empty()) fail(path, line, "empty user name before '@'");
-    }
-    if (!valid_host_name(word)) fail(path, line, "invalid host name '" + word + "'");
-    spec.name = spec.address = word;
-    int max_slots = 0;
-    bool have_slots = false;
-    while (words >> word) {
-      const auto eq = word.find('=');
-      const std::string key = word.substr(0, eq);
-      const std::string value = eq == std::string::npos ? "" : word.substr(eq + 1);
-      int* target = nullptr;
-      if (key == "slots" || key == "count" || key == "cpu") {
-        target = &spec.slots;
-        have_slots = true;
-      } else if (key == "max_slots" || key == "max-slots") {
-        target = &max_slots;
-      } else {
-        fail(path, line, "unknown setting '" + word + "' (allowed: slots=N, max_slots=N)");
-      }
-      if (eq == std::string::npos || !parse_int(value, 1, 1000000, *target))
-        fail(path, line, key + " must be a whole number of at least 1, as in " + key + "=4, not '" + word + "'");
-    }
-    if (!have_slots) spec.slots = max_slots;
-    if (max_slots > 0 && spec.slots > max_slots)
-      fail(path, line, "slots=" + std::to_string(spec.slots) + " exceeds max_slots=" + std::to_string(max_slots));
+    if (!read_plain_line(path, ++line, line_text, spec)) continue;
     if (const auto [it, fresh] = first_line.emplace(spec.name, line); !fresh)
       fail(path, line, "duplicate host '" + spec.name + "' (first on line " + std::to_string(it->second) + ")");
     hosts.push_back(spec);
@@ -247,27 +313,96 @@ bool looks_like_yaml_keys(const std::string& text) {
   return false;
 }
 
+int line_at(const std::string& text, std::size_t offset) {
+  return 1 +
+         static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(offset), '\n'));
+}
+
+// yaml-cpp's own words for what a person can act on.
+std::string yaml_problem(const YAML::Exception& e) {
+  const std::string escape = "unknown escape character: ";
+  if (e.msg.rfind(escape, 0) == 0)
+    return "'\\" + e.msg.substr(escape.size()) +
+           "' is not an escape sequence YAML knows (inside double quotes a backslash starts one, "
+           "e.g. \\n or \\\\; write the value in single quotes to keep a backslash as it is)";
+  return "YAML syntax error: " + e.msg;
+}
+
+// Where the second document of a YAML text starts (0-based line), or -1 when there is one document.
+// At most two documents are parsed: yaml-cpp reads some malformed texts (", a") as endless empty
+// documents.
+class SecondDocument : public YAML::EventHandler {
+ public:
+  static int line_in(const std::string& text) {
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    SecondDocument first, second;
+    parser.HandleNextDocument(first);
+    return parser.HandleNextDocument(second) ? second.line_ : -1;
+  }
+
+ private:
+  void OnDocumentStart(const YAML::Mark& mark) override { line_ = mark.line; }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+
+  int line_ = -1;
+};
+
+// The first document of a YAML text; second_line: where a second one starts (-1: none).
+YAML::Node load_yaml(const std::string& text, const std::string& path, int& second_line) {
+  try {
+    YAML::Node root = YAML::Load(text);
+    second_line = SecondDocument::line_in(text);
+    return root;
+  } catch (const YAML::DeepRecursion& e) {
+    fail(path, e.mark.line + 1,
+         "values nested deeper than " + std::to_string(e.depth()) +
+             " levels; a host file is a map with a list of hosts, each a map of settings");
+  }
+}
+
+// The line where the second document of `text` starts: its "---", at or before `line` (0-based).
+int second_document_line(const std::string& text, int line) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string each; std::getline(in, each);) lines.push_back(each);
+  for (int i = std::min(line, static_cast<int>(lines.size()) - 1); i > 0; --i)
+    if (lines[static_cast<std::size_t>(i)].rfind("---", 0) == 0) return i + 1;
+  return std::max(line, 0) + 1;
+}
+
 }  // namespace
 
 std::vector<HostSpec> read_hostfile(const std::string& path) {
-  struct stat info {};
-  if (stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode))
-    throw HostFileError(path + ": cannot read host file: it is a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw HostFileError(path + ": cannot read host file: " + std::strerror(errno));
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) throw HostFileError(path + ": cannot read host file: " + std::strerror(errno));
-  const std::string text = buffer.str();
+  std::string text, problem;
+  if (!untrusted::read_regular_file(path, untrusted::kMaxInputFileBytes, text, problem))
+    throw HostFileError(untrusted::printable(path + ": cannot read host file: " + problem));
+  if (const auto nul = text.find('\0'); nul != std::string::npos)
+    fail(path, line_at(text, nul), "the file contains a NUL byte (a host file is text)");
 
   YamlReader yaml{path, dir_of(path)};
   YAML::Node root;
+  int second_line = -1;
   try {
-    root = YAML::Load(text);
+    root = load_yaml(text, path, second_line);
   } catch (const YAML::Exception& e) {
-    if (looks_like_yaml_keys(text)) fail(path, e.mark.line + 1, "YAML syntax error: " + e.msg);
+    if (looks_like_yaml_keys(text)) fail(path, e.mark.line + 1, yaml_problem(e));
     return read_plain(text, path);
   }
+  if (second_line >= 0 && (root.IsMap() || looks_like_yaml_keys(text)))
+    fail(path, second_document_line(text, second_line),
+         "a second YAML document starts here; a host file is one document (remove the '---' line "
+         "and merge the hosts into one list)");
   if (root.IsMap()) return yaml.read(root);
   if (looks_like_yaml_keys(text)) fail(path, 1, "expected a YAML map with 'hosts'");
   return read_plain(text, path);

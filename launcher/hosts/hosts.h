@@ -36,7 +36,11 @@ struct HostFileError : std::runtime_error {
 
 // Reads a host file: YAML (`defaults` and `hosts`, see hostfiles/README.md) or Open MPI plain
 // (`host [slots=N] [max_slots=N]` lines, `#` comments). `~` is expanded; relative identity and
-// known_hosts paths are taken relative to the host file's directory. Throws HostFileError.
+// known_hosts paths are taken relative to the host file's directory (the result is absolute).
+// The file is untrusted: only a regular file of at most 16 MiB is read, and every value must have
+// its legal form (host names, IPv4/IPv6 addresses, user names, absolute paths; no control
+// characters, nothing starting with '-'). Throws HostFileError ("path:line: message", escaped).
+
 std::vector<HostSpec> read_hostfile(const std::string& path);
 
 // Most probes open at once by default. A probe that waits costs one socket and a few kB, and one
@@ -97,7 +101,9 @@ StageResult stage_executable(const HostSpec& host, const std::string& local_path
 
 // Text of an OpenSSH client config with one `Host <name>` block per host (HostName, User, Port,
 // IdentityFile, UserKnownHostsFile, StrictHostKeyChecking yes, BatchMode yes, ConnectTimeout),
-// followed by the user's own ssh configuration for whatever a host leaves unset.
+// followed by the user's own ssh configuration for whatever a host leaves unset. Values are
+// quoted as OpenSSH reads them; std::invalid_argument for a name that is not a host name or a
+// value with a control character (read_hostfile never gives such values).
 std::string ssh_config_for(const std::vector<HostSpec>& hosts);
 
 }  // namespace bspg::hosts

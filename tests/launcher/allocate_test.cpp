@@ -223,3 +223,40 @@ TEST(Allocate, FewerProcessesGoWhereTheFirstOfMoreGo) {
   }
   EXPECT_EQ(usable_slot_total({down("emu9", "refused"), host("emu2", 3, 0.0)}), 3);
 }
+
+// What program_problem says when 8 processes go to h1 and h2 (h3 is busy: not chosen) and the
+// probe found the program in these states there.
+ProgramProblem problem_with(bspg::hosts::ProgramStatus h1, bspg::hosts::ProgramStatus h2,
+                            bspg::hosts::ProgramStatus h3) {
+  std::vector<ProbeResult> probes{host("h1", 4, 0.0), host("h2", 4, 0.0), host("h3", 4, 3.9)};
+  probes[0].program_status = h1;
+  probes[1].program_status = h2;
+  probes[2].program_status = h3;
+  return program_problem(allocate(probes, 8), "/opt/prog");
+}
+
+TEST(ProgramProblem, ChosenHostsWithoutTheProgramAreNamed) {
+  using S = bspg::hosts::ProgramStatus;
+  EXPECT_EQ(problem_with(S::kOk, S::kOk, S::kOk).exit_status, 0);
+  EXPECT_EQ(problem_with(S::kOk, S::kOk, S::kNotFound).exit_status, 0);   // h3 is not chosen
+  EXPECT_EQ(problem_with(S::kUnchecked, S::kOk, S::kOk).exit_status, 0);  // nothing checked
+  const ProgramProblem missing = problem_with(S::kNotFound, S::kNotFound, S::kOk);
+  EXPECT_EQ(missing.exit_status, 127);
+  EXPECT_EQ(missing.message,
+            "h1, h2: program /opt/prog not found there (--stage copies it to the hosts)");
+  const ProgramProblem not_executable = problem_with(S::kOk, S::kNotExecutable, S::kOk);
+  EXPECT_EQ(not_executable.exit_status, 126);
+  EXPECT_EQ(not_executable.message,
+            "h2: /opt/prog is not executable there (--stage copies it with its exec bits)");
+  EXPECT_EQ(problem_with(S::kOk, S::kNotRegularFile, S::kOk).message,
+            "h2: /opt/prog is not a regular file there");
+}
+
+TEST(ProbeTable, ShowsWhatHostsAnsweredEscaped) {
+  std::vector<ProbeResult> probes{host("h1", 4, 0.0),
+                                  down("h2", "command failed: \x1b[2J\x1b]0;owned\x07")};
+  const std::string table = format_probe_table(allocate(probes, 1));
+  EXPECT_EQ(table.find('\x1b'), std::string::npos) << table;
+  EXPECT_NE(table.find("not used: command failed: \\x1b[2J\\x1b]0;owned\\x07"), std::string::npos)
+      << table;
+}

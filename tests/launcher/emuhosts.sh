@@ -5,6 +5,8 @@
 #   emuhosts.sh stop DIR                      stop everything started for DIR (by pid); idempotent
 #   emuhosts.sh setload DIR I LOAD            change host i's reported load
 #   emuhosts.sh down DIR I                    stop host i (its sshd and what runs there): it refuses connections
+#   emuhosts.sh pids DIR I                    print the pids of every process on host i
+#   emuhosts.sh freeze DIR I | thaw DIR I     SIGSTOP (SIGCONT) every process on host i: a frozen host
 #
 # Host i is an sshd on 127.0.NET.i:22 in its own mount and UTS namespace: hostname <prefix><i>
 # (prefix from EMU_PREFIX, default "emu"), private tmpfs on /run and /dev/shm, and a file bind-mounted
@@ -25,7 +27,7 @@
 set -euo pipefail
 
 die() { echo "emuhosts.sh: $*" >&2; exit 1; }
-usage() { sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 claims=/tmp/bspg-emuhosts
 start_done=0
@@ -309,6 +311,21 @@ cmd_down() {
   stop_pids "${all[@]}"
 }
 
+# Every process of host I: its sshd and whatever runs in its mount namespace.
+cmd_pids() {
+  local dir=$1 i=$2 pid ns
+  read -r pid ns < <(host_line "$dir" "$i")
+  [ -n "$ns" ] || die "host $i has no recorded namespace"
+  # A namespace's number is reused once it is gone: only a live host's is its own.
+  host_alive "$pid" "$ns" || return 0
+  pids_in_namespaces "$ns"
+}
+
+cmd_signal_host() {
+  local dir=$1 i=$2 sig=$3 p
+  for p in $(cmd_pids "$dir" "$i"); do kill "-$sig" "$p" 2>/dev/null || true; done
+}
+
 [ $# -ge 2 ] || usage
 cmd=$1
 if [ "$cmd" = stop ] && [ ! -d "$2" ]; then exit 0; fi  # nothing was started there
@@ -319,5 +336,8 @@ case "$cmd" in
   stop) [ $# -eq 0 ] || usage; cmd_stop "$dir" ;;
   setload) [ $# -eq 2 ] || usage; cmd_setload "$dir" "$1" "$2" ;;
   down) [ $# -eq 1 ] || usage; cmd_down "$dir" "$1" ;;
+  pids) [ $# -eq 1 ] || usage; cmd_pids "$dir" "$1" ;;
+  freeze) [ $# -eq 1 ] || usage; cmd_signal_host "$dir" "$1" STOP ;;
+  thaw) [ $# -eq 1 ] || usage; cmd_signal_host "$dir" "$1" CONT ;;
   *) usage ;;
 esac

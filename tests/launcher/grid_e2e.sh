@@ -2,6 +2,8 @@
 # grid_e2e.sh SCENARIO - bsprun's grid path against emulated hosts (tests/launcher/emuhosts.sh).
 #
 # Needs root, unshare and sshd; exits 77 (ctest SKIP_RETURN_CODE) when they are missing.
+# Runs sealed: in a network namespace of its own with only loopback (tests/sealed.sh), re-running
+# itself through it if started otherwise.
 # Environment: BSPRUN, WHERE (mpi_where), EXCHANGE (bsp_exchange), EMUHOSTS (emuhosts.sh);
 # MASTER_JOB (tests/bsplib/progs/master_job) for the master_* scenarios.
 # Every scenario starts its own hosts and stops them on exit, whatever happens.
@@ -9,6 +11,8 @@
 set -u
 scenario=${1:?scenario}
 : "${BSPRUN:?}" "${WHERE:?}" "${EXCHANGE:?}" "${EMUHOSTS:?}"
+SEALED=${SEALED:-$(dirname "$0")/../sealed.sh}
+"$SEALED" --check || exec "$SEALED" --or-skip "$0" "$@"
 
 if [ "$(id -u)" -ne 0 ] || ! command -v unshare >/dev/null || [ ! -x /usr/sbin/sshd ]; then
   echo "SKIP: needs root, unshare and /usr/sbin/sshd"
@@ -163,13 +167,19 @@ EOF
   expect_count "$out" "^rank 3 of 4 on emu4 subjob 1 of 2 sizes 1,3$" 1
   expect_match "$out" "^arg 1: replayed$"
   expect_count "$err" "^HOST " 0   # no probing
-  # One host in two subjobs: both run there, each with its own subjob index.
+  # One host in two subjobs: both run there, each with its own subjob index, within its slots.
   printf '+( &(resourceManagerContact=emu2)(count=1)(executable=%s) )\n( &(resourceManagerContact=emu2)(count=2)(executable=%s) )\n' \
     "$WHERE" "$WHERE" >shared.rsl
-  run_bsprun --rsl shared.rsl --hostfile hosts.yaml
+  awk '/name: emu2$/ {emu2 = 1} emu2 && /slots: 2$/ {sub(/2$/, "3"); emu2 = 0} {print}' hosts.yaml >three.yaml
+  run_bsprun --rsl shared.rsl --hostfile three.yaml
   expect_status 0
   expect_count "$out" "^rank 0 of 3 on emu2 subjob 0 of 2 sizes 1,2$" 1
   expect_count "$out" "^rank [12] of 3 on emu2 subjob 1 of 2 sizes 1,2$" 2
+  # Beyond the slots the host file gives it: refused, naming both files' lines.
+  run_bsprun --rsl shared.rsl --hostfile hosts.yaml
+  expect_status 125
+  expect_match "$err" "^bsprun: shared\.rsl:2:[0-9]+: 3 processes on emu2, but the host file hosts\.yaml gives it 2 slots \(line [0-9]+\)$"
+  expect_count "$out" "^rank " 0
   # A host the host file does not know is refused before anything starts.
   sed 's/emu1/emu9/' job.rsl >bad.rsl
   run_bsprun --rsl bad.rsl --hostfile hosts.yaml
@@ -348,6 +358,133 @@ master_stop)
   sleep 1
   left=$(pgrep -f "$MASTER_JOB" | wc -l)
   [ "$left" -eq 0 ] || fail "$left process(es) of the job still running after bsprun exited"
+  ;;
+
+injection)
+  # Values from a host file never reach the ssh configuration unchecked: a newline in the address
+  # would add a ProxyCommand that runs a program here. Refused at the host file's line, on the
+  # normal path and on --rsl replay; the program never runs.
+  start_hosts 0.1
+  net=$(cat net)
+  printf '#!/bin/sh\ntouch %s/proxy-command-ran\nexit 1\n' "$dir" >x.sh
+  chmod +x x.sh
+  hostile() {  # hostile ADDRESS-LINE: a copy of hosts.yaml with emu1's address replaced
+    ADDRESS=$1 awk '/^    address: / {print "    address: " ENVIRON["ADDRESS"]; next} {print}' hosts.yaml >evil.yaml
+  }
+  printf '+( &(resourceManagerContact=emu1)(count=1)(executable=%s) )\n' "$WHERE" >job.rsl
+  for address in "\"127.0.$net.1\\nProxyCommand=$dir/x.sh\"" "-oProxyCommand=$dir/x.sh"; do
+    hostile "$address"
+    line=$(grep -n '^    address: ' evil.yaml | cut -d: -f1)
+    grep -q 'address: "127[^"]*\\nProxyCommand\|address: -o' evil.yaml || fail "evil.yaml is not what this test means"
+    run_bsprun -p 1 --hostfile evil.yaml "$WHERE"
+    expect_status 125
+    expect_match "$err" "^bsprun: evil\.yaml:$line: invalid address "
+    run_bsprun --rsl job.rsl --hostfile evil.yaml
+    expect_status 125
+    expect_match "$err" "^bsprun: evil\.yaml:$line: invalid address "
+    expect_count "$out" "^rank " 0
+  done
+  [ ! -e proxy-command-ran ] || fail "the ProxyCommand smuggled in through the host file ran"
+  # A plain host file's "emu1:2" is blamed on its line, with the form it should have.
+  printf 'emu1:2\n' >plain.txt
+  run_bsprun -p 1 --hostfile plain.txt "$WHERE"
+  expect_status 125
+  expect_match "$err" "^bsprun: plain\.txt:1: invalid host name 'emu1:2': .*write 'emu1 slots=2'"
+  ;;
+
+start_failures)
+  # What could not start comes back as 127 (not found), 126 (not executable) or 125 (could not
+  # start) with one line naming the host, not as mpirun's 132, 131, 135 or 205 and its banner.
+  start_hosts 0.1 0.1
+  replay() {  # replay EXECUTABLE [EXTRA-RELATIONS]: one process on emu1 from an RSL file
+    printf '+( &(resourceManagerContact=emu1)(count=1)(executable=%s)%s )\n' "$1" "${2:-}" >one.rsl
+    run_bsprun --rsl one.rsl --hostfile hosts.yaml
+  }
+  one_line() {  # one_line REGEX: the failure is that line alone (after "running one.rsl: ...")
+    expect_match "$err" "$1"
+    expect_count "$err" "^-----" 0
+    expect_count "$err" "^bsprun: " 2
+  }
+  replay "$dir/no-such-program"
+  expect_status 127
+  one_line "^bsprun: emu1: program $dir/no-such-program not found there"
+  mkdir -p "$dir/a-directory"
+  replay "$dir/a-directory/"
+  expect_status 126
+  one_line "^bsprun: emu1: cannot execute $dir/a-directory/: "
+  replay "$WHERE" "(directory=$dir/no-such-directory)"
+  expect_status 125
+  one_line "^bsprun: emu1: cannot change to the working directory $dir/no-such-directory "
+  # A host that went down after it was chosen.
+  printf '+( &(resourceManagerContact=emu1)(count=1)(executable=%s) )( &(resourceManagerContact=emu2)(count=1)(executable=%s) )\n' \
+    "$WHERE" "$WHERE" >two.rsl
+  "$EMUHOSTS" down "$dir" 2 >/dev/null
+  run_bsprun --rsl two.rsl --hostfile hosts.yaml
+  expect_status 125
+  expect_match "$err" "^bsprun: emu2: could not start the job there: ssh: connect to host 127\.0\.[0-9]+\.2 port 22: Connection refused$"
+  expect_count "$err" "^-----" 0
+  # A host that dies while the job runs.
+  "$EMUHOSTS" stop "$dir" >/dev/null
+  start_hosts 0.1 0.1
+  printf '+( &(resourceManagerContact=emu1)(count=1)(executable=%s)(arguments=--sleep 30) )( &(resourceManagerContact=emu2)(count=1)(executable=%s)(arguments=--sleep 30) )\n' \
+    "$WHERE" "$WHERE" >sleep.rsl
+  timeout --kill-after=5 60 "$BSPRUN" --rsl sleep.rsl --hostfile hosts.yaml >"$out" 2>"$err" </dev/null &
+  pid=$!
+  for _ in $(seq 1 100); do [ "$(grep -c '^rank ' "$out")" -ge 2 ] && break; sleep 0.2; done
+  kill -KILL $("$EMUHOSTS" pids "$dir" 2) 2>/dev/null
+  wait "$pid"
+  status=$?
+  cat "$err" "$out" | sed 's/^/    | /'
+  expect_status 125
+  expect_match "$err" "^bsprun: lost contact with emu2 while the job ran"
+  expect_count "$err" "^-----" 0
+  # The program's own status and a real signal death stay as they are.
+  replay "$WHERE" "(arguments=--exit 3)"
+  expect_status 3
+  replay "$WHERE" "(arguments=--die 0)"
+  expect_status 137
+  ;;
+
+frozen)
+  # A frozen member (SIGSTOP) does not keep a stopped job alive: mpirun itself, Open MPI's daemon
+  # on a host, or a whole host. bsprun's grace period is 15 s; the job ends well before it, with
+  # nothing left where the hosts can be reached, one line for what could not be stopped, and no
+  # Open MPI banner.
+  start_hosts 0.1 0.1
+  printf '+( &(resourceManagerContact=emu1)(count=2)(executable=%s)(arguments=--sleep 60 frozen-%s) )( &(resourceManagerContact=emu2)(count=2)(executable=%s)(arguments=--sleep 60 frozen-%s) )\n' \
+    "$WHERE" "$$" "$WHERE" "$$" >sleep.rsl
+  on_host() { "$EMUHOSTS" pids "$dir" "$1"; }
+  ranks_on() { local n=0 p; for p in $(on_host "$1"); do grep -q "frozen-$$" "/proc/$p/cmdline" 2>/dev/null && n=$((n + 1)); done; echo $n; }
+  stop_frozen() {  # stop_frozen WHAT FREEZE-COMMAND...: start the job, freeze, SIGTERM bsprun
+    echo "---- $1"
+    "$BSPRUN" --rsl sleep.rsl --hostfile hosts.yaml >"$out" 2>"$err" </dev/null &
+    pid=$!
+    for _ in $(seq 1 100); do [ "$(grep -c '^rank ' "$out")" -ge 4 ] && break; sleep 0.2; done
+    [ "$(grep -c '^rank ' "$out")" -ge 4 ] || fail "$1: the job did not start"
+    shift
+    "$@"
+    sleep 0.5
+    local start=$SECONDS
+    kill -TERM "$pid"
+    for _ in $(seq 1 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    if kill -0 "$pid" 2>/dev/null; then fail "bsprun still running 30 s after SIGTERM"; kill -KILL "$pid"; fi
+    wait "$pid"
+    status=$? took=$((SECONDS - start))
+    cat "$err" "$out" | sed 's/^/    | /'
+    expect_status 143
+    [ "$took" -le 12 ] || fail "stopping took $took s, as long as the grace period"
+    expect_count "$err" "Abort is in progress|hit ctrl-c again|Forwarding signal|^-----" 0
+    [ "$(ranks_on 1)" -eq 0 ] || fail "processes of the job left on emu1"
+  }
+  freeze_mpirun() { kill -STOP "$(pgrep -P "$pid" -x mpirun)"; }
+  freeze_daemon() { local p; for p in $(on_host 2); do [ "$(cat "/proc/$p/comm" 2>/dev/null)" = orted ] && kill -STOP "$p"; done; }
+  stop_frozen "mpirun frozen" freeze_mpirun
+  [ "$(ranks_on 2)" -eq 0 ] || fail "processes of the job left on emu2"
+  stop_frozen "Open MPI's daemon on emu2 frozen" freeze_daemon
+  [ "$(ranks_on 2)" -eq 0 ] || fail "processes of the job left on emu2"
+  stop_frozen "emu2 frozen as a whole" "$EMUHOSTS" freeze "$dir" 2
+  expect_match "$err" "^bsprun: could not reach emu2 \(.*\) to stop the job there; its processes there may still run$"
+  "$EMUHOSTS" thaw "$dir" 2
   ;;
 
 *)

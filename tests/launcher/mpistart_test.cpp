@@ -156,6 +156,24 @@ TEST(ShellQuote, QuotesOnlyWhatNeedsIt) {
   EXPECT_EQ(shell_quote_command({"mpirun", "-np", "2", "ssh -F /x", "it's"}), "mpirun -np 2 'ssh -F /x' 'it'\\''s'");
 }
 
+TEST(ShellQuote, ControlCharactersShowAsEscapes) {
+  // $'...' reads back exactly the argument; nothing reaches the terminal raw.
+  EXPECT_EQ(shell_quote_command({"prog", "a\nb", "\x1b[2J it's \\"}),
+            "prog $'a\\nb' $'\\x1b[2J it\\'s \\\\'");
+}
+
+TEST(GridArgv, EveryProcessCarriesTheJobMarker) {
+  MpiSettings s;
+  s.job_marker = "bspg-1-abc";
+  bspg::rsl::Subjob a = subjob("h1", 1), b = subjob("h2", 1);
+  b.environment = {{"BSPG_JOB_MARKER", "forged"}};  // the RSL cannot hide a process from bsprun
+  Argv argv = grid_mpirun_argv(s, {a, b}, "");
+  for (const auto& app : app_contexts(argv)) {
+    EXPECT_GE(find_seq(app, {"-x", "BSPG_JOB_MARKER=bspg-1-abc"}), 0);
+    EXPECT_EQ(find_seq(app, {"-x", "BSPG_JOB_MARKER=forged"}), -1);
+  }
+}
+
 TEST(Options, StopsAtTheProgram) {
   Options o = parse({"-p", "4", "-v", "./prog", "-p", "9", "--help"});
   EXPECT_EQ(o.nprocs, 4);

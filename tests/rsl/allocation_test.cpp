@@ -163,3 +163,38 @@ TEST(RslAllocation, DollarSignsAreNeverReadAsVariables) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(RslAllocation, KnowsWhereEachValueStands) {
+  const std::string text =
+      "+\n"
+      "( &(resourceManagerContact=lab)\n"
+      "   (count=3)(executable=\"/p\")(arguments=a \"b c\")\n"
+      "   (directory=/d)(label=x)(environment=(A 1)(B 2))(hosts=(h1:2 h2:1)) )\n";
+  const std::vector<rsl::Subjob> subjobs = rsl::read_allocation(text);
+  ASSERT_EQ(subjobs.size(), 1u);
+  const auto& at = subjobs[0].positions;
+  const auto is = [](const rsl::Position& p, int line, int column) {
+    return p.line == line && p.column == column;
+  };
+  EXPECT_TRUE(is(at.clause, 2, 3));
+  EXPECT_TRUE(is(at.contact, 2, 28));
+  EXPECT_TRUE(is(at.count, 3, 11));
+  EXPECT_TRUE(is(at.executable, 3, 25));
+  ASSERT_EQ(at.arguments.size(), 2u);
+  EXPECT_TRUE(is(at.arguments[0], 3, 41));
+  EXPECT_TRUE(is(at.arguments[1], 3, 43));
+  EXPECT_TRUE(is(at.directory, 4, 15));
+  EXPECT_TRUE(is(at.label, 4, 25));
+  ASSERT_EQ(at.environment.size(), 2u);
+  EXPECT_TRUE(is(at.environment[1], 4, 45));
+  ASSERT_EQ(at.hosts.size(), 2u);
+  EXPECT_TRUE(is(at.hosts[1], 4, 64));
+  // Positions are not part of what a subjob is.
+  rsl::Subjob moved = subjobs[0];
+  moved.positions = {};
+  EXPECT_EQ(moved, subjobs[0]);
+}
+
+}  // namespace

@@ -1,16 +1,21 @@
 // Host file reader and ssh_config_for: what a user sees (values, "path:line: message" errors).
-#include "hosts.h"
-
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <sstream>
 #include <string>
-#include <unistd.h>
+
+#include "hosts.h"
 
 using bspg::hosts::HostFileError;
 using bspg::hosts::HostSpec;
@@ -184,19 +189,31 @@ TEST_P(HostFileErrors, NamesLineAndCause) {
 
 const ErrorCase kErrors[] = {
     {"unknown host key", "hosts:\n  - name: a\n    slot: 2\n", "FILE:3: unknown key 'slot'"},
-    {"unknown top key", "hosts:\n  - name: a\nmachines: 3\n", "FILE:3: unknown key 'machines' (allowed: defaults, hosts)"},
-    {"unknown defaults key", "defaults:\n  usr: bob\nhosts:\n  - a\n", "FILE:2: unknown key 'usr' in defaults"},
-    {"name in defaults", "defaults:\n  name: x\nhosts:\n  - a\n", "FILE:2: unknown key 'name' in defaults"},
-    {"slots zero", "hosts:\n  - name: a\n  - name: b\n    slots: 0\n", "FILE:4: slots must be a whole number of at least 1, not '0'"},
-    {"slots negative", "hosts:\n  - name: a\n    slots: -2\n", "FILE:3: slots must be a whole number of at least 1, not '-2'"},
-    {"slots fraction", "hosts:\n  - name: a\n    slots: 2.5\n", "FILE:3: slots must be a whole number of at least 1, not '2.5'"},
-    {"slots word", "hosts:\n  - name: a\n    slots: many\n", "FILE:3: slots must be a whole number"},
-    {"defaults slots", "defaults:\n  slots: 0\nhosts:\n  - a\n", "FILE:2: slots must be a whole number"},
-    {"port too big", "hosts:\n  - name: a\n    port: 70000\n", "FILE:3: port must be a whole number from 1 to 65535, not '70000'"},
-    {"port zero", "defaults:\n  port: 0\nhosts:\n  - a\n", "FILE:2: port must be a whole number from 1 to 65535"},
+    {"unknown top key", "hosts:\n  - name: a\nmachines: 3\n",
+     "FILE:3: unknown key 'machines' (allowed: defaults, hosts)"},
+    {"unknown defaults key", "defaults:\n  usr: bob\nhosts:\n  - a\n",
+     "FILE:2: unknown key 'usr' in defaults"},
+    {"name in defaults", "defaults:\n  name: x\nhosts:\n  - a\n",
+     "FILE:2: unknown key 'name' in defaults"},
+    {"slots zero", "hosts:\n  - name: a\n  - name: b\n    slots: 0\n",
+     "FILE:4: slots must be a whole number from 1 to 1000000, not '0'"},
+    {"slots negative", "hosts:\n  - name: a\n    slots: -2\n",
+     "FILE:3: slots must be a whole number from 1 to 1000000, not '-2'"},
+    {"slots fraction", "hosts:\n  - name: a\n    slots: 2.5\n",
+     "FILE:3: slots must be a whole number from 1 to 1000000, not '2.5'"},
+    {"slots word", "hosts:\n  - name: a\n    slots: many\n",
+     "FILE:3: slots must be a whole number"},
+    {"defaults slots", "defaults:\n  slots: 0\nhosts:\n  - a\n",
+     "FILE:2: slots must be a whole number"},
+    {"port too big", "hosts:\n  - name: a\n    port: 70000\n",
+     "FILE:3: port must be a whole number from 1 to 65535, not '70000'"},
+    {"port zero", "defaults:\n  port: 0\nhosts:\n  - a\n",
+     "FILE:2: port must be a whole number from 1 to 65535"},
     {"port word", "hosts:\n  - name: a\n    port: ssh\n", "FILE:3: port must be a whole number"},
-    {"missing name", "hosts:\n  - name: a\n  - address: 10.0.0.1\n    slots: 2\n", "FILE:3: host without 'name'"},
-    {"duplicate name", "hosts:\n  - name: a\n  - name: b\n  - name: a\n", "FILE:4: duplicate host name 'a' (first on line 2)"},
+    {"missing name", "hosts:\n  - name: a\n  - address: 10.0.0.1\n    slots: 2\n",
+     "FILE:3: host without 'name'"},
+    {"duplicate name", "hosts:\n  - name: a\n  - name: b\n  - name: a\n",
+     "FILE:4: duplicate host name 'a' (first on line 2)"},
     {"empty list", "defaults:\n  user: x\nhosts: []\n", "FILE:3: 'hosts' must be a non-empty list"},
     {"null list", "hosts:\n", "FILE:1: 'hosts' must be a non-empty list"},
     {"hosts is a map", "hosts:\n  name: a\n", "FILE:1: 'hosts' must be a non-empty list"},
@@ -204,19 +221,83 @@ const ErrorCase kErrors[] = {
     {"host is a list", "hosts:\n  - [a, b]\n", "FILE:2: each host must be a map"},
     {"name with space", "hosts:\n  - name: a b\n", "FILE:2: invalid host name 'a b'"},
     {"empty value", "hosts:\n  - name: a\n    user:\n", "FILE:3: 'user' needs a value"},
-    {"list value", "hosts:\n  - name: a\n    site: [x, y]\n", "FILE:3: 'site' must be a single value"},
-    {"duplicate key", "hosts:\n  - name: a\n    slots: 2\n    slots: 3\n", "FILE:4: duplicate key 'slots'"},
+    {"list value", "hosts:\n  - name: a\n    site: [x, y]\n",
+     "FILE:3: 'site' must be a single value"},
+    {"duplicate key", "hosts:\n  - name: a\n    slots: 2\n    slots: 3\n",
+     "FILE:4: duplicate key 'slots'"},
     {"yaml syntax", "hosts:\n  - name: a\n    slots: [1,\n", "FILE:4: YAML syntax error"},
     {"defaults not a map", "defaults: alice\nhosts:\n  - a\n", "FILE:1: 'defaults' must be a map"},
-    {"plain zero slots", "node1\nnode2 slots=0\n", "FILE:2: slots must be a whole number of at least 1, as in slots=4, not 'slots=0'"},
+    {"plain zero slots", "node1\nnode2 slots=0\n",
+     "FILE:2: slots must be a whole number from 1 to 1000000, as in slots=4, not 'slots=0'"},
     {"plain word slots", "node1 slots=x\n", "FILE:1: slots must be a whole number"},
     {"plain missing value", "node1 slots\n", "FILE:1: slots must be a whole number"},
     {"plain unknown", "# c\nnode1 cores=3\n", "FILE:2: unknown setting 'cores=3'"},
     {"plain over max", "node1 slots=5 max_slots=2\n", "FILE:1: slots=5 exceeds max_slots=2"},
-    {"plain duplicate", "node1\n\nnode1 slots=2\n", "FILE:3: duplicate host 'node1' (first on line 1)"},
+    {"plain duplicate", "node1\n\nnode1 slots=2\n",
+     "FILE:3: duplicate host 'node1' (first on line 1)"},
     {"plain bad name", "no*de slots=2\n", "FILE:1: invalid host name 'no*de'"},
     {"empty file", "", "FILE:1: no hosts in file"},
     {"comments only", "# nothing\n# here\n", "FILE:2: no hosts in file"},
+    // Untrusted values: nothing may reach the ssh configuration, a command line or the terminal
+    // that is not of its form (messages show the value escaped).
+    {"address with a newline",
+     "hosts:\n  - name: a\n    address: \"127.0.0.1\\nProxyCommand=/tmp/x.sh\"\n",
+     "FILE:3: invalid address '127.0.0.1\\nProxyCommand=/tmp/x.sh': it contains a newline (\\n) at "
+     "character 10"},
+    {"address that is an option", "hosts:\n  - name: a\n    address: -oProxyCommand=/tmp/x.sh\n",
+     "FILE:3: invalid address '-oProxyCommand=/tmp/x.sh': it starts with '-' (ssh and mpirun would "
+     "read it as an "
+     "option) (expected a host name, an IPv4 address or an IPv6 address)"},
+    {"address not IPv4", "hosts:\n  - name: a\n    address: 127.0.0.999\n",
+     "FILE:3: invalid address '127.0.0.999': it is not an IPv4 address"},
+    {"address with a space", "hosts:\n  - name: a\n    address: 10.0.0.1 -p 23\n",
+     "FILE:3: invalid address '10.0.0.1 -p 23': ' ' is not allowed"},
+    {"address with an IPv6 zone", "hosts:\n  - name: a\n    address: fe80::1%eth0\n",
+     "FILE:3: invalid address 'fe80::1%eth0': IPv6 addresses with a zone"},
+    {"user with a newline", "hosts:\n  - name: a\n    user: \"root\\nProxyCommand=/tmp/x.sh\"\n",
+     "FILE:3: invalid user 'root\\nProxyCommand=/tmp/x.sh': it contains a newline (\\n) at "
+     "character 5"},
+    {"user that is an option", "defaults:\n  user: -lroot\nhosts:\n  - a\n",
+     "FILE:2: invalid user '-lroot': it starts with '-'"},
+    {"identity with a newline",
+     "hosts:\n  - name: a\n    identity: \"/k\\nProxyCommand=/tmp/x.sh\"\n",
+     "FILE:3: invalid identity path '/k\\nProxyCommand=/tmp/x.sh': it contains a newline"},
+    {"known_hosts with an escape", "hosts:\n  - name: a\n    known_hosts: \"/k\\e[2J\"\n",
+     "FILE:3: invalid known_hosts path '/k\\x1b[2J': it contains an escape character (\\x1b) at "
+     "character 3"},
+    {"site with a tab", "hosts:\n  - name: a\n    site: \"lab\\tb\"\n",
+     "FILE:3: invalid site 'lab\\tb': it contains a tab"},
+    {"name with an escape", "hosts:\n  - name: \"a\\e]0;owned\\ab\"\n",
+     "FILE:2: invalid host name 'a\\x1b]0;owned\\x07b': it contains an escape character"},
+    {"name with a colon", "hosts:\n  - name: emu1:2\n",
+     "FILE:2: invalid host name 'emu1:2': ':' is not allowed (only letters, digits, '-', '_' and "
+     "dots are); to give "
+     "emu1 2 slots, write 'emu1 slots=2'"},
+    {"slots beyond the limit", "hosts:\n  - name: a\n    slots: 2000000\n",
+     "FILE:3: slots must be a whole number from 1 to 1000000, not '2000000'"},
+    {"plain name with a colon", "# two slots?\nemu1:2\n",
+     "FILE:2: invalid host name 'emu1:2': ':' is not allowed (only letters, digits, '-', '_' and "
+     "dots are); to give "
+     "emu1 2 slots, write 'emu1 slots=2'"},
+    {"plain IPv6 name", "fe80::1 slots=2\n",
+     "FILE:1: invalid host name 'fe80::1': ':' is not allowed (only "
+     "letters, digits, '-', '_' and dots are); an IPv6 address cannot be a host's name"},
+    {"plain brackets", "[[[[ slots=2\n", "FILE:1: invalid host name '[[[[': '[' is not allowed"},
+    {"plain user that is an option", "-oProxyCommand=x@node1\n",
+     "FILE:1: invalid user '-oProxyCommand=x': it starts with '-'"},
+    {"plain escape", "node1\x1b[2J slots=2\n",
+     "FILE:1: the line is not plain text: it contains an escape character (\\x1b) at character 6"},
+    {"plain slots twice", "emu1 slots=2 slots=3\n",
+     "FILE:1: 'slots=3' sets slots a second time (already 'slots=2')"},
+    {"plain slots and count", "emu1 count=2 slots=3\n",
+     "FILE:1: 'slots=3' sets slots a second time (already 'count=2')"},
+    {"plain max_slots twice", "emu1 max_slots=4 max-slots=5\n",
+     "FILE:1: 'max-slots=5' sets max_slots a second time"},
+    // YAML details.
+    {"second document", "hosts:\n  - a\n---\nhosts:\n  - b\n",
+     "FILE:3: a second YAML document starts here"},
+    {"bad escape", "hosts:\n  - name: \"a\\1b\"\n",
+     "FILE:2: '\\1' is not an escape sequence YAML knows"},
 };
 
 INSTANTIATE_TEST_SUITE_P(All, HostFileErrors, ::testing::ValuesIn(kErrors),
@@ -284,6 +365,130 @@ TEST(SshConfig, OpenSshReadsThePerHostSettings) {
   auto node3 = ssh_effective(file, "node3");
   EXPECT_EQ(node3["hostname"], "127.0.0.3");
   EXPECT_EQ(node3["batchmode"], "yes");
+}
+
+TEST(HostFile, AcceptsTheFormsValuesMayTake) {
+  TempDir dir;
+  const auto yaml = read_hostfile(
+      dir.write("h.yaml",
+                "defaults:\n  user: svc.user_1$\nhosts:\n"
+                "  - { name: v6, address: \"::1\" }\n"
+                "  - { name: v6b, address: \"[fe80::1]\" }\n"
+                "  - { name: node-1.lab_a.example.org, address: 10.1.2.3 }\n"
+                "  - { name: n2, address: gw.example.org, identity: \"keys/my key\" }\n"));
+  ASSERT_EQ(yaml.size(), 4u);
+  EXPECT_EQ(yaml[0].user, "svc.user_1$");
+  EXPECT_EQ(yaml[0].address, "::1");
+  EXPECT_EQ(yaml[1].address, "fe80::1");  // brackets are how it may be written, not part of it
+  EXPECT_EQ(yaml[2].name, "node-1.lab_a.example.org");
+  EXPECT_EQ(yaml[3].identity, dir.path() + "/keys/my key");
+  // Plain files written on Windows (CRLF) or with tabs between the words.
+  const auto plain =
+      read_hostfile(dir.write("plain", "node1\tslots=2\r\nalice@node2 \t max_slots=3\r\n"));
+  ASSERT_EQ(plain.size(), 2u);
+  EXPECT_EQ(plain[0].slots, 2);
+  EXPECT_EQ(plain[1].name, "node2");
+  EXPECT_EQ(plain[1].user, "alice");
+  EXPECT_EQ(plain[1].slots, 3);
+}
+
+TEST(HostFile, RelativeKeyPathsAreAbsoluteEvenForARelativeHostFile) {
+  TempDir dir;
+  dir.write("hosts.yaml", "hosts:\n  - name: a\n    identity: id_key\n    known_hosts: ./kh\n");
+  char cwd[4096];
+  ASSERT_NE(getcwd(cwd, sizeof cwd), nullptr);
+  ASSERT_EQ(chdir(dir.path().c_str()), 0);
+  const auto hosts = read_hostfile("hosts.yaml");
+  ASSERT_EQ(chdir(cwd), 0);
+  ASSERT_EQ(hosts.size(), 1u);
+  EXPECT_EQ(hosts[0].identity, dir.path() + "/id_key");
+  EXPECT_EQ(hosts[0].known_hosts, dir.path() + "/./kh");
+}
+
+TEST(HostFile, NulByteIsNamedWithItsLine) {
+  const std::string text("hosts:\n  - name: a\0b\n", 21);
+  EXPECT_EQ(error_of(text), "FILE:2: the file contains a NUL byte (a host file is text)");
+}
+
+TEST(HostFile, DeepNestingSaysWhatAHostFileIs) {
+  const std::string deep = "hosts: " + std::string(2000, '[') + std::string(2000, ']') + "\n";
+  const std::string message = error_of(deep);
+  EXPECT_EQ(message.rfind("FILE:1: values nested deeper than ", 0), 0u) << message;
+  EXPECT_NE(message.find("a host file is a map with a list of hosts"), std::string::npos)
+      << message;
+}
+
+// read_hostfile must come back at once, whatever the path is; a hang fails the test (and ends
+// the process, since the reading thread cannot be interrupted).
+std::string error_within_seconds(const std::string& path, int seconds) {
+  auto reading = std::async(std::launch::async, [path]() -> std::string {
+    try {
+      read_hostfile(path);
+    } catch (const HostFileError& e) {
+      return e.what();
+    }
+    return "";
+  });
+  if (reading.wait_for(std::chrono::seconds(seconds)) != std::future_status::ready) {
+    std::fprintf(stderr, "FAIL: read_hostfile(%s) did not return within %d s\n", path.c_str(),
+                 seconds);
+    std::fflush(stderr);
+    std::_Exit(1);
+  }
+  return reading.get();
+}
+
+TEST(HostFile, RefusesWhatIsNotARegularFileAtOnce) {
+  EXPECT_EQ(error_within_seconds("/dev/zero", 10),
+            "/dev/zero: cannot read host file: it is a device, not a regular file");
+  TempDir dir;
+  const std::string fifo = dir.path() + "/fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(error_within_seconds(fifo, 10),
+            fifo + ": cannot read host file: it is a FIFO (named pipe), not a regular file");
+  const std::string socket_path = dir.path() + "/socket";
+  const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::snprintf(address.sun_path, sizeof address.sun_path, "%s", socket_path.c_str());
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  EXPECT_EQ(error_within_seconds(socket_path, 10),
+            socket_path + ": cannot read host file: it is a socket, not a regular file");
+  close(fd);
+}
+
+TEST(HostFile, RefusesAFileBeyond16MiBBeforeReadingIt) {
+  TempDir dir;
+  const std::string big = dir.path() + "/big.yaml";
+  std::ofstream(big) << "hosts:\n  - a\n";
+  ASSERT_EQ(truncate(big.c_str(), (16 << 20) + 1), 0);  // sparse: nothing is written
+  EXPECT_EQ(error_within_seconds(big, 10),
+            big + ": cannot read host file: it is 16777217 bytes, more than the 16 MiB allowed");
+}
+
+TEST(SshConfig, QuotesValuesAsOpenSshReadsThem) {
+  TempDir dir;
+  std::vector<HostSpec> hosts(1);
+  hosts[0].name = "odd";
+  hosts[0].address = "127.0.0.9";
+  hosts[0].identity = dir.path() + "/we\"ird 'key' #1 \\ x";
+  hosts[0].known_hosts = dir.path() + "/known hosts";
+  const std::string file = dir.write("ssh_config", ssh_config_for(hosts));
+  auto odd = ssh_effective(file, "odd");
+  EXPECT_EQ(odd["_exit"], "0") << odd["_exit"];
+  EXPECT_EQ(odd["identityfile"], dir.path() + "/we\"ird 'key' #1 \\ x");
+  EXPECT_EQ(odd["userknownhostsfile"], dir.path() + "/known hosts");
+  EXPECT_EQ(odd["hostname"], "127.0.0.9");
+}
+
+TEST(SshConfig, RefusesAValueThatWouldStartAnotherSetting) {
+  std::vector<HostSpec> hosts(1);
+  hosts[0].name = "a";
+  hosts[0].address = "127.0.0.1\nProxyCommand=/tmp/x.sh";
+  EXPECT_THROW(ssh_config_for(hosts), std::invalid_argument);
+  hosts[0].address = "127.0.0.1";
+  hosts[0].name = "a b";
+  EXPECT_THROW(ssh_config_for(hosts), std::invalid_argument);
 }
 
 TEST(SshConfig, ConfigFromAHostFileRoundTrips) {

@@ -1,0 +1,219 @@
+// mpirun_messages.cpp - recognises Open MPI 4.1's start-up failure blocks (see mpirun_messages.h).
+#include "mpirun_messages.h"
+
+#include <sstream>
+
+#include "untrusted.h"
+
+namespace bspg::launcher {
+namespace {
+
+// A block longer than this is not one of Open MPI's messages: pass it on as it is.
+constexpr std::size_t kMaxBlockLines = 200;
+
+// Open MPI frames its messages with a line of 74 dashes.
+bool is_rule(std::string_view line) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  return line.size() >= 20 && line.find_first_not_of('-') == std::string_view::npos;
+}
+
+// ssh's own complaints, which mpirun passes on just before "unable to reliably start".
+bool is_ssh_error(const std::string& line) {
+  return line.rfind("ssh: ", 0) == 0 || line.rfind("kex_exchange_identification: ", 0) == 0 ||
+         line.find("Permission denied (") != std::string::npos ||
+         line == "Host key verification failed." || line.rfind("Connection closed by ", 0) == 0 ||
+         line.rfind("Connection timed out during banner exchange", 0) == 0;
+}
+
+std::string trim(const std::string& text) {
+  const auto begin = text.find_first_not_of(" \t\r");
+  if (begin == std::string::npos) return "";
+  return text.substr(begin, text.find_last_not_of(" \t\r") - begin + 1);
+}
+
+// The value of a "Key: value" line of a block, or "".
+std::string field(const std::vector<std::string>& lines, const std::string& key) {
+  for (const auto& line : lines) {
+    const std::string text = trim(line);
+    if (text.rfind(key, 0) == 0) return trim(text.substr(key.size()));
+  }
+  return "";
+}
+
+bool contains(const std::string& text, const char* part) {
+  return text.find(part) != std::string::npos;
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string text;
+  for (const auto& line : lines) {
+    if (is_rule(line)) continue;
+    std::istringstream words(line);
+    std::string word;
+    while (words >> word) text += (text.empty() ? "" : " ") + word;
+  }
+  return text;
+}
+
+// "emu2" in "... Remote daemon: [[1867,0],2] on node emu2 ..." (the HNP's node comes first).
+std::string remote_node(const std::string& text) {
+  const auto remote = text.find("Remote daemon:");
+  const auto on = remote == std::string::npos ? remote : text.find(" on node ", remote);
+  if (on == std::string::npos) return "";
+  std::istringstream rest(text.substr(on + 9));
+  std::string node;
+  rest >> node;
+  return node;
+}
+
+}  // namespace
+
+MpirunStderr::MpirunStderr(std::map<std::string, std::string> address_names)
+    : address_names_(std::move(address_names)) {}
+
+std::string MpirunStderr::feed(std::string_view bytes) {
+  std::string out;
+  partial_.append(bytes);
+  std::size_t newline;
+  while ((newline = partial_.find('\n')) != std::string::npos) {
+    const std::string line = partial_.substr(0, newline);
+    partial_.erase(0, newline + 1);
+    if (passing_partial_) {  // the rest of a line already being passed on
+      out += line + "\n";
+      passing_partial_ = false;
+      continue;
+    }
+    out += take_line(line);
+  }
+  // An unfinished line that cannot start a block (e.g. a prompt or progress output) goes on now.
+  if (!partial_.empty() && (passing_partial_ || (block_.empty() && partial_[0] != '-'))) {
+    for (const auto& held : ssh_lines_) out += held + "\n";
+    ssh_lines_.clear();
+    out += partial_;
+    partial_.clear();
+    passing_partial_ = true;
+  }
+  return out;
+}
+
+std::string MpirunStderr::flush() {
+  std::string out;
+  for (const auto& held : ssh_lines_) out += held + "\n";
+  for (const auto& held : block_) out += held + "\n";
+  out += partial_;
+  ssh_lines_.clear();
+  block_.clear();
+  partial_.clear();
+  passing_partial_ = false;
+  return out;
+}
+
+std::string MpirunStderr::take_line(const std::string& line) {
+  if (!block_.empty()) {
+    block_.push_back(line);
+    if (is_rule(line)) return end_block();
+    if (block_.size() > kMaxBlockLines) return flush();
+    return "";
+  }
+  if (is_rule(line)) {
+    block_.push_back(line);
+    return "";
+  }
+  if (is_ssh_error(line)) {
+    ssh_lines_.push_back(trim(line));
+    return "";
+  }
+  // mpirun's answer to a second stop signal, which bsprun itself never sends, and its note on
+  // passing on the SIGCONT that woke it up.
+  if (stopping_ && (line.rfind("Abort is in progress...", 0) == 0 ||
+                    line.rfind("mpirun: Forwarding signal ", 0) == 0))
+    return "";
+  std::string out;
+  for (const auto& held : ssh_lines_) out += held + "\n";
+  ssh_lines_.clear();
+  return out + line + "\n";
+}
+
+std::string MpirunStderr::end_block() {
+  std::vector<std::string> lines;
+  lines.swap(block_);
+  std::string out;
+  if (recognise(joined(lines), lines)) {
+    if (!failure_.message.empty() && failure_.exit_status != 0 && !reported_) {
+      reported_ = true;
+      out = "bsprun: " + untrusted::printable(failure_.message) + "\n";
+    }
+    return out;
+  }
+  if (stopping_) return "";  // whatever Open MPI says while it is being stopped
+  for (const auto& held : ssh_lines_) out += held + "\n";
+  ssh_lines_.clear();
+  for (const auto& line : lines) out += line + "\n";
+  return out;
+}
+
+// True when the block is one of Open MPI's start-up messages (then it is not passed on).
+bool MpirunStderr::recognise(const std::string& text, const std::vector<std::string>& lines) {
+  const auto set = [&](int status, const std::string& host, const std::string& message) {
+    if (failure_.exit_status == 0) failure_ = StartFailure{status, host, message};
+    return true;
+  };
+  if (contains(text, "could not access or execute an executable")) {
+    const std::string node = field(lines, "Node:");
+    return set(
+        127, node,
+        node + ": program " + field(lines, "Executable:") + " not found there, or not executable");
+  }
+  if (contains(text, "was unable to find the specified executable file")) {
+    const std::string node = field(lines, "Node:");
+    return set(127, node, node + ": program " + field(lines, "Executable:") + " not found there");
+  }
+  if (contains(text, "tried to fork a new process via the \"execve\" system call but failed")) {
+    const std::string node = field(lines, "Local host:");
+    return set(126, node,
+               node + ": cannot execute " + field(lines, "Application name:") + ": " +
+                   field(lines, "Error:"));
+  }
+  if (contains(text, "change to the specified working directory")) {
+    const std::string node = field(lines, "Node:");
+    return set(125, node,
+               node + ": cannot change to the working directory " +
+                   field(lines, "Working directory:") +
+                   " (it does not exist there, or cannot be entered)");
+  }
+  if (contains(text, "unable to reliably start one or more daemons")) {
+    std::string host, reason = ssh_lines_.empty() ? "" : ssh_lines_.front();
+    for (const auto& [address, name] : address_names_) {
+      for (const auto& line : ssh_lines_) {
+        if (host.empty() && (contains(line, (" " + address + " ").c_str()) ||
+                             contains(line, (" " + address + ":").c_str()) ||
+                             contains(line, ("@" + address + ":").c_str()))) {
+          host = name;
+          reason = line;
+        }
+      }
+    }
+    ssh_lines_.clear();
+    if (reason.empty()) reason = "Open MPI's daemon did not start (mpirun gives no reason)";
+    return set(125, host,
+               (host.empty() ? "could not start the job on every host: "
+                             : host + ": could not start the job there: ") +
+                   reason);
+  }
+  if (contains(text, "has lost communication with a remote daemon")) {
+    if (stopping_) return true;
+    const std::string node = remote_node(text);
+    return set(125, node,
+               "lost contact with " + (node.empty() ? "a host" : node) +
+                   " while the job ran (the host or its network failed); the job was stopped");
+  }
+  // Consequences of a failure already reported.
+  if (failure_.exit_status != 0 &&
+      (contains(text, "was unable to start the specified application as it encountered an error") ||
+       contains(text, "does not know how to route a message"))) {
+    return true;
+  }
+  return false;
+}
+
+}  // namespace bspg::launcher

@@ -1,0 +1,61 @@
+// mpirun_messages.h - Open MPI's own messages on mpirun's stderr.
+//
+// When a job cannot start, mpirun prints a framed block (between lines of dashes) and exits with
+// an Open MPI error code that looks like "killed by a signal" (131, 132, 135, 205, ...). bsprun
+// reads mpirun's stderr through this filter: a block that says the program is missing, cannot be
+// executed, the working directory is missing, a daemon could not start on a host or a host was
+// lost is replaced by ONE line naming the host and the cause, and the job's exit status becomes
+// 127 (not found), 126 (not executable) or 125 (could not start). Everything else passes through
+// unchanged: the program's own output, its exit codes and real signal deaths.
+#ifndef BSPG_LAUNCHER_MPIRUN_MESSAGES_H
+#define BSPG_LAUNCHER_MPIRUN_MESSAGES_H
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace bspg::launcher {
+
+// The first start-up failure recognised.
+struct StartFailure {
+  int exit_status = 0;  // 125, 126 or 127; 0 when none was recognised
+  std::string host;     // the host it happened on, "" when Open MPI does not say
+  std::string message;  // the one line bsprun prints (without "bsprun: ")
+};
+
+class MpirunStderr {
+ public:
+  // address_names: ssh destinations (addresses and names) -> the host's name in the host file,
+  // so that ssh's own errors ("connect to host 10.1.2.3 ...") name the host.
+  explicit MpirunStderr(std::map<std::string, std::string> address_names = {});
+
+  // Takes bytes read from mpirun's stderr; returns what to write to bsprun's stderr now. Lines
+  // that may belong to a recognised message are held back until it is complete.
+  std::string feed(std::string_view bytes);
+  // Nothing arrived for a while, or the stream ended: everything held back, as it was.
+  std::string flush();
+  // The job is being stopped on request: Open MPI's blocks from now on are consequences of the
+  // stop ("lost communication", "Abort is in progress", ...) and are dropped.
+  void stopping() { stopping_ = true; }
+
+  const StartFailure& failure() const { return failure_; }
+
+ private:
+  std::string take_line(const std::string& line);
+  std::string end_block();
+  bool recognise(const std::string& text, const std::vector<std::string>& lines);
+
+  std::map<std::string, std::string> address_names_;
+  std::string partial_;                 // bytes of an unfinished line
+  bool passing_partial_ = false;        // the unfinished line is passed through as it comes
+  std::vector<std::string> block_;      // lines of a framed block being read
+  std::vector<std::string> ssh_lines_;  // ssh's errors, held until we know whether a block follows
+  bool stopping_ = false;
+  bool reported_ = false;  // the failure's line was written
+  StartFailure failure_;
+};
+
+}  // namespace bspg::launcher
+
+#endif

@@ -1,0 +1,211 @@
+// remote_stop.cpp - one ssh per host runs remote_stop_script; see remote_stop.h.
+#include "remote_stop.h"
+
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <thread>
+
+#include "untrusted.h"
+
+namespace bspg::launcher {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The script waits up to 2 s for SIGTERM to work before SIGKILL; allow for that and the login.
+constexpr double kScriptSeconds = 4;
+
+// The last non-empty line of ssh's stderr.
+std::string last_line(const std::string& text) {
+  std::string last, line;
+  for (char c : text) {
+    if (c == '\n') {
+      if (!line.empty()) last = line;
+      line.clear();
+    } else if (c != '\r') {
+      line += c;
+    }
+  }
+  return line.empty() ? last : line;
+}
+
+void read_available(int fd, std::string& into) {
+  char buffer[4096];
+  ssize_t n;
+  while ((n = read(fd, buffer, sizeof buffer)) > 0) {
+    if (into.size() < 65536) into.append(buffer, static_cast<std::size_t>(n));
+  }
+}
+
+}  // namespace
+
+std::string new_job_marker() {
+  std::random_device random;
+  char text[64];
+  std::snprintf(text, sizeof text, "bspg-%d-%08x%08x", static_cast<int>(getpid()), random(),
+                random());
+  return text;
+}
+
+std::string remote_stop_script(const std::string& marker) {
+  // The marker is letters, digits and '-' (new_job_marker), so it needs no quoting in sh.
+  return "marker='" + std::string(kJobMarkerVariable) + "=" + marker + "'\n" +
+         R"SH(self=$(readlink /proc/self/ns/uts)
+ranks= parents=
+for f in $(grep -lzxF "$marker" /proc/[0-9]*/environ 2>/dev/null); do
+  p=${f#/proc/}; p=${p%/environ}
+  [ "$(readlink /proc/$p/ns/uts 2>/dev/null)" = "$self" ] || continue
+  ranks="$ranks $p"
+  parents="$parents $(sed -n 's/^.*) . \([0-9]*\) .*$/\1/p' /proc/$p/stat 2>/dev/null)"
+done
+[ -n "$ranks" ] || exit 0
+kill -CONT $parents $ranks 2>/dev/null
+kill -TERM $ranks 2>/dev/null
+for i in 1 2 3 4 5 6 7 8 9 10; do
+  alive=
+  for p in $ranks; do
+    s=$(sed -n 's/^.*) \(.\) .*$/\1/p' /proc/$p/stat 2>/dev/null)
+    [ -n "$s" ] && [ "$s" != Z ] && alive=1
+  done
+  [ -z "$alive" ] && exit 0
+  sleep 0.2
+done
+kill -KILL $ranks 2>/dev/null
+exit 0
+)SH";
+}
+
+RemoteStop::RemoteStop(const RemoteJob& job, double timeout_s) : job_(job), timeout_s_(timeout_s) {}
+
+RemoteStop::~RemoteStop() {
+  for (auto& command : running_) {
+    kill(command.pid, SIGKILL);
+    waitpid(command.pid, nullptr, 0);
+    close(command.err_fd);
+  }
+}
+
+void RemoteStop::start() {
+  if (started_) return;
+  started_ = true;
+  poll();
+}
+
+void RemoteStop::launch(const std::string& host) {
+  const std::string connect_timeout = std::to_string(std::max(1L, std::lround(timeout_s_)));
+  std::vector<std::string> argv{"ssh"};
+  if (!job_.ssh_config.empty()) argv.insert(argv.end(), {"-F", job_.ssh_config});
+  argv.insert(argv.end(), {"-T", "-o", "BatchMode=yes", "-o", "ConnectTimeout=" + connect_timeout,
+                           "-o", "LogLevel=ERROR", "--", host, "sh -s"});
+  // Built before fork: the child only calls async-signal-safe functions.
+  std::vector<char*> args;
+  args.reserve(argv.size() + 1);
+  for (auto& a : argv) args.push_back(a.data());
+  args.push_back(nullptr);
+  int in[2], err[2];
+  if (pipe2(in, O_CLOEXEC) != 0) {
+    unreachable_.push_back(host + " (cannot run ssh: " + std::strerror(errno) + ")");
+    return;
+  }
+  if (pipe2(err, O_CLOEXEC) != 0) {
+    unreachable_.push_back(host + " (cannot run ssh: " + std::strerror(errno) + ")");
+    close(in[0]);
+    close(in[1]);
+    return;
+  }
+  const pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);  // not in the terminal's foreground group: a second Ctrl-C does not end it
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    signal(SIGPIPE, SIG_DFL);
+    dup2(in[0], STDIN_FILENO);
+    dup2(err[1], STDERR_FILENO);
+    const int null = open("/dev/null", O_WRONLY);
+    if (null >= 0) dup2(null, STDOUT_FILENO);
+    execvp(args[0], args.data());
+    static const char kCannot[] = "cannot run ssh\n";
+    ssize_t ignored = write(STDERR_FILENO, kCannot, sizeof kCannot - 1);
+    (void)ignored;
+    _exit(255);
+  }
+  close(in[0]);
+  close(err[1]);
+  if (pid < 0) {
+    unreachable_.push_back(host + " (cannot run ssh: " + std::strerror(errno) + ")");
+    close(in[1]);
+    close(err[0]);
+    return;
+  }
+  // The script is far smaller than a pipe's buffer: this write does not block.
+  const std::string script = remote_stop_script(job_.marker);
+  ssize_t written = write(in[1], script.data(), script.size());
+  (void)written;
+  close(in[1]);
+  fcntl(err[0], F_SETFL, O_NONBLOCK);
+  Command command;
+  command.host = host;
+  command.pid = pid;
+  command.err_fd = err[0];
+  command.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                        std::chrono::duration<double>(timeout_s_ + kScriptSeconds));
+  running_.push_back(command);
+}
+
+void RemoteStop::done(Command& command, int status, bool timed_out) {
+  read_available(command.err_fd, command.err);
+  close(command.err_fd);
+  const std::string name =
+      job_.address_names.count(command.host) ? job_.address_names[command.host] : command.host;
+  std::string why;
+  if (timed_out) {
+    char text[64];
+    std::snprintf(text, sizeof text, "no answer within %.0f s", timeout_s_ + kScriptSeconds);
+    why = text;
+  } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    why = last_line(command.err);
+    if (why.empty()) why = "ssh failed";
+  }
+  if (!why.empty()) unreachable_.push_back(name + " (" + untrusted::printable(why) + ")");
+}
+
+bool RemoteStop::poll() {
+  if (!started_) return true;
+  const auto now = Clock::now();
+  for (auto it = running_.begin(); it != running_.end();) {
+    read_available(it->err_fd, it->err);
+    int status = 0;
+    const pid_t reaped = waitpid(it->pid, &status, WNOHANG);
+    const bool timed_out = reaped == 0 && now >= it->deadline;
+    if (timed_out) {
+      kill(it->pid, SIGKILL);
+      waitpid(it->pid, &status, 0);
+    }
+    if (reaped == it->pid || timed_out || reaped < 0) {
+      done(*it, status, timed_out);
+      it = running_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  while (running_.size() < kParallel && next_ < job_.hosts.size()) launch(job_.hosts[next_++]);
+  return running_.empty() && next_ >= job_.hosts.size();
+}
+
+void RemoteStop::finish() {
+  while (!poll()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+}
+
+}  // namespace bspg::launcher

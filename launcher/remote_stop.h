@@ -1,0 +1,81 @@
+// remote_stop.h - stopping a job's processes on other hosts over ssh.
+//
+// When a grid job must stop, mpirun asks its daemons to end the processes; a frozen daemon (or a
+// frozen mpirun) would leave them running. So bsprun also goes to every host itself: one ssh per
+// host (the same ssh configuration Open MPI uses) runs a short sh script that finds the job's
+// processes there by the marker in their environment, continues them and their parent (Open
+// MPI's daemon) should they be stopped (SIGSTOP), sends SIGTERM, and SIGKILL 2 s later. A host
+// that cannot be reached (down, frozen, no route) is reported; its processes may still run.
+#ifndef BSPG_LAUNCHER_REMOTE_STOP_H
+#define BSPG_LAUNCHER_REMOTE_STOP_H
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace bspg::launcher {
+
+// The environment variable that marks every process of a grid job (mpirun -x NAME=marker).
+constexpr const char* kJobMarkerVariable = "BSPG_JOB_MARKER";
+
+// A new marker, unique to this job: letters, digits and '-' only.
+std::string new_job_marker();
+
+// The job's processes on other hosts (grid path); no hosts on the local path.
+struct RemoteJob {
+  std::vector<std::string> hosts;  // ssh destinations: host names of the ssh configuration
+  std::string ssh_config;          // ssh -F this file; "": the user's own configuration
+  std::string marker;              // kJobMarkerVariable's value in every process of the job
+  std::map<std::string, std::string> address_names;  // address or name -> host name (messages)
+};
+
+// The sh script that stops the processes carrying `marker` on the host it runs on (only those
+// of that host's UTS namespace: emulated test hosts share one process table).
+std::string remote_stop_script(const std::string& marker);
+
+// The ssh commands of one stop, at most kParallel at a time, each bounded by timeout_s to
+// connect and a few seconds more to finish.
+class RemoteStop {
+ public:
+  RemoteStop(const RemoteJob& job, double timeout_s);
+  ~RemoteStop();
+  RemoteStop(const RemoteStop&) = delete;
+  RemoteStop& operator=(const RemoteStop&) = delete;
+
+  bool started() const { return started_; }
+  // Starts the first ssh commands (the others follow as these finish, in poll()).
+  void start();
+  // Reaps finished commands, ends those past their deadline, starts waiting ones; true when
+  // every host is done (or nothing was started).
+  bool poll();
+  // poll() until every host is done.
+  void finish();
+  // "host (why)" for each host that could not be reached to stop the job there.
+  const std::vector<std::string>& unreachable() const { return unreachable_; }
+
+ private:
+  struct Command {
+    std::string host;
+    pid_t pid = -1;
+    int err_fd = -1;  // ssh's stderr
+    std::string err;
+    std::chrono::steady_clock::time_point deadline;
+  };
+  void launch(const std::string& host);
+  void done(Command& command, int status, bool timed_out);
+
+  static constexpr std::size_t kParallel = 32;
+  RemoteJob job_;
+  double timeout_s_;
+  bool started_ = false;
+  std::size_t next_ = 0;  // next host to start
+  std::vector<Command> running_;
+  std::vector<std::string> unreachable_;
+};
+
+}  // namespace bspg::launcher
+
+#endif

@@ -1,0 +1,171 @@
+// mpirun_messages_test.cpp - Open MPI 4.1's start-up failure blocks (as mpirun prints them on this
+// machine) become one line and an honest exit status; everything else passes unchanged.
+#include "mpirun_messages.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+using bspg::launcher::MpirunStderr;
+
+namespace {
+
+const std::string kRule = std::string(74, '-') + "\n";
+
+std::string block(const std::string& body) { return kRule + body + kRule; }
+
+const std::string kNotAccessible = block(
+    "mpirun was unable to launch the specified application as it could not access\n"
+    "or execute an executable:\n\n"
+    "Executable: /home/a/prog\n"
+    "Node: emu1\n\n"
+    "while attempting to start process rank 0.\n");
+
+const std::string kExecveFailed =
+    block(
+        "Open MPI tried to fork a new process via the \"execve\" system call but\n"
+        "failed.  Open MPI checks many things before attempting to launch a\n"
+        "child process, but nothing is perfect. This error may be indicative\n"
+        "of another problem on the target host, or even something as silly as\n"
+        "having specified a directory for your application. Your job will now\n"
+        "abort.\n\n"
+        "  Local host:        emu1\n"
+        "  Working dir:       /home/a\n"
+        "  Application name:  /tmp/\n"
+        "  Error:             Permission denied\n") +
+    block(
+        "mpirun was unable to start the specified application as it encountered an\n"
+        "error:\n\n"
+        "Error code: -125\n"
+        "Error name: The specified application failed to start\n"
+        "Node: emu1\n\n"
+        "when attempting to start process rank 0.\n");
+
+const std::string kNoWorkingDirectory = block(
+    "mpirun was unable to launch the specified application as it could not\n"
+    "change to the specified working directory:\n\n"
+    "Working directory: /nonexistent/dir\n"
+    "Node: emu1\n\n"
+    "while attempting to start process rank 0.\n");
+
+const std::string kDaemonsDidNotStart =
+    "ssh: connect to host 127.0.183.2 port 22: Connection refused\r\n" +
+    block(
+        "ORTE was unable to reliably start one or more daemons.\n"
+        "This usually is caused by:\n\n"
+        "* not finding the required libraries and/or binaries on\n"
+        "  one or more nodes. Please check your PATH and LD_LIBRARY_PATH\n"
+        "  settings, or configure OMPI with --enable-orterun-prefix-by-default\n") +
+    block(
+        "ORTE does not know how to route a message to the specified daemon\n"
+        "located on the indicated node:\n\n"
+        "  my node:   vm\n"
+        "  target node:  emu1\n");
+
+const std::string kLostDaemon = block(
+    "ORTE has lost communication with a remote daemon.\n\n"
+    "  HNP daemon   : [[1867,0],0] on node vm\n"
+    "  Remote daemon: [[1867,0],2] on node emu2\n\n"
+    "This is usually due to either a failure of the TCP network\n"
+    "connection to the node, or possibly an internal failure of\n"
+    "the daemon itself. We cannot recover from this failure, and\n"
+    "therefore will terminate the job.\n");
+
+const std::string kRankKilled = block(
+    "mpirun noticed that process rank 3 with PID 0 on node emu2 exited on signal 9 (Killed).\n");
+
+// Everything a filter passes on for `text`, fed in pieces of `piece` bytes.
+std::string through(MpirunStderr& filter, const std::string& text, std::size_t piece = 4096) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); i += piece) out += filter.feed(text.substr(i, piece));
+  return out + filter.flush();
+}
+
+}  // namespace
+
+TEST(MpirunMessages, MissingProgramIsOneLineAnd127) {
+  MpirunStderr filter;
+  EXPECT_EQ(through(filter, "rank output\n" + kNotAccessible),
+            "rank output\nbsprun: emu1: program /home/a/prog not found there, or not executable\n");
+  EXPECT_EQ(filter.failure().exit_status, 127);
+  EXPECT_EQ(filter.failure().host, "emu1");
+}
+
+TEST(MpirunMessages, DirectoryAsProgramIs126AndItsFollowUpIsDropped) {
+  MpirunStderr filter;
+  EXPECT_EQ(through(filter, kExecveFailed),
+            "bsprun: emu1: cannot execute /tmp/: Permission denied\n");
+  EXPECT_EQ(filter.failure().exit_status, 126);
+}
+
+TEST(MpirunMessages, MissingWorkingDirectoryIs125) {
+  MpirunStderr filter;
+  EXPECT_EQ(through(filter, kNoWorkingDirectory),
+            "bsprun: emu1: cannot change to the working directory /nonexistent/dir "
+            "(it does not exist there, or cannot be entered)\n");
+  EXPECT_EQ(filter.failure().exit_status, 125);
+}
+
+TEST(MpirunMessages, DaemonThatCouldNotStartIsNamedFromSshsAddress) {
+  MpirunStderr filter({{"127.0.183.2", "emu2"}, {"emu2", "emu2"}, {"127.0.183.1", "emu1"}});
+  EXPECT_EQ(through(filter, kDaemonsDidNotStart),
+            "bsprun: emu2: could not start the job there: "
+            "ssh: connect to host 127.0.183.2 port 22: Connection refused\n");
+  EXPECT_EQ(filter.failure().exit_status, 125);
+  EXPECT_EQ(filter.failure().host, "emu2");
+  MpirunStderr unnamed;
+  EXPECT_EQ(
+      through(unnamed, kDaemonsDidNotStart),
+      "bsprun: could not start the job on every host: ssh: connect to host 127.0.183.2 port 22: "
+      "Connection refused\n");
+}
+
+TEST(MpirunMessages, LostHostIs125UnlessTheJobIsBeingStopped) {
+  MpirunStderr filter;
+  EXPECT_EQ(through(filter, kLostDaemon),
+            "bsprun: lost contact with emu2 while the job ran "
+            "(the host or its network failed); the job was stopped\n");
+  EXPECT_EQ(filter.failure().exit_status, 125);
+  MpirunStderr stopping;
+  stopping.stopping();
+  EXPECT_EQ(through(stopping, kLostDaemon +
+                                  "Abort is in progress...hit ctrl-c again within 5 seconds to "
+                                  "forcibly terminate\n" +
+                                  kRankKilled),
+            "");
+  EXPECT_EQ(stopping.failure().exit_status, 0);
+}
+
+TEST(MpirunMessages, OtherBlocksAndOutputPassUnchanged) {
+  MpirunStderr filter(std::map<std::string, std::string>{{"emu2", "emu2"}});
+  const std::string text =
+      "rank 0 says\n" + kRankKilled + "ssh: a warning that is not followed by a block\n" +
+      block("  something else Open MPI says\n") + "partial line without newline";
+  EXPECT_EQ(through(filter, text), text);
+  EXPECT_EQ(filter.failure().exit_status, 0);
+  // The same, one byte at a time.
+  MpirunStderr bytewise(std::map<std::string, std::string>{{"emu2", "emu2"}});
+  EXPECT_EQ(through(bytewise, text, 1), text);
+}
+
+TEST(MpirunMessages, ProgramOutputIsNotHeldBack) {
+  MpirunStderr filter;
+  EXPECT_EQ(filter.feed("progress 10%\r"), "progress 10%\r");
+  EXPECT_EQ(filter.feed("progress 20%\n"), "progress 20%\n");
+  EXPECT_EQ(filter.feed("rank 1 line\n"), "rank 1 line\n");
+  // A line of dashes from the program is held until its block ends, or until flush().
+  EXPECT_EQ(filter.feed(kRule), "");
+  EXPECT_EQ(filter.feed("table row\n"), "");
+  EXPECT_EQ(filter.flush(), kRule + "table row\n");
+}
+
+TEST(MpirunMessages, FirstFailureWinsInEachPiecing) {
+  for (std::size_t piece : {1, 7, 64, 100000}) {
+    MpirunStderr filter;
+    EXPECT_EQ(through(filter, kNotAccessible + kNoWorkingDirectory, piece),
+              "bsprun: emu1: program /home/a/prog not found there, or not executable\n")
+        << "pieces of " << piece;
+    EXPECT_EQ(filter.failure().exit_status, 127);
+  }
+}
