@@ -1,6 +1,6 @@
 #include "transport.hpp"
 
-#include <mpi-ext.h>  // Open MPI's extensions: persistent collectives (pcollreq)
+#include <mpi-ext.h>  // Open MPI's extensions: persistent collectives (MPIX_Allreduce_init)
 
 #include <algorithm>
 #include <chrono>
@@ -30,13 +30,6 @@ double typical_wait_seconds = 0;  // exponentially weighted average of recent wa
 
 std::uint64_t round_up(std::uint64_t n, std::uint64_t unit) { return (n + unit - 1) / unit * unit; }
 
-// ceil(log2(q)): the rounds of a recursive-doubling reduction.
-std::uint64_t reduction_rounds(int q) {
-  std::uint64_t rounds = 0;
-  for (int reach = 1; reach < q; reach *= 2) ++rounds;
-  return rounds;
-}
-
 // MPI_Put / MPI_Get of any size (MPI counts are int).
 template <class Op>
 void in_pieces(std::uint64_t n, Op&& op) {
@@ -62,8 +55,11 @@ void wait_idle(int n, MPI_Request* requests) {
   const double spin = std::clamp(3 * typical_wait_seconds, kMinSpinSeconds, kMaxSpinSeconds);
   const auto spin_until = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(spin));
   do {
-    MPI_Testall(n, requests, &done, MPI_STATUSES_IGNORE);
-    if (done) return finished();
+    // The clock only every 16 polls: reading it costs about as much as a poll.
+    for (int poll = 0; poll < 16; ++poll) {
+      MPI_Testall(n, requests, &done, MPI_STATUSES_IGNORE);
+      if (done) return finished();
+    }
   } while (Clock::now() < spin_until);
   long pause = kFirstPauseNs;
   for (;;) {
@@ -83,6 +79,87 @@ void IdlePacer::idle() {
   pause_ns_ = pause_ns_ ? std::min(pause_ns_ * 2, kMaxPauseNs) : kFirstPauseNs;
   timespec sleep_for{0, pause_ns_};
   nanosleep(&sleep_for, nullptr);
+}
+
+// ---- MaxReduction -------------------------------------------------------------------------------
+
+MaxReduction::MaxReduction(MPI_Comm comm, int words, int tag) : comm_(comm) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  mine_.assign(static_cast<std::size_t>(words), 0);
+  theirs_.assign(static_cast<std::size_t>(words), 0);
+  int reach = 1;  // the largest power of two not above size
+  while (reach * 2 <= size) reach *= 2;
+  if (size > kMaxStepProcesses) {
+    collective_steps_ = true;
+    for (int r = 1; r < size; r *= 2) ++messages_;  // recursive doubling, as libnbc is told to use
+#ifdef OMPI_HAVE_MPI_EXT_PCOLLREQ
+    MPIX_Allreduce_init(mine_.data(), theirs_.data(), words, MPI_UINT64_T, MPI_MAX, comm, MPI_INFO_NULL, &collective_);
+    persistent_ = true;
+#endif
+    return;
+  }
+  auto send = [&](std::uint64_t* from, int to, int step_tag, Step& step) {
+    MPI_Send_init(from, words, MPI_UINT64_T, to, step_tag, comm, &step.requests[step.count++]);
+    ++messages_;
+  };
+  auto receive = [&](std::uint64_t* into, int from, int step_tag, Step& step) {
+    MPI_Recv_init(into, words, MPI_UINT64_T, from, step_tag, comm, &step.requests[step.count++]);
+  };
+  const int extra = size - reach;  // ranks 0..2*extra-1 pair up: the even one of a pair sits out
+  const int virtual_rank = rank < 2 * extra ? (rank % 2 ? rank / 2 : -1) : rank - extra;
+  auto real_rank = [&](int v) { return v < extra ? 2 * v + 1 : v + extra; };
+  if (rank < 2 * extra) {  // fold the pair into its odd member
+    Step step{{MPI_REQUEST_NULL, MPI_REQUEST_NULL}, 0, rank % 2 == 1};
+    if (rank % 2) receive(theirs_.data(), rank - 1, tag, step);
+    else send(mine_.data(), rank + 1, tag, step);
+    steps_.push_back(step);
+  }
+  if (virtual_rank >= 0) {
+    int round = 1;
+    for (int mask = 1; mask < reach; mask <<= 1, ++round) {
+      const int partner = real_rank(virtual_rank ^ mask);
+      Step step{{MPI_REQUEST_NULL, MPI_REQUEST_NULL}, 0, true};
+      send(mine_.data(), partner, tag + round, step);
+      receive(theirs_.data(), partner, tag + round, step);
+      steps_.push_back(step);
+    }
+  }
+  if (rank < 2 * extra) {  // and hand the result back to the even one
+    Step step{{MPI_REQUEST_NULL, MPI_REQUEST_NULL}, 0, false};
+    if (rank % 2) send(mine_.data(), rank - 1, tag + 63, step);
+    else receive(mine_.data(), rank + 1, tag + 63, step);
+    steps_.push_back(step);
+  }
+}
+
+MaxReduction::~MaxReduction() {
+  for (Step& step : steps_)
+    for (int i = 0; i < step.count; ++i) MPI_Request_free(&step.requests[i]);
+  if (persistent_) MPI_Request_free(&collective_);
+}
+
+void MaxReduction::run(std::uint64_t* words) {
+  std::copy(words, words + mine_.size(), mine_.begin());
+  if (collective_steps_) {
+    if (persistent_) {
+      MPI_Start(&collective_);
+    } else {
+      MPI_Iallreduce(mine_.data(), theirs_.data(), static_cast<int>(mine_.size()), MPI_UINT64_T, MPI_MAX, comm_,
+                     &collective_);
+    }
+    wait_idle(&collective_);
+    std::copy(theirs_.begin(), theirs_.end(), words);
+    return;
+  }
+  for (Step& step : steps_) {
+    MPI_Startall(step.count, step.requests);
+    wait_idle(step.count, step.requests);
+    if (step.combine)
+      for (std::size_t i = 0; i < mine_.size(); ++i) mine_[i] = std::max(mine_[i], theirs_[i]);
+  }
+  std::copy(mine_.begin(), mine_.end(), words);
 }
 
 // ---- Transport -------------------------------------------------------------------------------
@@ -127,15 +204,8 @@ void Transport::allocate(int channel, int parity, std::uint64_t capacity) {
 }
 
 void Transport::close() {
-  for (Reduction& reduction : reductions_)
-    if (reduction.persistent) {
-      MPI_Request_free(&reduction.request);
-      reduction.persistent = false;
-      reduction.in.clear();
-    }
-#ifdef OMPI_HAVE_MPI_EXT_PCOLLREQ
-  if (barrier_ != MPI_REQUEST_NULL) MPI_Request_free(&barrier_);
-#endif
+  for (auto& reduction : reductions_) reduction.reset();
+  barrier_.reset();
   if (!open_) return;
   for (int channel = 0; channel < kChannels; ++channel) {
     if (!channel_open_[channel]) continue;
@@ -218,23 +288,20 @@ void Transport::round(ChunkKind kind, const std::vector<Outgoing>& out, std::uin
   }
   flush_targets();
 
-  Reduction& reduction = reductions_[channel_];
+  // Tags: each reduction its own range, so that none can take another's messages.
   const auto count = static_cast<std::size_t>(nwords) + 1;  // the caller's words and "something is late"
-  if (reduction.in.size() != count) {
-    if (reduction.persistent) MPI_Request_free(&reduction.request);
-    reduction.persistent = false;
-    reduction.in.assign(count, 0);
-    reduction.out.assign(count, 0);
-  }
-  std::copy(words, words + nwords, reduction.in.begin());
-  reduction.in[count - 1] = late.empty() ? 0 : 1;
-  reduce(reduction);
-  std::copy(reduction.out.begin(), reduction.out.begin() + nwords, words);
-  if (reduction.out[count - 1]) grow(late, out);
+  std::unique_ptr<MaxReduction>& reduction = reductions_[channel_];
+  if (!reduction || static_cast<std::size_t>(reduction->words()) != count)
+    reduction = std::make_unique<MaxReduction>(comm_, static_cast<int>(count), 1000 + 100 * channel_);
+  words_.assign(words, words + nwords);
+  words_.push_back(late.empty() ? 0 : 1);
+  reduction->run(words_.data());
+  std::copy(words_.begin(), words_.begin() + nwords, words);
+  if (words_[count - 1]) grow(late, out);
 
   // Metadata: chunk headers and the counter's fetch-and-add both ways, and the reduction's rounds.
   metadata_ += n * (sizeof(ChunkHeader) + 2 * sizeof(std::uint64_t));
-  metadata_ += 2 * reduction_rounds(size()) * count * sizeof(std::uint64_t);
+  metadata_ += static_cast<std::uint64_t>(reduction->messages_sent()) * 2 * count * sizeof(std::uint64_t);
   scan();
   metadata_ += incoming_.size() * (sizeof(ChunkHeader) + 2 * sizeof(std::uint64_t));
 }
@@ -286,30 +353,10 @@ void Transport::scan() {
   std::sort(incoming_.begin(), incoming_.end(), [](const Incoming& a, const Incoming& b) { return a.src < b.src; });
 }
 
-void Transport::reduce(Reduction& reduction) {
-  const int count = static_cast<int>(reduction.in.size());
-#ifdef OMPI_HAVE_MPI_EXT_PCOLLREQ
-  if (!reduction.persistent) {
-    MPIX_Allreduce_init(reduction.in.data(), reduction.out.data(), count, MPI_UINT64_T, MPI_MAX, comm_, MPI_INFO_NULL,
-                        &reduction.request);
-    reduction.persistent = true;
-  }
-  MPI_Start(&reduction.request);
-#else
-  MPI_Iallreduce(reduction.in.data(), reduction.out.data(), count, MPI_UINT64_T, MPI_MAX, comm_, &reduction.request);
-#endif
-  wait_idle(&reduction.request);
-}
-
 void Transport::barrier() {
-#ifdef OMPI_HAVE_MPI_EXT_PCOLLREQ
-  if (barrier_ == MPI_REQUEST_NULL) MPIX_Barrier_init(comm_, MPI_INFO_NULL, &barrier_);
-  MPI_Start(&barrier_);
-  wait_idle(&barrier_);
-#else
-  MPI_Ibarrier(comm_, &barrier_);
-  wait_idle(&barrier_);
-#endif
+  if (!barrier_) barrier_ = std::make_unique<MaxReduction>(comm_, 1, 900);
+  std::uint64_t nothing = 0;
+  barrier_->run(&nothing);
 }
 
 void Transport::end_sync() {

@@ -28,6 +28,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "stream.hpp"
@@ -37,6 +38,40 @@ namespace bspg {
 // Waits for all n requests; polls, then sleeps between polls (see above).
 void wait_idle(int n, MPI_Request* requests);
 inline void wait_idle(MPI_Request* request) { wait_idle(1, request); }
+
+// An element-wise MAX of a fixed number of 64-bit words over a communicator, in place, every wait
+// idle. Up to kMaxStepProcesses processes by recursive doubling over persistent point-to-point
+// requests set up once (ceil(log2 p) exchanges): Open MPI 4.1's non-blocking collectives (libnbc)
+// walk a schedule and allocate on every call, which costs a third more than its blocking
+// MPI_Allreduce at p = 2. Beyond that a persistent non-blocking MPI_Allreduce (Open MPI's
+// MPIX_Allreduce_init, set up once; MPI_Iallreduce elsewhere), which is the faster of the two
+// where processes outnumber cores. Collective: every process of comm calls run() equally often.
+class MaxReduction {
+ public:
+  static constexpr int kMaxStepProcesses = 4;
+  MaxReduction(MPI_Comm comm, int words, int tag);
+  MaxReduction(const MaxReduction&) = delete;
+  MaxReduction& operator=(const MaxReduction&) = delete;
+  ~MaxReduction();
+  int words() const { return static_cast<int>(mine_.size()); }
+  void run(std::uint64_t* words);
+  // Messages this process sends in one run (for the metadata figures).
+  int messages_sent() const { return messages_; }
+
+ private:
+  struct Step {
+    MPI_Request requests[2];
+    int count;      // 1 (send or receive only) or 2 (an exchange)
+    bool combine;   // fold what arrived into mine_
+  };
+  MPI_Comm comm_;
+  std::vector<std::uint64_t> mine_, theirs_;
+  std::vector<Step> steps_;
+  bool collective_steps_ = false;               // beyond kMaxStepProcesses: MPI's allreduce
+  MPI_Request collective_ = MPI_REQUEST_NULL;
+  bool persistent_ = false;
+  int messages_ = 0;
+};
 
 // Paces a polling loop of one's own the same way: idle() after a poll that found nothing (returns
 // at once for the first millisecond, then sleeps, longer each time), reset() after progress.
@@ -141,16 +176,10 @@ class Transport {
   std::vector<std::uint64_t> sizes_, offsets_;
   std::vector<MPI_Request> requests_;
   std::vector<int> touched_;
-  // The reduction ending a round of each channel, and the barrier: persistent requests where the
-  // MPI has them (set up once, so a sync does not pay for building the collective's schedule).
-  struct Reduction {
-    std::vector<std::uint64_t> in, out;
-    MPI_Request request = MPI_REQUEST_NULL;
-    bool persistent = false;
-  };
-  void reduce(Reduction& reduction);
-  Reduction reductions_[kChannels];
-  MPI_Request barrier_ = MPI_REQUEST_NULL;
+  // The reduction ending a round of each channel, and the barrier (a reduction of one word).
+  std::unique_ptr<MaxReduction> reductions_[kChannels];
+  std::unique_ptr<MaxReduction> barrier_;
+  std::vector<std::uint64_t> words_;  // the caller's words and "something is late"
   std::uint64_t metadata_ = 0;
 };
 
