@@ -92,25 +92,27 @@ struct Options : bench::CommonOptions {
 };
 
 std::optional<int> parse_options(int argc, char** argv, Options& opt) {
-  std::string error = bench::read_options(argc, argv, kProgram, opt, [&](bench::OptionReader& option) {
-    if (option.name() == "--k") return option.take_count(1, 1000000, &opt.k);
-    if (option.name() == "--large") {
-      opt.large_given = true;
-      return option.take_count(0, 2047, &opt.large_mib);  // BSPlib sizes are int
-    }
-    if (option.name() == "--wait") {
-      opt.wait_given = true;
-      std::string problem = option.take_value("number of seconds");
-      if (!problem.empty()) return problem;
-      char* end = nullptr;
-      const double value = std::strtod(option.value().c_str(), &end);
-      if (option.value().empty() || *end != '\0' || !(value >= 0) || value > 60)
-        return std::string("--wait needs a number of seconds from 0 to 60, not '") + option.value() + "'";
-      opt.wait_s = value;
-      return std::string();
-    }
-    return option.unmatched();
-  });
+  std::string error =
+      bench::read_options(argc, argv, kProgram, opt, [&](bench::OptionReader& option) {
+        if (option.name() == "--k") return option.take_count(1, 1000000, &opt.k);
+        if (option.name() == "--large") {
+          opt.large_given = true;
+          return option.take_count(0, 2047, &opt.large_mib);  // BSPlib sizes are int
+        }
+        if (option.name() == "--wait") {
+          opt.wait_given = true;
+          std::string problem = option.take_value("number of seconds");
+          if (!problem.empty()) return problem;
+          char* end = nullptr;
+          const double value = std::strtod(option.value().c_str(), &end);
+          if (option.value().empty() || *end != '\0' || !(value >= 0) || value > 60)
+            return std::string("--wait needs a number of seconds from 0 to 60, not '") +
+                   option.value() + "'";
+          opt.wait_s = value;
+          return std::string();
+        }
+        return option.unmatched();
+      });
   if (opt.quick) {
     if (!opt.large_given) opt.large_mib = 16;
     if (!opt.wait_given) opt.wait_s = 0.5;
@@ -122,13 +124,14 @@ using Timing = bench::Alternation;
 
 template <typename Bspg, typename Raw>
 Timing time_alternating(long reps, Bspg bspg_once, Raw raw_once) {
-  return bench::time_alternating(reps, kWarmupRepetitions, [&](int) { return bspg_once(); }, [&](int) { return raw_once(); });
+  return bench::time_alternating(
+      reps, kWarmupRepetitions, [&](int) { return bspg_once(); }, [&](int) { return raw_once(); });
 }
 
 void print_row(const char* label, const Timing& t, double target) {
   if (bsp_pid() != 0) return;
-  std::printf("%-36s %12.2f %12.2f %8.2fx %7s%gx  %-4s %8.2fx\n", label, t.bspg_us, t.raw_us, t.ratio(), "<= ", target,
-              t.ratio() <= target ? "PASS" : "FAIL", t.min_ratio());
+  std::printf("%-36s %12.2f %12.2f %8.2fx %7s%gx  %-4s %8.2fx\n", label, t.bspg_us, t.raw_us,
+              t.ratio(), "<= ", target, t.ratio() <= target ? "PASS" : "FAIL", t.min_ratio());
   std::fflush(stdout);
 }
 
@@ -158,7 +161,8 @@ struct Sparse {
   int p, me, k;
   std::vector<long> inbox;
   long serial = 0;
-  Sparse(int p_in, int me_in, int k_in) : p(p_in), me(me_in), k(k_in), inbox(static_cast<std::size_t>(k_in)) {
+  Sparse(int p_in, int me_in, int k_in)
+      : p(p_in), me(me_in), k(k_in), inbox(static_cast<std::size_t>(k_in)) {
     bsp_push_reg(inbox.data(), k * static_cast<int>(sizeof(long)));
     bsp_sync();
   }
@@ -171,8 +175,8 @@ struct Sparse {
     for (int j = 0; j < k; ++j) {
       const int from = ((me - 1 - j) % p + p) % p;
       if (inbox[static_cast<std::size_t>(j)] != word(from, j))
-        bsp_abort("%s: (b) %s: process %d got %ld from process %d, expected %ld\n", kProgram, variant, me,
-                  inbox[static_cast<std::size_t>(j)], from, word(from, j));
+        bsp_abort("%s: (b) %s: process %d got %ld from process %d, expected %ld\n", kProgram,
+                  variant, me, inbox[static_cast<std::size_t>(j)], from, word(from, j));
     }
   }
   double bspg_once() {
@@ -181,7 +185,8 @@ struct Sparse {
     const double start = bench::seconds_now();
     for (int j = 0; j < k; ++j) {
       const long w = word(me, j);
-      bsp_put((me + 1 + j) % p, &w, inbox.data(), j * static_cast<int>(sizeof(long)), static_cast<int>(sizeof w));
+      bsp_put((me + 1 + j) % p, &w, inbox.data(), j * static_cast<int>(sizeof(long)),
+              static_cast<int>(sizeof w));
     }
     bsp_sync();
     const double seconds = bench::seconds_now() - start;
@@ -198,8 +203,8 @@ struct Sparse {
     const double start = bench::seconds_now();
     for (int j = 0; j < k; ++j) {
       words[static_cast<std::size_t>(j)] = word(me, j);
-      MPI_Issend(&words[static_cast<std::size_t>(j)], 1, MPI_LONG, (me + 1 + j) % p, kNbxTag + j, MPI_COMM_WORLD,
-                 &sends[static_cast<std::size_t>(j)]);
+      MPI_Issend(&words[static_cast<std::size_t>(j)], 1, MPI_LONG, (me + 1 + j) % p, kNbxTag + j,
+                 MPI_COMM_WORLD, &sends[static_cast<std::size_t>(j)]);
     }
     MPI_Request barrier = MPI_REQUEST_NULL;
     bool in_barrier = false;
@@ -209,8 +214,8 @@ struct Sparse {
       MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &arrived, &status);
       if (arrived) {
         const int j = status.MPI_TAG - kNbxTag;
-        MPI_Recv(&inbox[static_cast<std::size_t>(j)], 1, MPI_LONG, status.MPI_SOURCE, status.MPI_TAG, MPI_COMM_WORLD,
-                 MPI_STATUS_IGNORE);
+        MPI_Recv(&inbox[static_cast<std::size_t>(j)], 1, MPI_LONG, status.MPI_SOURCE,
+                 status.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       }
       int done = 0;
       if (in_barrier) {
@@ -256,18 +261,21 @@ double former_bytes(double p) { return (8 + 3 * p) * 8 * p; }
 void print_metadata(const Metadata& m, int p, int k) {
   if (bsp_pid() != 0) return;
   std::printf("\n(c) metadata per process per sync (bytes sent + received), p = %d\n", p);
-  std::printf("    empty superstep: %.0f    sparse (k = %d): %.0f    former design: %.0f\n", m.empty, k, m.sparse,
-              former_bytes(p));
+  std::printf("    empty superstep: %.0f    sparse (k = %d): %.0f    former design: %.0f\n",
+              m.empty, k, m.sparse, former_bytes(p));
   if (p < 2) return;
   // Model from the sizes measured here: the reduction's bytes grow with its rounds, the
   // rest with the peers a process talks to.
   const double per_round = m.empty / reduction_rounds(p);
-  const double per_peer = (m.sparse - m.empty) / (2.0 * k);  // each process sends k and receives k chunks
-  std::printf("    from these sizes (%.0f bytes per reduction round, %.0f per peer talked to):\n", per_round, per_peer);
+  const double per_peer =
+      (m.sparse - m.empty) / (2.0 * k);  // each process sends k and receives k chunks
+  std::printf("    from these sizes (%.0f bytes per reduction round, %.0f per peer talked to):\n",
+              per_round, per_peer);
   std::printf("    %8s %14s %16s %18s\n", "p", "empty", "sparse (k = 1)", "former design");
   for (double q = 1024; q <= 65536; q *= 2) {
     const double empty = per_round * reduction_rounds(q);
-    std::printf("    %8.0f %14.0f %16.0f %18.3g\n", q, empty, empty + 2 * per_peer, former_bytes(q));
+    std::printf("    %8.0f %14.0f %16.0f %18.3g\n", q, empty, empty + 2 * per_peer,
+                former_bytes(q));
   }
   std::fflush(stdout);
 }
@@ -300,9 +308,11 @@ void measure_memory(const Options& opt) {
   char* area = static_cast<char*>(std::malloc(bytes));
   if (!area) bsp_abort("%s: (d) cannot allocate %ld MiB\n", kProgram, opt.large_mib);
   if (me == 0) {
-    std::printf("\n(d) memory: one %ld MiB registered area from process 0 to process 1 (peak RSS / area)\n",
-                opt.large_mib);
-    std::printf("    %-10s %10s %10s %14s  %s\n", "call", "sender", "receiver", "targets", "result");
+    std::printf(
+        "\n(d) memory: one %ld MiB registered area from process 0 to process 1 (peak RSS / area)\n",
+        opt.large_mib);
+    std::printf("    %-10s %10s %10s %14s  %s\n", "call", "sender", "receiver", "targets",
+                "result");
   }
   bsp_push_reg(area, n);
   bsp_sync();
@@ -323,8 +333,9 @@ void measure_memory(const Options& opt) {
     std::vector<double> all = bench::gather_to_root(mine);
     if (me == 0) {
       const bool ok = all[0] <= sender_target[c] && all[1] <= receiver_target;
-      std::printf("    %-10s %9.2fx %9.2fx %7g / %gx  %s%s\n", calls[c], all[0], all[1], sender_target[c], receiver_target,
-                  ok ? "PASS" : "FAIL", reset ? "" : "  (peak not reset: kernel without clear_refs 5)");
+      std::printf("    %-10s %9.2fx %9.2fx %7g / %gx  %s%s\n", calls[c], all[0], all[1],
+                  sender_target[c], receiver_target, ok ? "PASS" : "FAIL",
+                  reset ? "" : "  (peak not reset: kernel without clear_refs 5)");
       std::fflush(stdout);
     }
   }
@@ -347,7 +358,8 @@ double waiting_cpu_share(double seconds, Wait wait) {
   MPI_Barrier(MPI_COMM_WORLD);
   const double wall0 = bench::seconds_now(), cpu0 = cpu_seconds();
   if (bsp_pid() == 0) {
-    timespec nap{static_cast<time_t>(seconds), static_cast<long>((seconds - std::floor(seconds)) * 1e9)};
+    timespec nap{static_cast<time_t>(seconds),
+                 static_cast<long>((seconds - std::floor(seconds)) * 1e9)};
     nanosleep(&nap, nullptr);
   }
   wait();
@@ -359,15 +371,19 @@ double waiting_cpu_share(double seconds, Wait wait) {
 
 void measure_idle(const Options& opt) {
   if (opt.wait_s <= 0 || bsp_nprocs() < 2) {
-    if (bsp_pid() == 0) std::printf("\n(e) idle wait: skipped (%s)\n", bsp_nprocs() < 2 ? "needs P >= 2" : "--wait 0");
+    if (bsp_pid() == 0)
+      std::printf("\n(e) idle wait: skipped (%s)\n",
+                  bsp_nprocs() < 2 ? "needs P >= 2" : "--wait 0");
     return;
   }
   const double bspg = waiting_cpu_share(opt.wait_s, [] { bsp_sync(); });
   const double raw = waiting_cpu_share(opt.wait_s, [] { MPI_Barrier(MPI_COMM_WORLD); });
   if (bsp_pid() == 0) {
-    std::printf("\n(e) idle wait of %.2f s at a sync: CPU of the waiting processes (worst) %.1f%% of a core in bsp_sync, "
-                "%.1f%% in MPI_Barrier (target < 5%%)  %s\n",
-                opt.wait_s, 100 * bspg, 100 * raw, bspg < 0.05 ? "PASS" : "FAIL");
+    std::printf(
+        "\n(e) idle wait of %.2f s at a sync: CPU of the waiting processes (worst) %.1f%% of a "
+        "core in bsp_sync, "
+        "%.1f%% in MPI_Barrier (target < 5%%)  %s\n",
+        opt.wait_s, 100 * bspg, 100 * raw, bspg < 0.05 ? "PASS" : "FAIL");
     std::fflush(stdout);
   }
 }
@@ -383,19 +399,25 @@ int main(int argc, char** argv) {
   const int p = bsp_nprocs();
   const int k = static_cast<int>(std::min<long>(opt.k, std::max(p - 1, 1)));
   if (bsp_pid() == 0) {
-    std::printf("bspscale: bspg against raw MPI in the same run, p = %d, %ld repetitions per row\n"
-                "  (medians of the slowest process's time; bspg and raw MPI repetitions interleaved)\n",
-                p, opt.reps);
+    std::printf(
+        "bspscale: bspg against raw MPI in the same run, p = %d, %ld repetitions per row\n"
+        "  (medians of the slowest process's time; bspg and raw MPI repetitions interleaved)\n",
+        p, opt.reps);
     const std::string overload = bench::overload_note();
-    if (!overload.empty()) std::printf("  note: %s: other programs share the CPUs, medians scatter\n", overload.c_str());
-    std::printf("\n%-36s %12s %12s %9s %9s  %-4s %9s\n", "case", "bspg (us)", "raw (us)", "ratio", "target", "", "min ratio");
+    if (!overload.empty())
+      std::printf("  note: %s: other programs share the CPUs, medians scatter\n", overload.c_str());
+    std::printf("\n%-36s %12s %12s %9s %9s  %-4s %9s\n", "case", "bspg (us)", "raw (us)", "ratio",
+                "target", "", "min ratio");
   }
   print_row("(a) empty superstep vs MPI_Allreduce", measure_empty(opt), 2.0);
   {
     Sparse sparse(p, bsp_pid(), k);
     char label[64];
     std::snprintf(label, sizeof label, "(b) sparse superstep (k = %d) vs NBX", k);
-    print_row(label, time_alternating(opt.reps, [&] { return sparse.bspg_once(); }, [&] { return sparse.raw_once(); }), 2.0);
+    print_row(label,
+              time_alternating(
+                  opt.reps, [&] { return sparse.bspg_once(); }, [&] { return sparse.raw_once(); }),
+              2.0);
     print_metadata(measure_metadata(sparse), p, k);
   }
   measure_memory(opt);

@@ -32,8 +32,10 @@ namespace {
 
 const char* call_name(std::uint64_t call) {
   switch (static_cast<SyncCall>(call)) {
-    case SyncCall::Sync: return "bsp_sync";
-    case SyncCall::End: return "bsp_end";
+    case SyncCall::Sync:
+      return "bsp_sync";
+    case SyncCall::End:
+      return "bsp_end";
   }
   return "an unknown call";
 }
@@ -41,7 +43,8 @@ const char* call_name(std::uint64_t call) {
 std::string num(std::uint64_t word) { return std::to_string(static_cast<long long>(word)); }
 
 std::string tag_size_text(std::uint64_t word) {
-  return word == 0 ? std::string("does not change the tag size") : "sets " + num(word - 1) + " bytes";
+  return word == 0 ? std::string("does not change the tag size")
+                   : "sets " + num(word - 1) + " bytes";
 }
 
 }  // namespace
@@ -59,28 +62,32 @@ Disagreement find_disagreement(const std::vector<Header>& headers, const std::ve
     };
     if (h.field[Header::kCall] != first.field[Header::kCall]) {
       found(call_name(h.field[Header::kCall]),
-            "processes disagree: " + p0 + " called " + call_name(first.field[Header::kCall]) + " while " + pi +
-                " called " + call_name(h.field[Header::kCall]) +
-                " (every process must make the same sequence of bsp_sync calls and end with bsp_end)");
+            "processes disagree: " + p0 + " called " + call_name(first.field[Header::kCall]) +
+                " while " + pi + " called " + call_name(h.field[Header::kCall]) +
+                " (every process must make the same sequence of bsp_sync calls and end with "
+                "bsp_end)");
     } else if (h.field[Header::kPushCount] != first.field[Header::kPushCount]) {
-      found("bsp_push_reg", "processes disagree at this bsp_sync: " + p0 + " registered " +
-                                num(first.field[Header::kPushCount]) + " area(s), " + pi + " registered " +
-                                num(h.field[Header::kPushCount]) +
-                                " (bsp_push_reg is collective: every process makes the same calls)");
+      found("bsp_push_reg",
+            "processes disagree at this bsp_sync: " + p0 + " registered " +
+                num(first.field[Header::kPushCount]) + " area(s), " + pi + " registered " +
+                num(h.field[Header::kPushCount]) +
+                " (bsp_push_reg is collective: every process makes the same calls)");
     } else if (h.field[Header::kPopCount] != first.field[Header::kPopCount]) {
       found("bsp_pop_reg", "processes disagree at this bsp_sync: " + p0 + " pops " +
-                               num(first.field[Header::kPopCount]) + " registration(s), " + pi + " pops " +
-                               num(h.field[Header::kPopCount]) +
+                               num(first.field[Header::kPopCount]) + " registration(s), " + pi +
+                               " pops " + num(h.field[Header::kPopCount]) +
                                " (bsp_pop_reg is collective: every process makes the same calls)");
     } else if (h.field[Header::kOpOrder] != first.field[Header::kOpOrder]) {
-      found("bsp_pop_reg", "processes disagree at this bsp_sync: " + p0 + " and " + pi +
-                               " make their bsp_push_reg and bsp_pop_reg calls in a different order (they take "
-                               "effect in call order, so every process makes them in the same order)");
+      found("bsp_pop_reg",
+            "processes disagree at this bsp_sync: " + p0 + " and " + pi +
+                " make their bsp_push_reg and bsp_pop_reg calls in a different order (they take "
+                "effect in call order, so every process makes them in the same order)");
     } else if (h.field[Header::kTagSize] != first.field[Header::kTagSize]) {
-      found("bsp_set_tagsize", "processes disagree at this bsp_sync: " + p0 + " " +
-                                   tag_size_text(first.field[Header::kTagSize]) + ", " + pi + " " +
-                                   tag_size_text(h.field[Header::kTagSize]) +
-                                   " (bsp_set_tagsize is collective, with the same size everywhere)");
+      found("bsp_set_tagsize",
+            "processes disagree at this bsp_sync: " + p0 + " " +
+                tag_size_text(first.field[Header::kTagSize]) + ", " + pi + " " +
+                tag_size_text(h.field[Header::kTagSize]) +
+                " (bsp_set_tagsize is collective, with the same size everywhere)");
     }
     if (verdict.found) break;
   }
@@ -89,7 +96,8 @@ Disagreement find_disagreement(const std::vector<Header>& headers, const std::ve
 
 void encode_pops(const std::vector<std::uint64_t>& codes, std::uint64_t* words) {
   for (std::size_t k = 0; k < codes.size(); ++k) {
-    // A flexible pop (0) contributes 0 to both words: it changes neither the maximum nor the minimum.
+    // A flexible pop (0) contributes 0 to both words: it changes neither the maximum nor the
+    // minimum.
     words[2 * k] = codes[k];
     words[2 * k + 1] = codes[k] ? ~codes[k] : 0;
   }
@@ -108,7 +116,8 @@ PopDecision decide_pops(const std::uint64_t* words, std::size_t pops) {
 }
 
 Disagreement find_pop_disagreement(const std::vector<std::uint64_t>& gathered, std::size_t pops,
-                                   const std::vector<int>& pids, std::string (*describe)(std::uint64_t)) {
+                                   const std::vector<int>& pids,
+                                   std::string (*describe)(std::uint64_t)) {
   Disagreement verdict;
   for (std::size_t k = 0; k < pops && !verdict.found; ++k) {
     std::size_t first = pids.size();  // the first process with a definite target for pop k
@@ -119,9 +128,10 @@ Disagreement find_pop_disagreement(const std::vector<std::uint64_t>& gathered, s
         first = i;
       } else if (code != gathered[first * pops + k]) {
         verdict = {true, static_cast<int>(i), "bsp_pop_reg",
-                   "processes disagree at this bsp_sync: in pop number " + std::to_string(k + 1) + ", process " +
-                       std::to_string(pids[first]) + " pops " + describe(gathered[first * pops + k]) +
-                       ", process " + std::to_string(pids[i]) + " pops " + describe(code) +
+                   "processes disagree at this bsp_sync: in pop number " + std::to_string(k + 1) +
+                       ", process " + std::to_string(pids[first]) + " pops " +
+                       describe(gathered[first * pops + k]) + ", process " +
+                       std::to_string(pids[i]) + " pops " + describe(code) +
                        " (pops must name the same registrations in the same order everywhere)"};
         break;
       }

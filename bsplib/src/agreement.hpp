@@ -4,9 +4,9 @@
 // Each process describes its side of the sync in a Header. The agreement fields travel twice, as
 // the value and as its complement, in one element-wise MPI_MAX reduction, which yields the largest
 // and (complemented back) the smallest value of every field: all processes agree exactly when the
-// two are equal. Flags, one word each, are ORed by the same reduction. Only when processes disagree does the sync
-// gather every header (O(p) data, on that error path alone) to say which process differs and how.
-// No MPI in here.
+// two are equal. Flags, one word each, are ORed by the same reduction. Only when processes disagree
+// does the sync gather every header (O(p) data, on that error path alone) to say which process
+// differs and how. No MPI in here.
 #pragma once
 
 #include <cstdint>
@@ -27,9 +27,9 @@ struct Header {
     kFields,
   };
   enum Flag : std::uint64_t {
-    kGets = 1,         // this process asks for data (a reply round is needed)
-    kDirectPuts = 2,   // this process writes straight into registered memory
-    kMailbox = 4,      // this process used its mailbox regions
+    kGets = 1,        // this process asks for data (a reply round is needed)
+    kDirectPuts = 2,  // this process writes straight into registered memory
+    kMailbox = 4,     // this process used its mailbox regions
   };
   static constexpr int kFlagCount = 3;
   // Values, complements, then one word per flag (MPI_MAX of 0/1 words is their OR).
@@ -79,6 +79,7 @@ struct PopDecision {
 PopDecision decide_pops(const std::uint64_t* words, std::size_t pops);
 // On disagreement: every process's codes, gathered in rank order (pops codes each).
 Disagreement find_pop_disagreement(const std::vector<std::uint64_t>& gathered, std::size_t pops,
-                                   const std::vector<int>& pids, std::string (*describe)(std::uint64_t));
+                                   const std::vector<int>& pids,
+                                   std::string (*describe)(std::uint64_t));
 
 }  // namespace bspg

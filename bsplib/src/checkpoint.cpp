@@ -135,8 +135,8 @@ Checkpoints::Checkpoints(Runtime& runtime) : rt_(runtime) {
       fail("bspg_checkpoint", "BSPG_CHECKPOINT_DIR='%s' is not an absolute path", dir);
   } else {
     const char* tmp = std::getenv("TMPDIR");
-    directory_ = std::string(tmp && *tmp ? tmp : "/tmp") + "/bspg-" + std::to_string(getuid()) + "-checkpoints/" +
-                 program_name();
+    directory_ = std::string(tmp && *tmp ? tmp : "/tmp") + "/bspg-" + std::to_string(getuid()) +
+                 "-checkpoints/" + program_name();
   }
   while (directory_.size() > 1 && directory_.back() == '/') directory_.pop_back();
   if (const char* resume = std::getenv("BSPG_RESUME")) resume_ = resume;
@@ -146,7 +146,9 @@ void Checkpoints::close() {
   if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
 }
 
-void Checkpoints::persist(void* address, std::uint64_t bytes) { areas_.push_back({static_cast<char*>(address), bytes}); }
+void Checkpoints::persist(void* address, std::uint64_t bytes) {
+  areas_.push_back({static_cast<char*>(address), bytes});
+}
 
 std::string Checkpoints::shard_path(std::uint64_t n, const char* kind, int pid) const {
   return directory_ + "/c" + std::to_string(n) + "/" + kind + "-" + std::to_string(pid);
@@ -177,10 +179,13 @@ void Checkpoints::plan() {
   auto buddy_of = [&](int pid) {
     if (p == 1) return -1;
     if (group_keys.size() == 1) return (pid + 1) % p;
-    const auto g = std::lower_bound(group_keys.begin(), group_keys.end(), keys[static_cast<std::size_t>(pid)]) - group_keys.begin();
+    const auto g = std::lower_bound(group_keys.begin(), group_keys.end(),
+                                    keys[static_cast<std::size_t>(pid)]) -
+                   group_keys.begin();
     const int next_key = group_keys[static_cast<std::size_t>(g + 1) % group_keys.size()];
     int index = 0;  // pid's position in its own group
-    for (int q = 0; q < pid; ++q) index += keys[static_cast<std::size_t>(q)] == keys[static_cast<std::size_t>(pid)];
+    for (int q = 0; q < pid; ++q)
+      index += keys[static_cast<std::size_t>(q)] == keys[static_cast<std::size_t>(pid)];
     std::vector<int> next;
     for (int q = 0; q < p; ++q)
       if (keys[static_cast<std::size_t>(q)] == next_key) next.push_back(q);
@@ -191,7 +196,8 @@ void Checkpoints::plan() {
     if (q != me && buddy_of(q) == me) wards_.push_back(q);
 }
 
-std::vector<Checkpoints::Piece> Checkpoints::serialize(std::uint64_t n, ByteBuffer& head, ByteBuffer& tail) {
+std::vector<Checkpoints::Piece> Checkpoints::serialize(std::uint64_t n, ByteBuffer& head,
+                                                       ByteBuffer& tail) {
   const std::vector<std::int64_t> registered = rt_.registry.live_sizes(rt_.pid);
   ShardHeader header{};
   std::memcpy(header.magic, kShardMagic, sizeof header.magic);
@@ -241,7 +247,8 @@ std::string Checkpoints::write_checkpoint(std::uint64_t n) {
   std::uint64_t total = 0;
   for (const Piece& piece : pieces) total += piece.bytes;
 
-  // To the buddy: the size, then the pieces in messages of at most kChunkBytes, straight from memory.
+  // To the buddy: the size, then the pieces in messages of at most kChunkBytes, straight from
+  // memory.
   std::vector<MPI_Request> sends;
   if (buddy_ >= 0) {
     sends.emplace_back();
@@ -249,8 +256,8 @@ std::string Checkpoints::write_checkpoint(std::uint64_t n) {
     for (const Piece& piece : pieces)
       for (std::uint64_t at = 0; at < piece.bytes; at += kChunkBytes) {
         sends.emplace_back();
-        MPI_Isend(piece.data + at, static_cast<int>(std::min(kChunkBytes, piece.bytes - at)), MPI_BYTE, buddy_, kDataTag,
-                  comm_, &sends.back());
+        MPI_Isend(piece.data + at, static_cast<int>(std::min(kChunkBytes, piece.bytes - at)),
+                  MPI_BYTE, buddy_, kDataTag, comm_, &sends.back());
       }
   }
   // From each ward: the size, then chunks into two alternating buffers.
@@ -268,12 +275,16 @@ std::string Checkpoints::write_checkpoint(std::uint64_t n) {
   for (std::size_t w = 0; w < wards_.size(); ++w) {
     Incoming& in = incoming[w];
     in.from = wards_[w];
-    in.fd = open((shard_path(n, "copy", in.from) + ".part").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (in.fd < 0 && error.empty()) error = "cannot create " + shard_path(n, "copy", in.from) + ".part: " + errno_text();
+    in.fd = open((shard_path(n, "copy", in.from) + ".part").c_str(),
+                 O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (in.fd < 0 && error.empty())
+      error = "cannot create " + shard_path(n, "copy", in.from) + ".part: " + errno_text();
     MPI_Irecv(&in.expected, 1, MPI_UINT64_T, in.from, kSizeTag, comm_, &in.request);
   }
-  const int own = open((shard_path(n, "shard", rt_.pid) + ".part").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (own < 0 && error.empty()) error = "cannot create " + shard_path(n, "shard", rt_.pid) + ".part: " + errno_text();
+  const int own = open((shard_path(n, "shard", rt_.pid) + ".part").c_str(),
+                       O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (own < 0 && error.empty())
+    error = "cannot create " + shard_path(n, "shard", rt_.pid) + ".part: " + errno_text();
 
   std::size_t piece = 0;
   std::uint64_t piece_at = 0;
@@ -293,14 +304,16 @@ std::string Checkpoints::write_checkpoint(std::uint64_t n) {
         int got = 0;
         MPI_Get_count(&status, MPI_BYTE, &got);
         const ByteBuffer& chunk = in.buffers[in.next ^ 1];
-        if (in.fd >= 0 && !write_all(in.fd, chunk.data(), static_cast<std::uint64_t>(got)) && error.empty())
+        if (in.fd >= 0 && !write_all(in.fd, chunk.data(), static_cast<std::uint64_t>(got)) &&
+            error.empty())
           error = "cannot write " + shard_path(n, "copy", in.from) + ".part: " + errno_text();
         in.received += static_cast<std::uint64_t>(got);
       }
       if (in.received < in.expected) {
         ByteBuffer& into = in.buffers[in.next];
         if (into.size() < kChunkBytes) into.extend(kChunkBytes - into.size());
-        MPI_Irecv(into.data(), static_cast<int>(kChunkBytes), MPI_BYTE, in.from, kDataTag, comm_, &in.request);
+        MPI_Irecv(into.data(), static_cast<int>(kChunkBytes), MPI_BYTE, in.from, kDataTag, comm_,
+                  &in.request);
         in.next ^= 1;
       }
     }
@@ -316,15 +329,18 @@ std::string Checkpoints::write_checkpoint(std::uint64_t n) {
     bool waiting = false;
     for (const Incoming& in : incoming) waiting = waiting || in.request != MPI_REQUEST_NULL;
     if (!waiting) break;
-    if (progress) pacer.reset();
-    else pacer.idle();
+    if (progress)
+      pacer.reset();
+    else
+      pacer.idle();
   }
   if (!sends.empty()) wait_idle(static_cast<int>(sends.size()), sends.data());
 
   // Durable under their final names.
   auto seal = [&](int fd, const std::string& final_name) {
     if (fd < 0) return;
-    if (fsync(fd) != 0 && error.empty()) error = "cannot fsync " + final_name + ".part: " + errno_text();
+    if (fsync(fd) != 0 && error.empty())
+      error = "cannot fsync " + final_name + ".part: " + errno_text();
     ::close(fd);
     if (error.empty() && rename((final_name + ".part").c_str(), final_name.c_str()) != 0)
       error = "cannot rename " + final_name + ".part: " + errno_text();
@@ -335,14 +351,18 @@ std::string Checkpoints::write_checkpoint(std::uint64_t n) {
       error = "the copy from process " + std::to_string(in.from) + " is incomplete";
     seal(in.fd, shard_path(n, "copy", in.from));
   }
-  if (error.empty() && !sync_directory(dir)) error = "cannot fsync directory " + dir + ": " + errno_text();
+  if (error.empty() && !sync_directory(dir))
+    error = "cannot fsync directory " + dir + ": " + errno_text();
   return error;
 }
 
-void Checkpoints::remove_checkpoint(std::uint64_t n) { remove_tree(directory_ + "/c" + std::to_string(n)); }
+void Checkpoints::remove_checkpoint(std::uint64_t n) {
+  remove_tree(directory_ + "/c" + std::to_string(n));
+}
 
 // Before the first checkpoint of a run: what lies in the directory beyond the checkpoint we
-// resumed from (or anything, on a fresh run) is of an earlier run. Each host's lowest pid clears it.
+// resumed from (or anything, on a fresh run) is of an earlier run. Each host's lowest pid clears
+// it.
 void Checkpoints::clean_stale() {
   MPI_Comm node;
   MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rt_.pid, MPI_INFO_NULL, &node);
@@ -362,13 +382,15 @@ int Checkpoints::checkpoint() {
   const std::uint64_t n = last_ + 1;
   std::string error = write_checkpoint(n);
   // The checkpoint counts only once every shard and copy is durable everywhere.
-  const std::uint64_t failed = all_min(error.empty() ? UINT64_MAX : static_cast<std::uint64_t>(rt_.pid), comm_);
+  const std::uint64_t failed =
+      all_min(error.empty() ? UINT64_MAX : static_cast<std::uint64_t>(rt_.pid), comm_);
   if (failed != UINT64_MAX)
     fail_collective(static_cast<int>(failed), "bspg_checkpoint", "checkpoint %llu not written: %s",
                     static_cast<unsigned long long>(n), error.c_str());
   const std::string marker = shard_path(n, "complete", rt_.pid);
   if (FILE* f = std::fopen(marker.c_str(), "w")) {
-    std::fprintf(f, "bspg checkpoint %llu of %d processes\n", static_cast<unsigned long long>(n), rt_.nprocs);
+    std::fprintf(f, "bspg checkpoint %llu of %d processes\n", static_cast<unsigned long long>(n),
+                 rt_.nprocs);
     std::fflush(f);
     fsync(fileno(f));
     std::fclose(f);
@@ -391,8 +413,8 @@ int Checkpoints::checkpoint() {
   // "stop" in the checkpoint directory of any of its hosts.
   if (all_min(exists(directory_ + "/stop") ? 0 : 1, comm_) == 0) {
     if (rt_.pid == 0) {
-      std::fprintf(stderr, "bspg: stopping after checkpoint %llu, as asked (%s/stop)\n", static_cast<unsigned long long>(n),
-                   directory_.c_str());
+      std::fprintf(stderr, "bspg: stopping after checkpoint %llu, as asked (%s/stop)\n",
+                   static_cast<unsigned long long>(n), directory_.c_str());
       std::fflush(stderr);
     }
     std::fflush(stdout);
@@ -421,31 +443,39 @@ std::string Checkpoints::read_shard(std::uint64_t n, const std::string& path) {
   };
   ShardHeader header;
   if (!take(&header, sizeof header)) return "shorter than its header";
-  if (std::memcmp(header.magic, kShardMagic, sizeof kShardMagic) != 0) return "not a bspg checkpoint shard";
-  if (header.version != kShardVersion || header.checkpoint != n || header.pid != static_cast<std::uint32_t>(rt_.pid))
-    return "damaged (its header names checkpoint " + std::to_string(header.checkpoint) + " of process " +
-           std::to_string(header.pid) + ")";
+  if (std::memcmp(header.magic, kShardMagic, sizeof kShardMagic) != 0)
+    return "not a bspg checkpoint shard";
+  if (header.version != kShardVersion || header.checkpoint != n ||
+      header.pid != static_cast<std::uint32_t>(rt_.pid))
+    return "damaged (its header names checkpoint " + std::to_string(header.checkpoint) +
+           " of process " + std::to_string(header.pid) + ")";
   // Program mismatches are not damage: no copy would do better.
   if (header.nprocs != static_cast<std::uint32_t>(rt_.nprocs))
     fail("bspg_resume", "checkpoint %llu was written by %u processes, this run has %d",
          static_cast<unsigned long long>(n), header.nprocs, rt_.nprocs);
-  if (header.areas > (1u << 20) || header.registrations > (1u << 24)) return "damaged (impossible counts)";
+  if (header.areas > (1u << 20) || header.registrations > (1u << 24))
+    return "damaged (impossible counts)";
   std::vector<std::uint64_t> sizes(header.areas);
   std::vector<std::int64_t> registered(header.registrations);
-  if (!take(sizes.data(), sizes.size() * 8) || !take(registered.data(), registered.size() * 8)) return "truncated";
+  if (!take(sizes.data(), sizes.size() * 8) || !take(registered.data(), registered.size() * 8))
+    return "truncated";
   bool same_areas = sizes.size() == areas_.size();
-  for (std::size_t a = 0; same_areas && a < sizes.size(); ++a) same_areas = sizes[a] == areas_[a].bytes;
+  for (std::size_t a = 0; same_areas && a < sizes.size(); ++a)
+    same_areas = sizes[a] == areas_[a].bytes;
   if (!same_areas) {
     std::string had, has;
     for (std::uint64_t s : sizes) had += (had.empty() ? "" : ", ") + std::to_string(s);
     for (const Area& a : areas_) has += (has.empty() ? "" : ", ") + std::to_string(a.bytes);
-    fail("bspg_resume", "checkpoint %llu holds %zu persisted area(s) of %s bytes; this run declared %zu of %s bytes "
+    fail("bspg_resume",
+         "checkpoint %llu holds %zu persisted area(s) of %s bytes; this run declared %zu of %s "
+         "bytes "
          "(bspg_persist the same areas in the same order)",
-         static_cast<unsigned long long>(n), sizes.size(), had.empty() ? "no" : had.c_str(), areas_.size(),
-         has.empty() ? "no" : has.c_str());
+         static_cast<unsigned long long>(n), sizes.size(), had.empty() ? "no" : had.c_str(),
+         areas_.size(), has.empty() ? "no" : has.c_str());
   }
   if (registered != rt_.registry.live_sizes(rt_.pid))
-    fail("bspg_resume", "checkpoint %llu was taken with %zu registration(s) in force, this run has %zu (or other "
+    fail("bspg_resume",
+         "checkpoint %llu was taken with %zu registration(s) in force, this run has %zu (or other "
          "sizes): register the same areas before bspg_resume",
          static_cast<unsigned long long>(n), registered.size(), rt_.registry.live_slots());
   for (const Area& area : areas_)
@@ -455,7 +485,8 @@ std::string Checkpoints::read_shard(std::uint64_t n, const std::string& path) {
   std::vector<std::uint32_t> payloads;
   for (std::uint64_t m = 0; m < header.messages; ++m) {
     std::uint32_t lengths[2];
-    if (!take(lengths, sizeof lengths) || lengths[0] > (1u << 30) || lengths[1] > (1u << 30)) return "damaged queue";
+    if (!take(lengths, sizeof lengths) || lengths[0] > (1u << 30) || lengths[1] > (1u << 30))
+      return "damaged queue";
     const std::size_t at = restored_queue_.size();
     char* into = restored_queue_.extend(lengths[0] + lengths[1]);
     if (!take(into, lengths[0] + lengths[1])) return "truncated";
@@ -484,7 +515,8 @@ std::string Checkpoints::read_shard(std::uint64_t n, const std::string& path) {
 std::uint64_t Checkpoints::newest_readable_everywhere() {
   std::vector<std::uint64_t> mine;
   for (std::uint64_t m : checkpoint_numbers(directory_))
-    if (exists(shard_path(m, "shard", rt_.pid)) || exists(shard_path(m, "copy", rt_.pid))) mine.push_back(m);
+    if (exists(shard_path(m, "shard", rt_.pid)) || exists(shard_path(m, "copy", rt_.pid)))
+      mine.push_back(m);
   std::sort(mine.rbegin(), mine.rend());
   std::uint64_t bound = UINT64_MAX;
   for (;;) {
@@ -499,7 +531,8 @@ std::uint64_t Checkpoints::newest_readable_everywhere() {
     const bool have = std::find(mine.begin(), mine.end(), agreed) != mine.end();
     bool seen_complete = false;
     if (DIR* d = opendir((directory_ + "/c" + std::to_string(agreed)).c_str())) {
-      while (const dirent* entry = readdir(d)) seen_complete = seen_complete || std::strncmp(entry->d_name, "complete-", 9) == 0;
+      while (const dirent* entry = readdir(d))
+        seen_complete = seen_complete || std::strncmp(entry->d_name, "complete-", 9) == 0;
       closedir(d);
     }
     const std::uint64_t all_have = all_min(have ? 1 : 0, comm_);
@@ -516,30 +549,37 @@ int Checkpoints::resume() {
   if (resume_ == "last") {
     n = newest_readable_everywhere();
     if (n == 0)
-      fail_collective(0, "bspg_resume", "BSPG_RESUME=last, but %s holds no complete checkpoint that every process can read",
-                      directory_.c_str());
+      fail_collective(
+          0, "bspg_resume",
+          "BSPG_RESUME=last, but %s holds no complete checkpoint that every process can read",
+          directory_.c_str());
   } else {
     char* end = nullptr;
     n = std::strtoull(resume_.c_str(), &end, 10);
     if (!end || *end != '\0' || n == 0 || resume_[0] == '-')
-      fail("bspg_resume", "BSPG_RESUME='%s' is not a checkpoint number (1, 2, ...), 0 or 'last'", resume_.c_str());
+      fail("bspg_resume", "BSPG_RESUME='%s' is not a checkpoint number (1, 2, ...), 0 or 'last'",
+           resume_.c_str());
   }
   std::string problem = read_shard(n, shard_path(n, "shard", rt_.pid));
   if (!problem.empty()) {
     const std::string first = problem;
     problem = read_shard(n, shard_path(n, "copy", rt_.pid));
     if (problem.empty()) {
-      std::fprintf(stderr, "bspg: process %d: checkpoint %llu: %s is %s; using the buddy's copy\n", rt_.pid,
-                   static_cast<unsigned long long>(n), shard_path(n, "shard", rt_.pid).c_str(), first.c_str());
+      std::fprintf(stderr, "bspg: process %d: checkpoint %llu: %s is %s; using the buddy's copy\n",
+                   rt_.pid, static_cast<unsigned long long>(n),
+                   shard_path(n, "shard", rt_.pid).c_str(), first.c_str());
       std::fflush(stderr);
     } else {
-      problem = shard_path(n, "shard", rt_.pid) + " is " + first + ", and " + shard_path(n, "copy", rt_.pid) + " is " + problem;
+      problem = shard_path(n, "shard", rt_.pid) + " is " + first + ", and " +
+                shard_path(n, "copy", rt_.pid) + " is " + problem;
     }
   }
-  const std::uint64_t failed = all_min(problem.empty() ? UINT64_MAX : static_cast<std::uint64_t>(rt_.pid), comm_);
+  const std::uint64_t failed =
+      all_min(problem.empty() ? UINT64_MAX : static_cast<std::uint64_t>(rt_.pid), comm_);
   if (failed != UINT64_MAX)
-    fail_collective(static_cast<int>(failed), "bspg_resume", "checkpoint %llu cannot be restored: %s",
-                    static_cast<unsigned long long>(n), problem.c_str());
+    fail_collective(static_cast<int>(failed), "bspg_resume",
+                    "checkpoint %llu cannot be restored: %s", static_cast<unsigned long long>(n),
+                    problem.c_str());
   last_ = n;
   return static_cast<int>(n);
 }

@@ -60,14 +60,14 @@ class Checkpoints {
 
   Runtime& rt_;
   std::string directory_;
-  std::string resume_;           // BSPG_RESUME as given
+  std::string resume_;  // BSPG_RESUME as given
   std::vector<Area> areas_;
-  std::uint64_t last_ = 0;       // number of the last checkpoint written or restored
+  std::uint64_t last_ = 0;  // number of the last checkpoint written or restored
   bool planned_ = false;
-  int buddy_ = -1;               // who keeps our copy (-1: nobody, p = 1)
-  std::vector<int> wards_;       // whose copies we keep
+  int buddy_ = -1;                 // who keeps our copy (-1: nobody, p = 1)
+  std::vector<int> wards_;         // whose copies we keep
   MPI_Comm comm_ = MPI_COMM_NULL;  // a communicator of its own for shard traffic
-  ByteBuffer restored_queue_;    // storage of a restored message queue
+  ByteBuffer restored_queue_;      // storage of a restored message queue
 };
 
 }  // namespace bspg

@@ -29,10 +29,17 @@ constexpr std::uint32_t kPadWord = 0xffffffffu;
 // programs, and a libc call per word costs more than the copy.
 inline void copy_bytes(void* dst, const void* src, std::size_t n) {
   switch (n) {
-    case 4: std::memcpy(dst, src, 4); return;
-    case 8: std::memcpy(dst, src, 8); return;
-    case 16: std::memcpy(dst, src, 16); return;
-    default: std::memcpy(dst, src, n);
+    case 4:
+      std::memcpy(dst, src, 4);
+      return;
+    case 8:
+      std::memcpy(dst, src, 8);
+      return;
+    case 16:
+      std::memcpy(dst, src, 16);
+      return;
+    default:
+      std::memcpy(dst, src, n);
   }
 }
 
@@ -52,7 +59,8 @@ inline void pack_put(ByteBuffer& out, int slot, std::uint32_t offset, const void
 }
 
 inline void pack_get(ByteBuffer& out, int slot, std::uint32_t offset, std::uint32_t nbytes) {
-  write_header(out.extend(kHeaderBytes), static_cast<std::uint32_t>(slot) << 2 | kGet, offset, nbytes);
+  write_header(out.extend(kHeaderBytes), static_cast<std::uint32_t>(slot) << 2 | kGet, offset,
+               nbytes);
 }
 
 inline std::size_t message_record_bytes(std::uint32_t tag_nbytes, std::uint32_t payload_nbytes) {

@@ -21,8 +21,10 @@ bool Registry::pop(const void* address) {
     if (auto it = by_address_.find(nullptr); it != by_address_.end()) nulls = it->second.size();
     for (const Op& op : ops_) {
       if (op.address != nullptr) continue;
-      if (op.is_push) ++nulls;
-      else ++null_pops;
+      if (op.is_push)
+        ++nulls;
+      else
+        ++null_pops;
     }
     if (null_pops >= nulls) return false;
     if (nulls > 1) {
@@ -38,11 +40,13 @@ bool Registry::pop(const void* address) {
   for (auto op = ops_.rbegin(); op != ops_.rend() && !target; ++op) {
     if (!op->is_push) continue;
     --push_number;
-    if (op->address == address && !consumed(kPendingPush | (push_number + 1))) target = kPendingPush | (push_number + 1);
+    if (op->address == address && !consumed(kPendingPush | (push_number + 1)))
+      target = kPendingPush | (push_number + 1);
   }
   if (auto it = by_address_.find(address); !target && it != by_address_.end())
     for (auto slot = it->second.rbegin(); slot != it->second.rend() && !target; ++slot)
-      if (!consumed(static_cast<std::uint64_t>(*slot) + 1)) target = static_cast<std::uint64_t>(*slot) + 1;
+      if (!consumed(static_cast<std::uint64_t>(*slot) + 1))
+        target = static_cast<std::uint64_t>(*slot) + 1;
   if (!target) return false;
   consumed_.push_back(target);
   ops_.push_back({false, address, 0, target});
@@ -87,7 +91,8 @@ std::vector<std::uint64_t> Registry::pop_codes() const {
 
 std::string Registry::describe_pop(std::uint64_t code) {
   if (code & kPendingPush)
-    return "the area of its bsp_push_reg number " + std::to_string(code & ~kPendingPush) + " of this superstep";
+    return "the area of its bsp_push_reg number " + std::to_string(code & ~kPendingPush) +
+           " of this superstep";
   return "the registration in slot " + std::to_string(code - 1);
 }
 
@@ -133,7 +138,8 @@ void Registry::remove_slot(int slot, Change& change) {
   free_slots_.insert(slot);
 }
 
-Registry::Change Registry::apply(const std::vector<std::uint64_t>& decided, const std::vector<std::uint64_t>& gathered) {
+Registry::Change Registry::apply(const std::vector<std::uint64_t>& decided,
+                                 const std::vector<std::uint64_t>& gathered) {
   cached_address_ = nullptr;
   cached_slot_ = -1;
   Change change;
@@ -145,7 +151,8 @@ Registry::Change Registry::apply(const std::vector<std::uint64_t>& decided, cons
       const std::size_t k = pushed.size();
       for (int pid = 0; pid < nprocs_; ++pid) {
         const std::size_t base = (static_cast<std::size_t>(pid) * push_count_ + k) * 2;
-        addresses_[index(slot, pid)] = reinterpret_cast<char*>(static_cast<std::uintptr_t>(gathered[base]));
+        addresses_[index(slot, pid)] =
+            reinterpret_cast<char*>(static_cast<std::uintptr_t>(gathered[base]));
         sizes_[index(slot, pid)] = static_cast<std::int64_t>(gathered[base + 1]);
       }
       owner_[static_cast<std::size_t>(slot)] = op.address;

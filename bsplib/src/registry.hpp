@@ -65,7 +65,8 @@ class Registry {
     std::vector<char*> removed;
     std::string error;
   };
-  Change apply(const std::vector<std::uint64_t>& decided, const std::vector<std::uint64_t>& gathered);
+  Change apply(const std::vector<std::uint64_t>& decided,
+               const std::vector<std::uint64_t>& gathered);
 
   std::size_t live_slots() const { return live_count_; }
   // pid's registered sizes of the live slots, in slot order.
@@ -84,22 +85,24 @@ class Registry {
     std::uint64_t code;  // pop: what it names (0 flexible)
   };
   std::size_t index(int slot, int pid) const {
-    return static_cast<std::size_t>(slot) * static_cast<std::size_t>(nprocs_) + static_cast<std::size_t>(pid);
+    return static_cast<std::size_t>(slot) * static_cast<std::size_t>(nprocs_) +
+           static_cast<std::size_t>(pid);
   }
   int allocate_slot();
   void remove_slot(int slot, Change& change);
   bool consumed(std::uint64_t code) const;
 
   int nprocs_;
-  std::vector<char*> addresses_;      // [slot * nprocs + pid]
-  std::vector<std::int64_t> sizes_;   // [slot * nprocs + pid]; -1 for a free slot
-  std::vector<const void*> owner_;    // [slot]: this process's address for it
+  std::vector<char*> addresses_;          // [slot * nprocs + pid]
+  std::vector<std::int64_t> sizes_;       // [slot * nprocs + pid]; -1 for a free slot
+  std::vector<const void*> owner_;        // [slot]: this process's address for it
   std::vector<std::int64_t> owner_size_;  // [slot]: and its size
-  std::vector<bool> live_;            // [slot]
+  std::vector<bool> live_;                // [slot]
   std::size_t live_count_ = 0;
-  std::set<int> free_slots_;          // reused lowest first
-  std::unordered_map<const void*, std::vector<int>> by_address_;  // live slots per address, oldest first
-  std::vector<Op> ops_;               // this superstep's pushes and pops, in call order
+  std::set<int> free_slots_;  // reused lowest first
+  std::unordered_map<const void*, std::vector<int>>
+      by_address_;                       // live slots per address, oldest first
+  std::vector<Op> ops_;                  // this superstep's pushes and pops, in call order
   std::vector<std::uint64_t> consumed_;  // registrations this superstep's pops already name
   std::size_t push_count_ = 0, pop_count_ = 0;
   mutable const void* cached_address_ = nullptr;

@@ -36,7 +36,8 @@ int subjob_from_environment() {
   char* end = nullptr;
   long value = std::strtol(text, &end, 10);
   if (*end != '\0' || value < 0 || value > 1000000)
-    fail("bsp_begin", "environment variable BSPG_SUBJOB='%s' is not a subjob index (0, 1, ...)", text);
+    fail("bsp_begin", "environment variable BSPG_SUBJOB='%s' is not a subjob index (0, 1, ...)",
+         text);
   return static_cast<int>(value);
 }
 
@@ -60,7 +61,8 @@ Runtime::Runtime(MPI_Comm comm_in, int pid_in, int nprocs_in)
   std::vector<int> all(static_cast<std::size_t>(nprocs));
   MPI_Allgather(&subjob, 1, MPI_INT, all.data(), 1, MPI_INT, comm);
   for (int k : all) {
-    if (static_cast<std::size_t>(k) >= subjob_sizes.size()) subjob_sizes.resize(static_cast<std::size_t>(k) + 1, 0);
+    if (static_cast<std::size_t>(k) >= subjob_sizes.size())
+      subjob_sizes.resize(static_cast<std::size_t>(k) + 1, 0);
     ++subjob_sizes[static_cast<std::size_t>(k)];
   }
   subjob_group = split(subjob);
@@ -89,8 +91,8 @@ int Runtime::split(int color) {
 
 // ---- Recording the superstep's operations -----------------------------------------------------
 
-void Runtime::put_large(int dst, int slot, std::uint32_t offset, const void* src, std::uint32_t nbytes,
-                        bool unbuffered) {
+void Runtime::put_large(int dst, int slot, std::uint32_t offset, const void* src,
+                        std::uint32_t nbytes, bool unbuffered) {
   Peer& p = peer(dst);
   if (p.way <= Way::Mailbox && mailbox_.available()) {
     // Copied now into shared memory the receiver reads at the sync: one copy fewer than a stream.
@@ -107,7 +109,8 @@ void Runtime::put_large(int dst, int slot, std::uint32_t offset, const void* src
   if (nbytes >= kDirectBytes && p.way <= Way::Direct) {
     // Straight into the destination's registered memory at the sync: from the user's memory for
     // bsp_hpput, from the call-time copy for bsp_put; never through a receive buffer.
-    DirectPut direct{dst, remote_address(slot, dst, offset), static_cast<const char*>(src), nbytes, nullptr};
+    DirectPut direct{dst, remote_address(slot, dst, offset), static_cast<const char*>(src), nbytes,
+                     nullptr};
     if (!unbuffered) {
       direct.copy.reset(new char[nbytes]);
       std::memcpy(direct.copy.get(), src, nbytes);
@@ -121,21 +124,24 @@ void Runtime::put_large(int dst, int slot, std::uint32_t offset, const void* src
   p.way = Way::Stream;
 }
 
-void Runtime::get(int server, int slot, std::uint32_t offset, void* dst, std::uint32_t nbytes, bool unbuffered) {
+void Runtime::get(int server, int slot, std::uint32_t offset, void* dst, std::uint32_t nbytes,
+                  bool unbuffered) {
   Peer& p = peer(server);
   asks_for_data_ = true;
   // A large get reads the server's memory straight into dst. For bsp_get only when dst is not
   // registered memory: another process may read that memory in this superstep and must see it as it
   // was, so the result can only be written once every read is done (the reply round).
   if (nbytes >= kDirectBytes && (unbuffered || !registry.overlaps_local(dst, nbytes))) {
-    direct_gets_.push_back({server, remote_address(slot, server, offset), static_cast<char*>(dst), nbytes});
+    direct_gets_.push_back(
+        {server, remote_address(slot, server, offset), static_cast<char*>(dst), nbytes});
     return;
   }
   pack_get(p.stream.records(), slot, offset, nbytes);
   p.gets.push_back({static_cast<char*>(dst), nbytes});
 }
 
-void Runtime::send(int dst, const void* tag, const void* payload, std::uint32_t nbytes, bool unbuffered) {
+void Runtime::send(int dst, const void* tag, const void* payload, std::uint32_t nbytes,
+                   bool unbuffered) {
   Peer& p = peer(dst);
   if (unbuffered && nbytes >= kUnbufferedSendBytes)
     pack_message_unbuffered(p.stream, tag, tag_nbytes, payload, nbytes);
@@ -143,7 +149,8 @@ void Runtime::send(int dst, const void* tag, const void* payload, std::uint32_t 
     pack_message(p.stream.records(), tag, tag_nbytes, payload, nbytes);
 }
 
-void Runtime::direct_get(int server, int slot, std::uint32_t offset, void* dst, std::uint32_t nbytes) {
+void Runtime::direct_get(int server, int slot, std::uint32_t offset, void* dst,
+                         std::uint32_t nbytes) {
   direct_.get(server, remote_address(slot, server, offset), dst, nbytes);
   direct_.complete();
 }
@@ -152,14 +159,16 @@ void Runtime::direct_get(int server, int slot, std::uint32_t offset, void* dst, 
 
 void Runtime::check_group_superstep(const Group& group) const {
   if (registry.pending_push_count() || registry.pending_pop_count())
-    fail("bspg_group_sync", "bsp_push_reg and bsp_pop_reg take effect only at bsp_sync, not at a group sync");
+    fail("bspg_group_sync",
+         "bsp_push_reg and bsp_pop_reg take effect only at bsp_sync, not at a group sync");
   if (requested_tag_nbytes >= 0)
     fail("bspg_group_sync", "bsp_set_tagsize takes effect only at bsp_sync, not at a group sync");
   // Communication with processes outside the group would wait for a sync that never includes them.
   for (int d : touched_)
     if (group.rank_of(d) < 0)
       fail("bspg_group_sync",
-           "this superstep puts, gets or sends to process %d, which is not in the group; only bsp_sync delivers that",
+           "this superstep puts, gets or sends to process %d, which is not in the group; only "
+           "bsp_sync delivers that",
            d);
 }
 
@@ -168,8 +177,9 @@ void Runtime::report_disagreement(Group& group, const Header& mine) {
   std::vector<Header> headers(static_cast<std::size_t>(group.size()));
   MPI_Allgather(&mine, sizeof mine, MPI_BYTE, headers.data(), sizeof mine, MPI_BYTE, group.comm);
   Disagreement verdict = find_disagreement(headers, group.members);
-  fail_collective(group.members[static_cast<std::size_t>(verdict.reporter)], verdict.found ? verdict.call : "bsp_sync",
-                  "%s", verdict.found ? verdict.message.c_str() : "processes disagree at this sync");
+  fail_collective(group.members[static_cast<std::size_t>(verdict.reporter)],
+                  verdict.found ? verdict.call : "bsp_sync", "%s",
+                  verdict.found ? verdict.message.c_str() : "processes disagree at this sync");
 }
 
 void Runtime::sync(Group& group, SyncCall call) {
@@ -179,7 +189,8 @@ void Runtime::sync(Group& group, SyncCall call) {
   header.field[Header::kPushCount] = registry.pending_push_count();
   header.field[Header::kPopCount] = registry.pending_pop_count();
   header.field[Header::kOpOrder] = registry.op_order_digest();
-  header.field[Header::kTagSize] = requested_tag_nbytes < 0 ? 0 : static_cast<std::uint64_t>(requested_tag_nbytes) + 1;
+  header.field[Header::kTagSize] =
+      requested_tag_nbytes < 0 ? 0 : static_cast<std::uint64_t>(requested_tag_nbytes) + 1;
   if (asks_for_data_) header.flags |= Header::kGets;
   if (!direct_puts_.empty()) header.flags |= Header::kDirectPuts;
   if (mailbox_written_) header.flags |= Header::kMailbox;
@@ -222,7 +233,8 @@ void Runtime::sync(Group& group, SyncCall call) {
   if (&group != world) return;
 
   // Registrations and pops take effect now, after this superstep's data has moved.
-  if (agreement.value(Header::kPushCount) || agreement.value(Header::kPopCount)) apply_registrations();
+  if (agreement.value(Header::kPushCount) || agreement.value(Header::kPopCount))
+    apply_registrations();
   if (requested_tag_nbytes >= 0) {
     tag_nbytes = static_cast<std::uint32_t>(requested_tag_nbytes);
     requested_tag_nbytes = -1;
@@ -237,7 +249,8 @@ void Runtime::exchange_gets(Group& group, const std::vector<Transport::Incoming>
     const Transport::Incoming& chunk = streams[i];
     Stream& reply = replies_[i];
     bool ok = unpack_stream(
-        group.transport.at(chunk), chunk.bytes, [](int, std::uint32_t, const char*, std::uint32_t) {},
+        group.transport.at(chunk), chunk.bytes,
+        [](int, std::uint32_t, const char*, std::uint32_t) {},
         [&](int slot, std::uint32_t offset, std::uint32_t nbytes) {
           reply.records().append(registry.address(slot, pid) + offset, nbytes);
         },
@@ -245,7 +258,8 @@ void Runtime::exchange_gets(Group& group, const std::vector<Transport::Incoming>
     if (!ok) fail("bsp_sync", "internal error: malformed data stream from process %d", chunk.src);
     if (reply.empty()) continue;
     ByteBuffer& bytes = reply.records();
-    bytes.extend(align8(bytes.size()) - bytes.size());  // replies are read by length, pad is never read
+    bytes.extend(align8(bytes.size()) -
+                 bytes.size());  // replies are read by length, pad is never read
     outgoing_.push_back({group.rank_of(chunk.src), &reply, 0});
   }
   // Large gets read the servers' memory straight into their destinations, finished before the
@@ -270,7 +284,8 @@ void Runtime::run_direct_puts() {
     const DirectPut& put = direct_puts_[i];
     for (std::size_t j = 0; j < i; ++j) {
       const DirectPut& earlier = direct_puts_[j];
-      if (earlier.dst == put.dst && earlier.remote < put.remote + put.nbytes && put.remote < earlier.remote + earlier.nbytes) {
+      if (earlier.dst == put.dst && earlier.remote < put.remote + put.nbytes &&
+          put.remote < earlier.remote + earlier.nbytes) {
         direct_.complete();
         break;
       }
@@ -280,7 +295,8 @@ void Runtime::run_direct_puts() {
   direct_.complete();
 }
 
-void Runtime::apply_puts_and_messages(Group& group, const std::vector<Transport::Incoming>& streams) {
+void Runtime::apply_puts_and_messages(Group& group,
+                                      const std::vector<Transport::Incoming>& streams) {
   auto apply_put = [&](int slot, std::uint32_t offset, const char* payload, std::uint32_t nbytes) {
     copy_bytes(registry.address(slot, pid) + offset, payload, nbytes);
   };
@@ -291,11 +307,12 @@ void Runtime::apply_puts_and_messages(Group& group, const std::vector<Transport:
                                      [](const char*, std::uint32_t, const char*, std::uint32_t) {}))
       fail("bsp_sync", "internal error: malformed mailbox from process %d", chunk.src);
     if (!chunk.bytes) continue;
-    bool ok = unpack_stream(group.transport.at(chunk), chunk.bytes, apply_put, no_get,
-                            [&](const char* tag, std::uint32_t tag_bytes, const char* payload, std::uint32_t nbytes) {
-                              queue.push_back({tag, payload, tag_bytes, nbytes});
-                              queue_payload_bytes += nbytes;
-                            });
+    bool ok = unpack_stream(
+        group.transport.at(chunk), chunk.bytes, apply_put, no_get,
+        [&](const char* tag, std::uint32_t tag_bytes, const char* payload, std::uint32_t nbytes) {
+          queue.push_back({tag, payload, tag_bytes, nbytes});
+          queue_payload_bytes += nbytes;
+        });
     if (!ok) fail("bsp_sync", "internal error: malformed data stream from process %d", chunk.src);
   }
 }
@@ -324,14 +341,16 @@ void Runtime::apply_registrations() {
     std::vector<std::uint64_t> words(2 * codes.size()), reduced(2 * codes.size());
     encode_pops(codes, words.data());
     MPI_Request request;
-    MPI_Iallreduce(words.data(), reduced.data(), static_cast<int>(words.size()), MPI_UINT64_T, MPI_MAX, comm, &request);
+    MPI_Iallreduce(words.data(), reduced.data(), static_cast<int>(words.size()), MPI_UINT64_T,
+                   MPI_MAX, comm, &request);
     wait_idle(&request);
     PopDecision decision = decide_pops(reduced.data(), codes.size());
     if (!decision.agreed) {
       std::vector<std::uint64_t> gathered(codes.size() * static_cast<std::size_t>(nprocs));
       MPI_Allgather(codes.data(), static_cast<int>(codes.size()), MPI_UINT64_T, gathered.data(),
                     static_cast<int>(codes.size()), MPI_UINT64_T, comm);
-      Disagreement verdict = find_pop_disagreement(gathered, codes.size(), world->members, &Registry::describe_pop);
+      Disagreement verdict =
+          find_pop_disagreement(gathered, codes.size(), world->members, &Registry::describe_pop);
       fail_collective(verdict.reporter, "bsp_pop_reg", "%s", verdict.message.c_str());
     }
     decided = std::move(decision.codes);
@@ -341,15 +360,16 @@ void Runtime::apply_registrations() {
   std::vector<std::uint64_t> gathered(mine.size() * static_cast<std::size_t>(nprocs));
   if (!mine.empty()) {
     MPI_Request request;
-    MPI_Iallgather(mine.data(), static_cast<int>(mine.size()), MPI_UINT64_T, gathered.data(), static_cast<int>(mine.size()),
-                   MPI_UINT64_T, comm, &request);
+    MPI_Iallgather(mine.data(), static_cast<int>(mine.size()), MPI_UINT64_T, gathered.data(),
+                   static_cast<int>(mine.size()), MPI_UINT64_T, comm, &request);
     wait_idle(&request);
   }
   Registry::Change change = registry.apply(decided, gathered);
   if (!change.error.empty()) fail("bsp_pop_reg", "%s", change.error.c_str());
   // Registered memory is reachable by one-sided transfers (bsp_hpput, bsp_hpget, bsp_direct_get).
   for (char* area : change.removed) direct_.detach(area);
-  for (const auto& [area, bytes] : change.added) direct_.attach(area, static_cast<std::uint64_t>(bytes));
+  for (const auto& [area, bytes] : change.added)
+    direct_.attach(area, static_cast<std::uint64_t>(bytes));
 }
 
 void Runtime::finish() {

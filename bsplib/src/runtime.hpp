@@ -26,7 +26,7 @@ namespace bspg {
 enum class Phase { Before, Inside, After };
 
 struct Message {
-  const char* tag;      // points into the receive buffer: valid until the next sync
+  const char* tag;  // points into the receive buffer: valid until the next sync
   const char* payload;
   std::uint32_t tag_nbytes;
   std::uint32_t payload_nbytes;
@@ -45,12 +45,15 @@ class Runtime {
   // handle (the same on every process) or -1 for color < 0.
   int split(int color);
   Group* group(int handle) {
-    return handle >= 0 && static_cast<std::size_t>(handle) < groups.size() ? groups[static_cast<std::size_t>(handle)].get() : nullptr;
+    return handle >= 0 && static_cast<std::size_t>(handle) < groups.size()
+               ? groups[static_cast<std::size_t>(handle)].get()
+               : nullptr;
   }
 
   // The operations of a superstep, already validated (slot is the destination's or source's
   // registration). unbuffered: the hp variants, whose memory may be used until the sync.
-  void put(int dst, int slot, std::uint32_t offset, const void* src, std::uint32_t nbytes, bool unbuffered) {
+  void put(int dst, int slot, std::uint32_t offset, const void* src, std::uint32_t nbytes,
+           bool unbuffered) {
     if (nbytes < kMailboxBytes) {  // the common case, inline: into the stream
       Peer& p = peer(dst);
       pack_put(p.stream.records(), slot, offset, src, nbytes);
@@ -59,7 +62,8 @@ class Runtime {
     }
     put_large(dst, slot, offset, src, nbytes, unbuffered);
   }
-  void get(int server, int slot, std::uint32_t offset, void* dst, std::uint32_t nbytes, bool unbuffered);
+  void get(int server, int slot, std::uint32_t offset, void* dst, std::uint32_t nbytes,
+           bool unbuffered);
   void send(int dst, const void* tag, const void* payload, std::uint32_t nbytes, bool unbuffered);
   // Reads the remote registered memory now (bsp_direct_get); blocks until the data is here.
   void direct_get(int server, int slot, std::uint32_t offset, void* dst, std::uint32_t nbytes);
@@ -99,9 +103,9 @@ class Runtime {
   Group* world = nullptr;
 
   // Sizes that choose how a transfer travels (see put and get).
-  static constexpr std::uint32_t kMailboxBytes = 16 * 1024;          // puts from here on: mailbox
-  static constexpr std::uint32_t kDirectBytes = 64 * 1024;           // and from here: straight
-  static constexpr std::uint32_t kUnbufferedSendBytes = 1024;        // hpsend payloads left in place
+  static constexpr std::uint32_t kMailboxBytes = 16 * 1024;    // puts from here on: mailbox
+  static constexpr std::uint32_t kDirectBytes = 64 * 1024;     // and from here: straight
+  static constexpr std::uint32_t kUnbufferedSendBytes = 1024;  // hpsend payloads left in place
 
  private:
   // How this process's puts to one destination travel this superstep. They are applied there in
@@ -142,7 +146,8 @@ class Runtime {
     }
     return p;
   }
-  void put_large(int dst, int slot, std::uint32_t offset, const void* src, std::uint32_t nbytes, bool unbuffered);
+  void put_large(int dst, int slot, std::uint32_t offset, const void* src, std::uint32_t nbytes,
+                 bool unbuffered);
   std::uint64_t remote_address(int slot, int pid, std::uint32_t offset) const {
     return reinterpret_cast<std::uintptr_t>(registry.address(slot, pid)) + offset;
   }
@@ -154,7 +159,7 @@ class Runtime {
   void apply_registrations();
   void end_superstep();
 
-  std::vector<Peer> peers_;  // per global pid
+  std::vector<Peer> peers_;   // per global pid
   std::vector<int> touched_;  // pids whose Peer holds something this superstep
   std::vector<DirectPut> direct_puts_;
   std::vector<DirectGet> direct_gets_;

@@ -25,12 +25,12 @@ struct ShardHeader {
   std::uint32_t version;
   std::uint32_t pid;
   std::uint32_t nprocs;
-  std::uint32_t tag_nbytes;       // tag size in force after the checkpoint's sync
-  std::uint64_t checkpoint;       // N
-  std::uint64_t areas;            // persisted areas
-  std::uint64_t registrations;    // live registrations of this process
-  std::uint64_t messages;         // queued messages
-  std::uint64_t file_bytes;       // the whole file, checksum included
+  std::uint32_t tag_nbytes;     // tag size in force after the checkpoint's sync
+  std::uint64_t checkpoint;     // N
+  std::uint64_t areas;          // persisted areas
+  std::uint64_t registrations;  // live registrations of this process
+  std::uint64_t messages;       // queued messages
+  std::uint64_t file_bytes;     // the whole file, checksum included
 };
 
 // A fast 64-bit hash of a byte stream, fed in pieces of any size (damage detection, not security):
@@ -57,7 +57,8 @@ class ShardHash {
   std::uint64_t value() const {
     std::uint64_t h = total_ * kMix1;
     for (int i = 0; i < 4; ++i) h = mix(h ^ rotl(lanes_[i], 7 * i + 1));
-    for (std::size_t i = 0; i < pending_; ++i) h = mix(h ^ (static_cast<std::uint64_t>(block_[i]) << (8 * (i % 8))) ^ i);
+    for (std::size_t i = 0; i < pending_; ++i)
+      h = mix(h ^ (static_cast<std::uint64_t>(block_[i]) << (8 * (i % 8))) ^ i);
     return mix(h);
   }
 
@@ -86,7 +87,8 @@ class ShardHash {
 // Reads a whole shard file and checks it: "" and the header when whole, otherwise what is wrong.
 inline std::string check_shard_file(const std::string& path, ShardHeader& header) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return errno == ENOENT ? "missing" : std::string("cannot open: ") + std::strerror(errno);
+  if (fd < 0)
+    return errno == ENOENT ? "missing" : std::string("cannot open: ") + std::strerror(errno);
   auto finish = [&](std::string why) {
     ::close(fd);
     return why;
@@ -103,8 +105,10 @@ inline std::string check_shard_file(const std::string& path, ShardHeader& header
     if (total == 0) {
       if (static_cast<std::size_t>(got) < sizeof header) return finish("shorter than its header");
       std::memcpy(&header, buffer.data(), sizeof header);
-      if (std::memcmp(header.magic, kShardMagic, sizeof kShardMagic) != 0) return finish("not a bspg checkpoint shard");
-      if (header.version != kShardVersion) return finish("format version " + std::to_string(header.version) + ", not 1");
+      if (std::memcmp(header.magic, kShardMagic, sizeof kShardMagic) != 0)
+        return finish("not a bspg checkpoint shard");
+      if (header.version != kShardVersion)
+        return finish("format version " + std::to_string(header.version) + ", not 1");
     }
     // Everything but the final 8 bytes goes into the hash: hold back the newest 8 bytes.
     const auto n = static_cast<std::size_t>(got);
@@ -122,7 +126,8 @@ inline std::string check_shard_file(const std::string& path, ShardHeader& header
   ::close(fd);
   if (total < sizeof header + 8) return "shorter than its header";
   if (total != header.file_bytes)
-    return "truncated or extended: " + std::to_string(total) + " bytes, the header says " + std::to_string(header.file_bytes);
+    return "truncated or extended: " + std::to_string(total) + " bytes, the header says " +
+           std::to_string(header.file_bytes);
   std::uint64_t stored;
   std::memcpy(&stored, tail, 8);
   if (stored != hash.value()) return "damaged (checksum mismatch)";

@@ -94,7 +94,9 @@ class Stream {
 
   bool empty() const { return buffer_.size() == 0; }
   // Stream bytes (records and externals, without the headroom).
-  std::uint64_t length() const { return empty() ? 0 : buffer_.size() - kHeadroom + external_bytes_; }
+  std::uint64_t length() const {
+    return empty() ? 0 : buffer_.size() - kHeadroom + external_bytes_;
+  }
 
   // Where records are appended; reserves the headroom first.
   ByteBuffer& records() {

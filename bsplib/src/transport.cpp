@@ -53,7 +53,8 @@ void wait_idle(int n, MPI_Request* requests) {
     typical_wait_seconds = 0.9 * typical_wait_seconds + 0.1 * std::min(waited, kWaitSampleCap);
   };
   const double spin = std::clamp(3 * typical_wait_seconds, kMinSpinSeconds, kMaxSpinSeconds);
-  const auto spin_until = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(spin));
+  const auto spin_until =
+      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(spin));
   do {
     // The clock only every 16 polls: reading it costs about as much as a poll.
     for (int poll = 0; poll < 16; ++poll) {
@@ -73,7 +74,8 @@ void wait_idle(int n, MPI_Request* requests) {
 
 void IdlePacer::idle() {
   const long long now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                            std::chrono::steady_clock::now().time_since_epoch()).count();
+                            std::chrono::steady_clock::now().time_since_epoch())
+                            .count();
   if (idle_since_ns_ == 0) idle_since_ns_ = now;
   if (now - idle_since_ns_ < static_cast<long long>(kMinSpinSeconds * 1e9)) return;
   pause_ns_ = pause_ns_ ? std::min(pause_ns_ * 2, kMaxPauseNs) : kFirstPauseNs;
@@ -95,7 +97,8 @@ MaxReduction::MaxReduction(MPI_Comm comm, int words, int tag) : comm_(comm) {
     collective_steps_ = true;
     for (int r = 1; r < size; r *= 2) ++messages_;  // recursive doubling, as libnbc is told to use
 #ifdef OMPI_HAVE_MPI_EXT_PCOLLREQ
-    MPIX_Allreduce_init(mine_.data(), theirs_.data(), words, MPI_UINT64_T, MPI_MAX, comm, MPI_INFO_NULL, &collective_);
+    MPIX_Allreduce_init(mine_.data(), theirs_.data(), words, MPI_UINT64_T, MPI_MAX, comm,
+                        MPI_INFO_NULL, &collective_);
     persistent_ = true;
 #endif
     return;
@@ -112,8 +115,10 @@ MaxReduction::MaxReduction(MPI_Comm comm, int words, int tag) : comm_(comm) {
   auto real_rank = [&](int v) { return v < extra ? 2 * v + 1 : v + extra; };
   if (rank < 2 * extra) {  // fold the pair into its odd member
     Step step{{MPI_REQUEST_NULL, MPI_REQUEST_NULL}, 0, rank % 2 == 1};
-    if (rank % 2) receive(theirs_.data(), rank - 1, tag, step);
-    else send(mine_.data(), rank + 1, tag, step);
+    if (rank % 2)
+      receive(theirs_.data(), rank - 1, tag, step);
+    else
+      send(mine_.data(), rank + 1, tag, step);
     steps_.push_back(step);
   }
   if (virtual_rank >= 0) {
@@ -128,8 +133,10 @@ MaxReduction::MaxReduction(MPI_Comm comm, int words, int tag) : comm_(comm) {
   }
   if (rank < 2 * extra) {  // and hand the result back to the even one
     Step step{{MPI_REQUEST_NULL, MPI_REQUEST_NULL}, 0, false};
-    if (rank % 2) send(mine_.data(), rank - 1, tag + 63, step);
-    else receive(mine_.data(), rank + 1, tag + 63, step);
+    if (rank % 2)
+      send(mine_.data(), rank - 1, tag + 63, step);
+    else
+      receive(mine_.data(), rank + 1, tag + 63, step);
     steps_.push_back(step);
   }
 }
@@ -146,8 +153,8 @@ void MaxReduction::run(std::uint64_t* words) {
     if (persistent_) {
       MPI_Start(&collective_);
     } else {
-      MPI_Iallreduce(mine_.data(), theirs_.data(), static_cast<int>(mine_.size()), MPI_UINT64_T, MPI_MAX, comm_,
-                     &collective_);
+      MPI_Iallreduce(mine_.data(), theirs_.data(), static_cast<int>(mine_.size()), MPI_UINT64_T,
+                     MPI_MAX, comm_, &collective_);
     }
     wait_idle(&collective_);
     std::copy(theirs_.begin(), theirs_.end(), words);
@@ -172,7 +179,8 @@ Transport::~Transport() { close(); }
 void Transport::open() {
   // Window creation is a blocking collective that would spin while a peer is late: wait idly first.
   barrier();
-  MPI_Win_allocate(4 * sizeof(std::uint64_t), sizeof(std::uint64_t), MPI_INFO_NULL, comm_, &counter_base_, &counters_);
+  MPI_Win_allocate(4 * sizeof(std::uint64_t), sizeof(std::uint64_t), MPI_INFO_NULL, comm_,
+                   &counter_base_, &counters_);
   for (int i = 0; i < 4; ++i) counter_base_[i] = 0;
   MPI_Win_lock_all(MPI_MODE_NOCHECK, counters_);
   open_ = true;
@@ -224,7 +232,8 @@ void Transport::close() {
 void Transport::put_chunk(const Outgoing& chunk, std::uint64_t offset) {
   Stream& stream = *chunk.stream;
   ByteBuffer& records = stream.records();  // makes sure the headroom exists
-  ChunkHeader header{static_cast<std::uint32_t>(kind_), static_cast<std::uint32_t>(pids_[static_cast<std::size_t>(rank_)]),
+  ChunkHeader header{static_cast<std::uint32_t>(kind_),
+                     static_cast<std::uint32_t>(pids_[static_cast<std::size_t>(rank_)]),
                      stream.length(), chunk.note, 0};
   std::memcpy(records.data(), &header, sizeof header);
 
@@ -237,7 +246,8 @@ void Transport::put_chunk(const Outgoing& chunk, std::uint64_t offset) {
       return;
     }
     in_pieces(n, [&](std::uint64_t done, int piece) {
-      MPI_Put(data + done, piece, MPI_BYTE, chunk.dst, static_cast<MPI_Aint>(at + done), piece, MPI_BYTE, buffer.win);
+      MPI_Put(data + done, piece, MPI_BYTE, chunk.dst, static_cast<MPI_Aint>(at + done), piece,
+              MPI_BYTE, buffer.win);
     });
   };
   // The buffer's bytes, with the externals (user memory) in their places.
@@ -261,7 +271,8 @@ void Transport::flush_targets() {
   touched_.clear();
 }
 
-void Transport::round(ChunkKind kind, const std::vector<Outgoing>& out, std::uint64_t* words, int nwords) {
+void Transport::round(ChunkKind kind, const std::vector<Outgoing>& out, std::uint64_t* words,
+                      int nwords) {
   if (!open_) open();
   kind_ = kind;
   channel_ = channel(kind);
@@ -273,15 +284,16 @@ void Transport::round(ChunkKind kind, const std::vector<Outgoing>& out, std::uin
   // Reserve room in every receiver's buffer: one atomic fetch-and-add each.
   for (std::size_t i = 0; i < n; ++i) {
     sizes_[i] = sizeof(ChunkHeader) + align8(out[i].stream->length());
-    MPI_Rget_accumulate(&sizes_[i], 1, MPI_UINT64_T, &offsets_[i], 1, MPI_UINT64_T, out[i].dst, counter_index(), 1,
-                        MPI_UINT64_T, MPI_SUM, counters_, &requests_[i]);
+    MPI_Rget_accumulate(&sizes_[i], 1, MPI_UINT64_T, &offsets_[i], 1, MPI_UINT64_T, out[i].dst,
+                        counter_index(), 1, MPI_UINT64_T, MPI_SUM, counters_, &requests_[i]);
   }
   if (n) wait_idle(static_cast<int>(n), requests_.data());
 
   // Place what fits; what does not waits for the buffer to grow.
   std::vector<std::size_t> late;
   for (std::size_t i = 0; i < n; ++i) {
-    if (offsets_[i] + sizes_[i] <= capacity_[channel_][parity_][static_cast<std::size_t>(out[i].dst)])
+    if (offsets_[i] + sizes_[i] <=
+        capacity_[channel_][parity_][static_cast<std::size_t>(out[i].dst)])
       put_chunk(out[i], offsets_[i]);
     else
       late.push_back(i);
@@ -289,10 +301,12 @@ void Transport::round(ChunkKind kind, const std::vector<Outgoing>& out, std::uin
   flush_targets();
 
   // Tags: each reduction its own range, so that none can take another's messages.
-  const auto count = static_cast<std::size_t>(nwords) + 1;  // the caller's words and "something is late"
+  const auto count =
+      static_cast<std::size_t>(nwords) + 1;  // the caller's words and "something is late"
   std::unique_ptr<MaxReduction>& reduction = reductions_[channel_];
   if (!reduction || static_cast<std::size_t>(reduction->words()) != count)
-    reduction = std::make_unique<MaxReduction>(comm_, static_cast<int>(count), 1000 + 100 * channel_);
+    reduction =
+        std::make_unique<MaxReduction>(comm_, static_cast<int>(count), 1000 + 100 * channel_);
   words_.assign(words, words + nwords);
   words_.push_back(late.empty() ? 0 : 1);
   reduction->run(words_.data());
@@ -301,7 +315,8 @@ void Transport::round(ChunkKind kind, const std::vector<Outgoing>& out, std::uin
 
   // Metadata: chunk headers and the counter's fetch-and-add both ways, and the reduction's rounds.
   metadata_ += n * (sizeof(ChunkHeader) + 2 * sizeof(std::uint64_t));
-  metadata_ += static_cast<std::uint64_t>(reduction->messages_sent()) * 2 * count * sizeof(std::uint64_t);
+  metadata_ +=
+      static_cast<std::uint64_t>(reduction->messages_sent()) * 2 * count * sizeof(std::uint64_t);
   scan();
   metadata_ += incoming_.size() * (sizeof(ChunkHeader) + 2 * sizeof(std::uint64_t));
 }
@@ -342,15 +357,16 @@ void Transport::scan() {
     if (end - at < sizeof header) break;
     std::memcpy(&header, base + at, sizeof header);
     const auto kind = static_cast<ChunkKind>(header.kind);
-    if (kind != kind_ || header.bytes % 8 ||
-        header.bytes > end - at - sizeof header)
+    if (kind != kind_ || header.bytes % 8 || header.bytes > end - at - sizeof header)
       fail("bsp_sync", "internal error: damaged chunk in the receive buffer at offset %llu",
            static_cast<unsigned long long>(at));
-    incoming_.push_back({static_cast<int>(header.src), kind, at + sizeof header, header.bytes, header.note});
+    incoming_.push_back(
+        {static_cast<int>(header.src), kind, at + sizeof header, header.bytes, header.note});
     at += sizeof header + header.bytes;
   }
   if (at != end) fail("bsp_sync", "internal error: receive buffer ends inside a chunk");
-  std::sort(incoming_.begin(), incoming_.end(), [](const Incoming& a, const Incoming& b) { return a.src < b.src; });
+  std::sort(incoming_.begin(), incoming_.end(),
+            [](const Incoming& a, const Incoming& b) { return a.src < b.src; });
 }
 
 void Transport::barrier() {
@@ -386,8 +402,8 @@ void Mailbox::open(MPI_Comm comm, int pid, int nprocs) {
   MPI_Info info;
   MPI_Info_create(&info);
   MPI_Info_set(info, "alloc_shared_noncontig", "true");  // each process's part near its core
-  MPI_Win_allocate_shared(static_cast<MPI_Aint>(region_bytes_ * static_cast<std::uint64_t>(nprocs)), 1, info, comm,
-                          &base_, &win_);
+  MPI_Win_allocate_shared(static_cast<MPI_Aint>(region_bytes_ * static_cast<std::uint64_t>(nprocs)),
+                          1, info, comm, &base_, &win_);
   MPI_Info_free(&info);
   bases_.resize(static_cast<std::size_t>(nprocs));
   for (int q = 0; q < nprocs; ++q) {
@@ -450,7 +466,8 @@ void DirectWindow::put(int target, std::uint64_t remote, const void* src, std::u
     return;
   }
   in_pieces(n, [&](std::uint64_t done, int piece) {
-    MPI_Put(from + done, piece, MPI_BYTE, target, static_cast<MPI_Aint>(remote + done), piece, MPI_BYTE, win_);
+    MPI_Put(from + done, piece, MPI_BYTE, target, static_cast<MPI_Aint>(remote + done), piece,
+            MPI_BYTE, win_);
   });
   targets_.push_back(target);
 }
@@ -463,8 +480,8 @@ void DirectWindow::get(int target, std::uint64_t remote, void* dst, std::uint64_
   }
   in_pieces(n, [&](std::uint64_t done, int piece) {
     gets_.emplace_back();
-    MPI_Rget(into + done, piece, MPI_BYTE, target, static_cast<MPI_Aint>(remote + done), piece, MPI_BYTE, win_,
-             &gets_.back());
+    MPI_Rget(into + done, piece, MPI_BYTE, target, static_cast<MPI_Aint>(remote + done), piece,
+             MPI_BYTE, win_, &gets_.back());
   });
 }
 

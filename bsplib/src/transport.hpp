@@ -61,13 +61,13 @@ class MaxReduction {
  private:
   struct Step {
     MPI_Request requests[2];
-    int count;      // 1 (send or receive only) or 2 (an exchange)
-    bool combine;   // fold what arrived into mine_
+    int count;     // 1 (send or receive only) or 2 (an exchange)
+    bool combine;  // fold what arrived into mine_
   };
   MPI_Comm comm_;
   std::vector<std::uint64_t> mine_, theirs_;
   std::vector<Step> steps_;
-  bool collective_steps_ = false;               // beyond kMaxStepProcesses: MPI's allreduce
+  bool collective_steps_ = false;  // beyond kMaxStepProcesses: MPI's allreduce
   MPI_Request collective_ = MPI_REQUEST_NULL;
   bool persistent_ = false;
   int messages_ = 0;
@@ -89,13 +89,14 @@ enum class ChunkKind : std::uint32_t { Stream = 0x6273701u, Reply = 0x6273702u }
 
 // A chunk as it lies in a receive buffer: this header, then the stream bytes (8-aligned).
 struct ChunkHeader {
-  std::uint32_t kind;        // ChunkKind
-  std::uint32_t src;         // global pid of the sender
-  std::uint64_t bytes;       // stream bytes that follow
-  std::uint64_t note;        // the semantics layer's word (e.g. mailbox bytes for this receiver)
+  std::uint32_t kind;   // ChunkKind
+  std::uint32_t src;    // global pid of the sender
+  std::uint64_t bytes;  // stream bytes that follow
+  std::uint64_t note;   // the semantics layer's word (e.g. mailbox bytes for this receiver)
   std::uint64_t reserved;
 };
-static_assert(sizeof(ChunkHeader) == Stream::kHeadroom, "the chunk header fills the stream's headroom");
+static_assert(sizeof(ChunkHeader) == Stream::kHeadroom,
+              "the chunk header fills the stream's headroom");
 
 class Transport {
  public:
@@ -114,7 +115,8 @@ class Transport {
   struct Incoming {
     int src;  // global pid
     ChunkKind kind;
-    std::uint64_t offset;  // of the stream bytes in this sync's receive buffer of that kind (see at())
+    std::uint64_t
+        offset;  // of the stream bytes in this sync's receive buffer of that kind (see at())
     std::uint64_t bytes;
     std::uint64_t note;
   };
@@ -165,7 +167,8 @@ class Transport {
   int parity_ = 0;
   int channel_ = 0;  // of the round under way
   ChunkKind kind_ = ChunkKind::Stream;
-  // Four u64 per process: bytes reserved in its buffer of (channel, parity), at 2 * channel + parity.
+  // Four u64 per process: bytes reserved in its buffer of (channel, parity), at 2 * channel +
+  // parity.
   MPI_Win counters_ = MPI_WIN_NULL;
   std::uint64_t* counter_base_ = nullptr;
   Buffer buffers_[kChannels][2];
@@ -193,8 +196,8 @@ class Mailbox {
   bool available() const { return win_ != MPI_WIN_NULL; }
   std::uint64_t region_bytes() const { return region_bytes_; }
   // Copies header and payload into this process's region for target, at offset.
-  void write(int target, std::uint64_t offset, const void* header, std::size_t header_bytes, const void* payload,
-             std::size_t payload_bytes);
+  void write(int target, std::uint64_t offset, const void* header, std::size_t header_bytes,
+             const void* payload, std::size_t payload_bytes);
   void publish();  // before the sync's collective: stores are visible to other processes
   void acquire();  // after it: see what the others stored
   const char* incoming(int src) const {

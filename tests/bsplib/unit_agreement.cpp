@@ -15,7 +15,9 @@ std::vector<std::uint64_t> reduce(const std::vector<Header>& headers) {
   std::vector<std::uint64_t> result(Header::kWords, 0), words(Header::kWords);
   for (const Header& h : headers) {
     h.encode(words.data());
-    for (int i = 0; i < Header::kWords; ++i) result[static_cast<std::size_t>(i)] = std::max(result[static_cast<std::size_t>(i)], words[static_cast<std::size_t>(i)]);
+    for (int i = 0; i < Header::kWords; ++i)
+      result[static_cast<std::size_t>(i)] =
+          std::max(result[static_cast<std::size_t>(i)], words[static_cast<std::size_t>(i)]);
   }
   return result;
 }
@@ -55,7 +57,8 @@ TEST(Agreement, FirstProcessThatDiffersReportsWithItsPid) {
   ASSERT_TRUE(verdict.found);
   EXPECT_EQ(verdict.reporter, 2);
   EXPECT_STREQ(verdict.call, "bsp_end");
-  EXPECT_NE(verdict.message.find("process 0 called bsp_sync while process 7 called bsp_end"), std::string::npos)
+  EXPECT_NE(verdict.message.find("process 0 called bsp_sync while process 7 called bsp_end"),
+            std::string::npos)
       << verdict.message;
 }
 
@@ -99,10 +102,12 @@ TEST(Agreement, PopsThatNameDifferentRegistrationsDisagree) {
     for (std::size_t i = 0; i < 2; ++i) reduced[i] = std::max(reduced[i], words[i]);
   }
   EXPECT_FALSE(decide_pops(reduced.data(), 1).agreed);
-  Disagreement verdict = find_pop_disagreement({3, 4}, 1, {0, 1}, [](std::uint64_t code) { return std::to_string(code); });
+  Disagreement verdict = find_pop_disagreement(
+      {3, 4}, 1, {0, 1}, [](std::uint64_t code) { return std::to_string(code); });
   ASSERT_TRUE(verdict.found);
   EXPECT_EQ(verdict.reporter, 1);
-  EXPECT_NE(verdict.message.find("process 0 pops 3, process 1 pops 4"), std::string::npos) << verdict.message;
+  EXPECT_NE(verdict.message.find("process 0 pops 3, process 1 pops 4"), std::string::npos)
+      << verdict.message;
 }
 
 TEST(Agreement, EverybodyFlexibleLeavesThePopUndecided) {

@@ -20,10 +20,12 @@ bool read_back(const ByteBuffer& stream, Seen& seen) {
   return unpack_stream(
       stream.data(), stream.size(),
       [&](int slot, std::uint32_t offset, const char* payload, std::uint32_t n) {
-        seen.events.push_back("put " + std::to_string(slot) + " " + std::to_string(offset) + " " + std::string(payload, n));
+        seen.events.push_back("put " + std::to_string(slot) + " " + std::to_string(offset) + " " +
+                              std::string(payload, n));
       },
       [&](int slot, std::uint32_t offset, std::uint32_t n) {
-        seen.events.push_back("get " + std::to_string(slot) + " " + std::to_string(offset) + " " + std::to_string(n));
+        seen.events.push_back("get " + std::to_string(slot) + " " + std::to_string(offset) + " " +
+                              std::to_string(n));
       },
       [&](const char* tag, std::uint32_t tag_n, const char* payload, std::uint32_t n) {
         if (reinterpret_cast<std::uintptr_t>(payload) % 8) seen.payloads_aligned = false;
@@ -43,7 +45,8 @@ TEST(Records, RecordsComeBackInOrder) {
   EXPECT_EQ(stream.size() % 8, 0u);
   Seen seen;
   ASSERT_TRUE(read_back(stream, seen));
-  std::vector<std::string> expected = {"put 3 16 abc", "get 7 8 100", "msg T1 hello", "put 0 0 x", "msg  "};
+  std::vector<std::string> expected = {"put 3 16 abc", "get 7 8 100", "msg T1 hello", "put 0 0 x",
+                                       "msg  "};
   EXPECT_EQ(seen.events, expected);
 }
 
@@ -67,8 +70,10 @@ TEST(Records, TruncatedOrCorruptStreamsAreRejected) {
   ByteBuffer stream;
   pack_put(stream, 2, 0, "12345678", 8);
   Seen seen;
-  EXPECT_FALSE(unpack_stream(stream.data(), stream.size() - 4, [](int, std::uint32_t, const char*, std::uint32_t) {},
-                             [](int, std::uint32_t, std::uint32_t) {}, [](const char*, std::uint32_t, const char*, std::uint32_t) {}));
+  EXPECT_FALSE(unpack_stream(
+      stream.data(), stream.size() - 4, [](int, std::uint32_t, const char*, std::uint32_t) {},
+      [](int, std::uint32_t, std::uint32_t) {},
+      [](const char*, std::uint32_t, const char*, std::uint32_t) {}));
   std::uint32_t bad_kind = 3;  // no record has kind 3 (except the all-ones pad word)
   std::memcpy(stream.data(), &bad_kind, 4);
   EXPECT_FALSE(read_back(stream, seen));
@@ -79,14 +84,16 @@ TEST(Records, LargePayloadsGrowTheBuffer) {
   std::vector<char> big(5 << 20, 'z');
   pack_put(stream, 9, 123, big.data(), static_cast<std::uint32_t>(big.size()));
   std::uint64_t total = 0;
-  ASSERT_TRUE(unpack_stream(stream.data(), stream.size(),
-                            [&](int slot, std::uint32_t offset, const char* payload, std::uint32_t n) {
-                              EXPECT_EQ(slot, 9);
-                              EXPECT_EQ(offset, 123u);
-                              EXPECT_EQ(payload[n - 1], 'z');
-                              total += n;
-                            },
-                            [](int, std::uint32_t, std::uint32_t) {}, [](const char*, std::uint32_t, const char*, std::uint32_t) {}));
+  ASSERT_TRUE(unpack_stream(
+      stream.data(), stream.size(),
+      [&](int slot, std::uint32_t offset, const char* payload, std::uint32_t n) {
+        EXPECT_EQ(slot, 9);
+        EXPECT_EQ(offset, 123u);
+        EXPECT_EQ(payload[n - 1], 'z');
+        total += n;
+      },
+      [](int, std::uint32_t, std::uint32_t) {},
+      [](const char*, std::uint32_t, const char*, std::uint32_t) {}));
   EXPECT_EQ(total, big.size());
 }
 
@@ -96,7 +103,8 @@ TEST(Records, UnbufferedMessagePayloadIsPlacedWhereTheCopyWouldBe) {
   Stream stream;
   pack_put(stream.records(), 1, 4, "ab", 2);
   std::string payload(1500, 'q');
-  pack_message_unbuffered(stream, "TG", 2, payload.data(), static_cast<std::uint32_t>(payload.size()));
+  pack_message_unbuffered(stream, "TG", 2, payload.data(),
+                          static_cast<std::uint32_t>(payload.size()));
   pack_message(stream.records(), "T2", 2, "xyz", 3);
   pad_to_8(stream.records());
   ASSERT_EQ(stream.externals().size(), 1u);
@@ -114,10 +122,14 @@ TEST(Records, UnbufferedMessagePayloadIsPlacedWhereTheCopyWouldBe) {
   std::vector<char> aligned(laid.begin(), laid.end());
   std::vector<std::string> events;
   ASSERT_TRUE(unpack_stream(
-      aligned.data(), aligned.size(), [&](int, std::uint32_t, const char* p, std::uint32_t n) { events.push_back("put " + std::string(p, n)); },
+      aligned.data(), aligned.size(),
+      [&](int, std::uint32_t, const char* p, std::uint32_t n) {
+        events.push_back("put " + std::string(p, n));
+      },
       [](int, std::uint32_t, std::uint32_t) {},
       [&](const char* tag, std::uint32_t tn, const char* p, std::uint32_t n) {
-        events.push_back("msg " + std::string(tag, tn) + " " + std::to_string(n) + " " + std::string(p, n).substr(0, 3));
+        events.push_back("msg " + std::string(tag, tn) + " " + std::to_string(n) + " " +
+                         std::string(p, n).substr(0, 3));
       }));
   EXPECT_EQ(events, (std::vector<std::string>{"put ab", "msg TG 1500 qqq", "msg T2 3 xyz"}));
 }

@@ -11,7 +11,8 @@ using bspg::Registry;
 
 namespace {
 // What two processes would all-gather: each registered `count` areas given as (address, size).
-std::vector<std::uint64_t> gathered(const std::vector<std::vector<std::pair<std::uintptr_t, std::int64_t>>>& per_process) {
+std::vector<std::uint64_t> gathered(
+    const std::vector<std::vector<std::pair<std::uintptr_t, std::int64_t>>>& per_process) {
   std::vector<std::uint64_t> words;
   for (const auto& areas : per_process)
     for (const auto& [address, size] : areas) {
@@ -63,7 +64,8 @@ TEST(Registry, TwoPopsOfOneAddressInOneSuperstepTakeBothRegistrations) {
   char buffer[8] = {};
   registry.push(buffer, 4);
   registry.push(buffer, 8);
-  apply_superstep(registry, gathered({{{reinterpret_cast<std::uintptr_t>(buffer), 4}, {reinterpret_cast<std::uintptr_t>(buffer), 8}}}));
+  apply_superstep(registry, gathered({{{reinterpret_cast<std::uintptr_t>(buffer), 4},
+                                       {reinterpret_cast<std::uintptr_t>(buffer), 8}}}));
   EXPECT_EQ(registry.pop(buffer), true);
   EXPECT_EQ(registry.pop(buffer), true);
   EXPECT_EQ(registry.pop(buffer), false);  // a third has nothing left
@@ -80,12 +82,13 @@ TEST(Registry, PushAndPopInOneSuperstepTakeEffectInCallOrder) {
   Registry registry(1);
   int a = 0, b = 0;
   registry.push(&b, 4);
-  ASSERT_TRUE(registry.pop(&b));           // names the push above
-  EXPECT_FALSE(registry.pop(&b));          // nothing left to pop
+  ASSERT_TRUE(registry.pop(&b));   // names the push above
+  EXPECT_FALSE(registry.pop(&b));  // nothing left to pop
   registry.push(&a, 4);
   EXPECT_EQ(registry.pop_codes(), std::vector<std::uint64_t>{Registry::kPendingPush | 1});
-  Registry::Change change = apply_superstep(registry, gathered({{{reinterpret_cast<std::uintptr_t>(&b), 4},
-                                                        {reinterpret_cast<std::uintptr_t>(&a), 4}}}));
+  Registry::Change change =
+      apply_superstep(registry, gathered({{{reinterpret_cast<std::uintptr_t>(&b), 4},
+                                           {reinterpret_cast<std::uintptr_t>(&a), 4}}}));
   EXPECT_TRUE(change.error.empty());
   EXPECT_EQ(registry.lookup(&b), -1);
   EXPECT_EQ(registry.lookup(&a), 0);  // b's slot was freed before a's push took the lowest
@@ -110,7 +113,9 @@ TEST(Registry, FlexibleNullPopTakesWhatTheOthersPop) {
   int x = 0, y = 0;
   registry.push(nullptr, 0);  // slot 0: "x" elsewhere
   registry.push(nullptr, 0);  // slot 1: "y" elsewhere
-  apply_superstep(registry, gathered({{{0, 0}, {0, 0}}, {{reinterpret_cast<std::uintptr_t>(&x), 4}, {reinterpret_cast<std::uintptr_t>(&y), 4}}}));
+  apply_superstep(registry, gathered({{{0, 0}, {0, 0}},
+                                      {{reinterpret_cast<std::uintptr_t>(&x), 4},
+                                       {reinterpret_cast<std::uintptr_t>(&y), 4}}}));
   ASSERT_TRUE(registry.pop(nullptr));
   EXPECT_EQ(registry.pop_codes(), std::vector<std::uint64_t>{0});  // flexible
   // The others pop x (slot 0), the first registration, not the most recent.
@@ -128,8 +133,9 @@ TEST(Registry, FlexibleNullPopCannotTakeARealArea) {
   registry.push(nullptr, 0);
   registry.push(&a, 4);
   apply_superstep(registry, gathered({{{0, 0}, {0, 0}, {reinterpret_cast<std::uintptr_t>(&a), 4}},
-                            {{reinterpret_cast<std::uintptr_t>(&other), 4}, {reinterpret_cast<std::uintptr_t>(&other), 4},
-                             {reinterpret_cast<std::uintptr_t>(&other), 4}}}));
+                                      {{reinterpret_cast<std::uintptr_t>(&other), 4},
+                                       {reinterpret_cast<std::uintptr_t>(&other), 4},
+                                       {reinterpret_cast<std::uintptr_t>(&other), 4}}}));
   ASSERT_TRUE(registry.pop(nullptr));
   Registry::Change change = registry.apply({3}, {});  // the others name slot 2: a here, not NULL
   EXPECT_NE(change.error.find("did not register as NULL"), std::string::npos) << change.error;
@@ -167,7 +173,9 @@ TEST(Registry, FreedSlotsAreReusedLowestFirstSoEveryProcessAgrees) {
   Registry registry(1);
   int a = 0, b = 0, c = 0, d = 0;
   for (int* x : {&a, &b, &c}) registry.push(x, 4);
-  apply_superstep(registry, gathered({{{reinterpret_cast<std::uintptr_t>(&a), 4}, {reinterpret_cast<std::uintptr_t>(&b), 4}, {reinterpret_cast<std::uintptr_t>(&c), 4}}}));
+  apply_superstep(registry, gathered({{{reinterpret_cast<std::uintptr_t>(&a), 4},
+                                       {reinterpret_cast<std::uintptr_t>(&b), 4},
+                                       {reinterpret_cast<std::uintptr_t>(&c), 4}}}));
   EXPECT_EQ(registry.lookup(&a), 0);
   EXPECT_EQ(registry.lookup(&b), 1);
   EXPECT_EQ(registry.lookup(&c), 2);
@@ -183,7 +191,8 @@ TEST(Registry, FreedSlotsAreReusedLowestFirstSoEveryProcessAgrees) {
 TEST(Registry, PopsNameTheirRegistrationsAndOrderHasADigest) {
   Registry first(1), second(1);
   int a = 0, b = 0;
-  auto words = gathered({{{reinterpret_cast<std::uintptr_t>(&a), 4}, {reinterpret_cast<std::uintptr_t>(&b), 4}}});
+  auto words = gathered(
+      {{{reinterpret_cast<std::uintptr_t>(&a), 4}, {reinterpret_cast<std::uintptr_t>(&b), 4}}});
   for (Registry* r : {&first, &second}) {
     r->push(&a, 4);
     r->push(&b, 4);
@@ -213,5 +222,6 @@ TEST(Registry, HundredsOfRegistrationsKeepTheirSlots) {
     mine.push_back({reinterpret_cast<std::uintptr_t>(&x), 4});
   }
   apply_superstep(registry, gathered({mine}));
-  for (std::size_t i = 0; i < areas.size(); ++i) EXPECT_EQ(registry.lookup(&areas[i]), static_cast<int>(i));
+  for (std::size_t i = 0; i < areas.size(); ++i)
+    EXPECT_EQ(registry.lookup(&areas[i]), static_cast<int>(i));
 }
