@@ -51,6 +51,26 @@ pid_alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null; }
 # and while the sshd lives, its namespace cannot be another's.
 host_alive() { pid_alive "$1" && [ -n "$2" ] && [ "$(readlink "/proc/$1/ns/mnt" 2>/dev/null)" = "$2" ]; }
 
+# Hosts are found by their mount namespace's number, and the kernel gives a gone namespace's number
+# to the next new one (another test's host, say). So while looking for a host's processes and
+# signalling them, hold its namespace open: pin PID NS opens a descriptor on process PID's mount
+# namespace if that still is NS (false otherwise); unpin_all closes them all.
+pinned=()
+pin() {
+  local fd
+  exec {fd}<"/proc/$1/ns/mnt" 2>/dev/null || return 1
+  if [ "$(readlink "/proc/self/fd/$fd" 2>/dev/null)" != "$2" ]; then
+    exec {fd}<&-
+    return 1
+  fi
+  pinned+=("$fd")
+}
+unpin_all() {
+  local fd
+  for fd in "${pinned[@]+"${pinned[@]}"}"; do exec {fd}<&-; done
+  pinned=()
+}
+
 # True when DIR's recorded hosts still have a live sshd.
 dir_has_live_hosts() {
   local dir=$1 i pid ns
@@ -122,13 +142,14 @@ cmd_stop() {
   local dir=$1 i pid ns all=() namespaces=() net p
   if [ -f "$dir/pids" ]; then
     while read -r i pid ns; do
-      host_alive "$pid" "$ns" || continue  # stopped earlier (down): nothing of it is left
+      pin "$pid" "$ns" || continue  # stopped earlier (down): nothing of it is left
       all+=("$pid")
       namespaces+=("$ns")
     done <"$dir/pids"
     # The sshds and whatever still runs in their namespaces (sessions, ranks), all at once.
     while read -r p; do [ -n "$p" ] && all+=("$p"); done < <(pids_in_namespaces "${namespaces[@]+"${namespaces[@]}"}")
     stop_pids "${all[@]+"${all[@]}"}"
+    unpin_all
     rm -f "$dir/pids"
   fi
   if [ -f "$dir/net" ]; then
@@ -304,26 +325,32 @@ cmd_setload() {
 cmd_down() {
   local dir=$1 i=$2 pid ns all=() p
   read -r pid ns < <(host_line "$dir" "$i")
-  host_alive "$pid" "$ns" || return 0
+  pin "$pid" "$ns" || return 0
   # The sshd and whatever runs on the host, so that a later stop need not trust a stale pid.
   all=("$pid")
   while read -r p; do [ -n "$p" ] && all+=("$p"); done < <(pids_in_namespaces "$ns")
   stop_pids "${all[@]}"
+  unpin_all
 }
 
-# Every process of host I: its sshd and whatever runs in its mount namespace.
-cmd_pids() {
+# Every process of host I: its sshd and whatever runs in its mount namespace (nothing when the
+# host is gone). The caller pins the namespace if it signals what this finds.
+host_pids() {
   local dir=$1 i=$2 pid ns
   read -r pid ns < <(host_line "$dir" "$i")
   [ -n "$ns" ] || die "host $i has no recorded namespace"
-  # A namespace's number is reused once it is gone: only a live host's is its own.
   host_alive "$pid" "$ns" || return 0
   pids_in_namespaces "$ns"
 }
 
+cmd_pids() { host_pids "$@"; }
+
 cmd_signal_host() {
-  local dir=$1 i=$2 sig=$3 p
-  for p in $(cmd_pids "$dir" "$i"); do kill "-$sig" "$p" 2>/dev/null || true; done
+  local dir=$1 i=$2 sig=$3 pid ns p
+  read -r pid ns < <(host_line "$dir" "$i")
+  pin "$pid" "$ns" || return 0
+  for p in $(host_pids "$dir" "$i"); do kill "-$sig" "$p" 2>/dev/null || true; done
+  unpin_all
 }
 
 [ $# -ge 2 ] || usage
