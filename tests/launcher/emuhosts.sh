@@ -15,6 +15,9 @@
 # NET is chosen per DIR (a hash of DIR, then the next free one) and claimed under /tmp/bspg-emuhosts,
 # so two test runs at once do not collide; EMU_NET=N asks for 127.0.N.0/24 (fails if it is taken).
 # EMU_PATH sets the PATH of sessions on the hosts (shell start-up files may still add to it).
+# EMU_PRIVATE_DIRS="/abs/dir ..." gives every host a private, empty tmpfs at each of these paths
+# (created on the shared file system if missing): what a host writes there only that host sees,
+# and it is gone with the host (down, stop), as a real machine's disk is for the others.
 #
 # start writes into DIR:
 #   id_ed25519[.pub]   test user key (authorized for root on every host)
@@ -156,6 +159,11 @@ cmd_start() {
   local load
   for load in "$@"; do is_number "$load" || die "load '$load' is not a number (e.g. 0.5)"; done
   [ $# -le 250 ] || die "at most 250 hosts"
+  local private
+  for private in ${EMU_PRIVATE_DIRS:-}; do
+    [[ $private == /* && $private != *..* ]] || die "EMU_PRIVATE_DIRS: '$private' is not an absolute path without '..'"
+    mkdir -p "$private" || die "EMU_PRIVATE_DIRS: cannot create $private"
+  done
   [ "$(id -u)" -eq 0 ] || die "needs root (sshd on port 22, mount namespaces)"
   command -v unshare >/dev/null || die "unshare (util-linux) is not installed"
   [ -x /usr/sbin/sshd ] || die "/usr/sbin/sshd is missing (install openssh-server)"
@@ -219,8 +227,9 @@ EOF
       mkdir -m 0755 /run/sshd
       mount -t tmpfs -o mode=1777 bspg-emu-shm /dev/shm
       mount --bind "$2/loadavg" /proc/loadavg
+      for private in $3; do mount -t tmpfs -o mode=0700 bspg-emu-private "$private"; done
       exec /usr/sbin/sshd -D -f "$2/sshd_config" -E "$2/sshd.log"
-    ' emuhost "$name" "$h" </dev/null >>"$h/sshd.log" 2>&1 &
+    ' emuhost "$name" "$h" "${EMU_PRIVATE_DIRS:-}" </dev/null >>"$h/sshd.log" 2>&1 &
     local pid=$!
     # Wait for the namespace to be set up (the hostname is the last thing unshare changes before exec).
     local ns="" t
