@@ -87,6 +87,32 @@ struct ProbeResult {
 // With no more candidates than the fan-out, the wall time is about that of the slowest probe.
 std::vector<ProbeResult> probe_hosts(const std::vector<HostSpec>& hosts, const ProbeOptions& opt);
 
+// What a command run on a host over SSH gave (run_on_hosts).
+struct CommandResult {
+  HostSpec host;
+  bool ok = false;      // logged in and the command ran to its end; else `error` says why not
+  std::string error;    // as ProbeResult::error ("connection refused", "timed out after 5.0 s", ...)
+  std::string out, err; // its output (each at most 1 MiB), untrusted
+  int exit_status = -1; // -1 when it ended by a signal
+  double elapsed_s = 0;
+};
+
+// Runs `command` (for the host's login shell) on every host, as probe_hosts runs its probe: at
+// most opt.fanout at once, each within opt.timeout_ms from its start (a command still running
+// then is killed on the host), host keys checked as for probing. Results in the order of `hosts`.
+std::vector<CommandResult> run_on_hosts(const std::vector<HostSpec>& hosts, const std::string& command,
+                                        const ProbeOptions& opt);
+
+// `text` as a printf format that prints it: every byte but letters, digits, '/', '.', '_' and '-'
+// as an octal escape (\ooo), so that it holds no quote, space or other character a shell reads.
+std::string octal_escaped(const std::string& text);
+
+// The command line for run_on_hosts that runs `script` with sh whatever the login shell (sh, bash,
+// zsh, csh, fish), and cannot outlive the caller: killed when the SSH channel closes, and after
+// ceil(timeout_ms) + 1 s at the latest where `timeout` exists. `script` must hold no single quote
+// and no backslash but octal_escaped()'s; values go in as $(printf "ESCAPED_") (see probe_answer).
+std::string guarded_command(const std::string& script, int timeout_ms);
+
 struct StageResult {
   bool ok = false;
   std::string remote_path;   // absolute path of the executable on the host
