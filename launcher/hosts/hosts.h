@@ -10,6 +10,7 @@
 // configuration (~/.ssh/config, /etc/ssh/ssh_config) in both the probe and the generated config.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -124,6 +125,20 @@ struct StageResult {
 // unless that file is already there; keeps the exec bits. opt.timeout_ms bounds the login and each
 // SFTP operation.
 StageResult stage_executable(const HostSpec& host, const std::string& local_path, const ProbeOptions& opt);
+
+struct RelayResult {
+  bool ok = false;
+  std::string error;         // names the host it happened on
+  std::uint64_t bytes = 0;   // copied
+};
+
+// Copies the file at from_path on `from` to to_path on `to`, through this machine over SFTP (the
+// hosts need not reach each other). Relative paths start at the user's home directory. The copy
+// is written under a private name, synced where the server offers fsync@openssh.com, and renamed
+// over to_path, so to_path is whole or as it was; missing directories are created (mode 0700).
+// opt.timeout_ms bounds each login and each SFTP operation.
+RelayResult relay_file(const HostSpec& from, const std::string& from_path, const HostSpec& to,
+                       const std::string& to_path, const ProbeOptions& opt);
 
 // Text of an OpenSSH client config with one `Host <name>` block per host (HostName, User, Port,
 // IdentityFile, UserKnownHostsFile, StrictHostKeyChecking yes, BatchMode yes, ConnectTimeout),
