@@ -1,6 +1,7 @@
 // mpirun_messages.cpp - recognises Open MPI 4.1's start-up failure blocks (see mpirun_messages.h).
 #include "mpirun_messages.h"
 
+#include <cstdlib>
 #include <sstream>
 
 #include "untrusted.h"
@@ -66,6 +67,28 @@ std::string remote_node(const std::string& text) {
   return node;
 }
 
+// "mpirun noticed that process rank 3 with PID 0 on node emu2 exited on signal 9 (Killed)."
+bool read_death(const std::string& text, ProcessDeath& death) {
+  const auto at = text.find("mpirun noticed that process rank ");
+  if (at == std::string::npos) return false;
+  std::istringstream words(text.substr(at + 33));
+  std::string with, pid_word, pid, on, node, host, exited, on2, signal_word;
+  int rank = -1, signal = 0;
+  if (!(words >> rank >> with >> pid_word >> pid >> on >> node >> host >> exited >> on2 >> signal_word >> signal) ||
+      with != "with" || node != "node" || exited != "exited" || signal_word != "signal")
+    return false;
+  std::string name;
+  std::getline(words, name);
+  const auto open = name.find('('), close = name.rfind(')');
+  death.rank = rank;
+  death.host = host;
+  death.signal = signal;
+  death.signal_name = open != std::string::npos && close != std::string::npos && close > open
+                          ? name.substr(open + 1, close - open - 1)
+                          : "";
+  return true;
+}
+
 }  // namespace
 
 MpirunStderr::MpirunStderr(std::map<std::string, std::string> address_names)
@@ -123,6 +146,9 @@ std::string MpirunStderr::take_line(const std::string& line) {
     ssh_lines_.push_back(trim(line));
     return "";
   }
+  // The library's word that the job stops after a checkpoint because of a stop file.
+  if (line.rfind("bspg: stopping after checkpoint ", 0) == 0)
+    stopped_after_checkpoint_ = std::strtoull(line.c_str() + 32, nullptr, 10);
   // mpirun's answer to a second stop signal, which bsprun itself never sends, and its note on
   // passing on the SIGCONT that woke it up.
   if (stopping_ && (line.rfind("Abort is in progress...", 0) == 0 ||
@@ -193,20 +219,32 @@ bool MpirunStderr::recognise(const std::string& text, const std::vector<std::str
         }
       }
     }
+    const bool by_ssh = !ssh_lines_.empty();
     ssh_lines_.clear();
     if (reason.empty()) reason = "Open MPI's daemon did not start (mpirun gives no reason)";
-    return set(125, host,
-               (host.empty() ? "could not start the job on every host: "
-                             : host + ": could not start the job there: ") +
-                   reason);
+    set(125, host,
+        (host.empty() ? "could not start the job on every host: " : host + ": could not start the job there: ") +
+            reason);
+    failure_.host_lost = by_ssh && failure_.host == host && !host.empty();
+    return true;
   }
   if (contains(text, "has lost communication with a remote daemon")) {
     if (stopping_) return true;
     const std::string node = remote_node(text);
-    return set(125, node,
-               "lost contact with " + (node.empty() ? "a host" : node) +
-                   " while the job ran (the host or its network failed); the job was stopped");
+    set(125, node,
+        "lost contact with " + (node.empty() ? "a host" : node) +
+            " while the job ran (the host or its network failed); the job was stopped");
+    failure_.host_lost = failure_.host == node;
+    if (quiet_losses_) reported_ = true;  // bsprun says it when it restarts
+    return true;
   }
+  if (ProcessDeath death; read_death(text, death)) {
+    if (death_.rank < 0) death_ = death;
+    return quiet_losses_;
+  }
+  if (quiet_losses_ && contains(text, "Primary job terminated normally, but") &&
+      contains(text, "returned a non-zero exit code"))
+    return true;  // the death (or exit status) it announces follows
   // Consequences of a failure already reported.
   if (failure_.exit_status != 0 &&
       (contains(text, "was unable to start the specified application as it encountered an error") ||

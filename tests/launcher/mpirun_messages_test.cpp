@@ -169,3 +169,52 @@ TEST(MpirunMessages, FirstFailureWinsInEachPiecing) {
     EXPECT_EQ(filter.failure().exit_status, 127);
   }
 }
+
+// --- What a restart needs to know (bsprun --restarts) ---------------------------------------
+
+const std::string kPrimaryJob = block(
+    "Primary job  terminated normally, but 1 process returned\n"
+    "a non-zero exit code. Per user-direction, the job has been aborted.\n");
+
+TEST(MpirunMessages, AKilledProcessIsRecordedAndShownUnlessRestartsMaySayIt) {
+  MpirunStderr shown;
+  EXPECT_EQ(through(shown, kPrimaryJob + kRankKilled), kPrimaryJob + kRankKilled);
+  EXPECT_EQ(shown.death().rank, 3);
+  EXPECT_EQ(shown.death().host, "emu2");
+  EXPECT_EQ(shown.death().signal, 9);
+  EXPECT_EQ(shown.death().signal_name, "Killed");
+  EXPECT_EQ(shown.failure().exit_status, 0);
+  MpirunStderr quiet;
+  quiet.quiet_losses();
+  EXPECT_EQ(through(quiet, "rank output\n" + kPrimaryJob + kRankKilled), "rank output\n");
+  EXPECT_EQ(quiet.death().rank, 3);
+  MpirunStderr none;
+  through(none, kPrimaryJob);
+  EXPECT_EQ(none.death().rank, -1);
+}
+
+TEST(MpirunMessages, ALostHostIsTheHostsFailureAndQuietWhenRestartsMaySayIt) {
+  MpirunStderr quiet;
+  quiet.quiet_losses();
+  EXPECT_EQ(through(quiet, kLostDaemon), "");
+  EXPECT_TRUE(quiet.failure().host_lost);
+  EXPECT_EQ(quiet.failure().host, "emu2");
+  MpirunStderr unreachable(std::map<std::string, std::string>{{"127.0.183.2", "emu2"}});
+  through(unreachable, kDaemonsDidNotStart);
+  EXPECT_TRUE(unreachable.failure().host_lost);
+  EXPECT_EQ(unreachable.failure().host, "emu2");
+  // A program that is missing is no host's failure.
+  MpirunStderr missing;
+  through(missing, kNotAccessible);
+  EXPECT_FALSE(missing.failure().host_lost);
+}
+
+TEST(MpirunMessages, StopAfterACheckpointIsRecognised) {
+  MpirunStderr filter;
+  const std::string line = "bspg: stopping after checkpoint 12, as asked (/ckpt/stop)\n";
+  EXPECT_EQ(through(filter, "rank output\n" + line), "rank output\n" + line);
+  EXPECT_EQ(filter.stopped_after_checkpoint(), 12u);
+  MpirunStderr other;
+  through(other, "prog: bspg: stopping after checkpoint 12\n");
+  EXPECT_EQ(other.stopped_after_checkpoint(), 0u);
+}
