@@ -163,8 +163,10 @@ CheckpointChoice choose_checkpoint(const std::vector<Holdings>& hosts, int nproc
   CheckpointChoice choice;
   std::map<std::uint64_t, int> marked;  // checkpoint -> processes
   for (const Holdings& h : hosts)
-    for (const auto& [n, p] : h.complete) marked[n] = p;
-  choice.any_marked = !marked.empty();
+    for (const auto& [n, p] : h.complete) {
+      marked[n] = p;
+      choice.any_marked = choice.any_marked || p == nprocs;
+    }
   for (auto it = marked.rbegin(); it != marked.rend(); ++it) {
     const auto [n, p] = *it;
     if (p != nprocs) {

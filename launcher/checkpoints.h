@@ -80,9 +80,10 @@ struct CheckpointChoice {
   std::uint64_t checkpoint = 0;  // the newest whole one; 0 when there is none
   int nprocs = 0;                // the processes its markers name
   std::vector<std::vector<Source>> sources;  // per pid: usable files, checked ones first
-  bool any_marked = false;       // some host holds a complete marker (of any checkpoint)
+  bool any_marked = false;       // some host holds a complete marker of a checkpoint of nprocs
   std::string why_none;          // when checkpoint == 0 and any_marked: why none is whole
-  std::string other_nprocs;      // a marked checkpoint of another process count, e.g. "4 of 3 processes"
+  std::string other_nprocs;      // the newest marked checkpoint of another process count,
+                                 // e.g. "checkpoint 4 of 3 processes"
 };
 
 // The newest checkpoint of `nprocs` processes that the hosts hold whole.

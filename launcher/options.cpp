@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 
+#include "checkpoints.h"
 #include "untrusted.h"
 
 namespace bspg::launcher {
@@ -20,6 +21,15 @@ int parse_positive_int(const std::string& text, const std::string& option, const
   long value = std::strtol(text.c_str(), &end, 10);
   if (text.empty() || *end != '\0' || errno == ERANGE || value <= 0 || value > 1000000)
     throw UsageError(option + " needs a positive whole number of " + what + ", not '" + text + "'");
+  return static_cast<int>(value);
+}
+
+int parse_count(const std::string& text, const std::string& option, int most) {
+  errno = 0;
+  char* end = nullptr;
+  const long value = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno == ERANGE || value < 0 || value > most)
+    throw UsageError(option + " needs a whole number from 0 to " + std::to_string(most) + ", not '" + text + "'");
   return static_cast<int>(value);
 }
 
@@ -37,7 +47,29 @@ double parse_seconds(const std::string& text, const std::string& option, double 
   return value;
 }
 
+// What --restarts, --resume, --migrate-load and --host-timeout need (after the other checks).
+void check_checkpoint_options(const Options& opt, bool host_timeout_given) {
+  const bool grid = !opt.hostfile.empty() || !opt.rsl_in.empty();
+  const char* restarting = opt.resume ? "--resume" : opt.restarts > 0 ? "--restarts" : opt.migrate_load > 0 ? "--migrate-load" : nullptr;
+  if (restarting && !opt.rsl_in.empty())
+    throw UsageError(std::string(restarting) + " cannot be combined with --rsl: a restarted job is placed anew on the " +
+                     "candidates of a host file (--hostfile and -p)");
+  if (restarting && opt.nprocs == 0)
+    throw UsageError(std::string(restarting) + " needs -p N: a restarted job starts all its processes at once " +
+                     "(master mode spawns them from the master)");
+  if (opt.resume && opt.checkpoint_dir.empty() && opt.job_id.empty())
+    throw UsageError("--resume needs the job's --job-id ID or --checkpoint-dir DIR (bsprun printed them when the job started)");
+  if (opt.migrate_load > 0 && opt.hostfile.empty())
+    throw UsageError("--migrate-load needs a host file (--hostfile or BSPG_HOSTFILE): it moves the job between hosts");
+  if (host_timeout_given && !grid)
+    throw UsageError("--host-timeout needs a host file or --rsl: on this machine alone no host can stop answering");
+}
+
 }  // namespace
+
+bool uses_checkpoints(const Options& opt) {
+  return opt.restarts > 0 || opt.resume || !opt.checkpoint_dir.empty() || !opt.job_id.empty() || opt.migrate_load > 0;
+}
 
 Options parse_options(int argc, char** argv) {
   Options opt;
@@ -59,13 +91,38 @@ Options parse_options(int argc, char** argv) {
       {"--fanout", [&](auto& n, auto& v) { opt.fanout = parse_positive_int(v, n, "hosts"); }},
       {"--time-limit", [&](auto& n, auto& v) { opt.time_limit_s = parse_seconds(v, n, 1e8); }},
       {"-x", [&](auto& n, auto& v) {
-         if (!untrusted::is_environment_name(v.substr(0, v.find('='))))
+         const std::string name = v.substr(0, v.find('='));
+         if (!untrusted::is_environment_name(name))
            throw UsageError(n + " needs NAME or NAME=VALUE with a valid variable name, not '" + v + "'");
+         if (name == "BSPG_CHECKPOINT_DIR" || name == "BSPG_RESUME")
+           throw UsageError("bsprun sets " + name + " for every process itself: use " +
+                            (name == "BSPG_RESUME" ? "--resume" : "--checkpoint-dir DIR") + " instead of -x");
          opt.exports.push_back(v);
+       }},
+      {"--restarts", [&](auto& n, auto& v) { opt.restarts = parse_count(v, n, 1000); }},
+      {"--host-timeout", [&](auto& n, auto& v) { opt.host_timeout_s = parse_seconds(v, n, 86400); }},
+      {"--checkpoint-dir", [&](auto& n, auto& v) {
+         if (const std::string problem = checkpoint_dir_problem(v); !problem.empty())
+           throw UsageError(n + " '" + untrusted::printable(v) + "': " + problem);
+         opt.checkpoint_dir = v;
+       }},
+      {"--job-id", [&](auto& n, auto& v) {
+         if (const std::string problem = job_id_problem(v); !problem.empty())
+           throw UsageError(n + " '" + untrusted::printable(v) + "': " + problem);
+         opt.job_id = v;
+       }},
+      {"--migrate-load", [&](auto& n, auto& v) {
+         errno = 0;
+         char* end = nullptr;
+         const double load = std::strtod(v.c_str(), &end);
+         if (v.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(load) || load <= 0 || load > 1e6)
+           throw UsageError(n + " needs a positive load average (e.g. 2.5), not '" + v + "'");
+         opt.migrate_load = load;
        }},
   };
   const std::map<std::string, bool*> flags = {
       {"--dry-run", &opt.dry_run},
+      {"--resume", &opt.resume},
       {"--stage", &opt.stage},
       {"--accept-unknown-host-keys", &opt.accept_unknown_host_keys},
       {"-v", &opt.verbose},
@@ -76,6 +133,7 @@ Options parse_options(int argc, char** argv) {
       {"--version", &opt.version},
   };
 
+  bool host_timeout_given = false;
   int i = 1;
   for (; i < argc; ++i) {
     std::string arg = argv[i];
@@ -117,6 +175,7 @@ Options parse_options(int argc, char** argv) {
       value = argv[++i];
     }
     setter->second(name, value);
+    host_timeout_given = host_timeout_given || name == "--host-timeout";
   }
 
   if (opt.help || opt.version) return opt;
@@ -143,6 +202,7 @@ Options parse_options(int argc, char** argv) {
   }
   if (!opt.rsl_in.empty() && !opt.rsl_out.empty())
     throw UsageError("--rsl-out cannot be combined with --rsl (the allocation is already a file)");
+  check_checkpoint_options(opt, host_timeout_given);
   if (opt.hostfile.empty() && opt.rsl_in.empty()) {
     if (opt.dry_run) throw UsageError("--dry-run needs a host file (--hostfile or BSPG_HOSTFILE)");
     if (!opt.rsl_out.empty()) throw UsageError("--rsl-out needs a host file (--hostfile or BSPG_HOSTFILE)");

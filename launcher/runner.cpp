@@ -15,6 +15,9 @@
 // job alive. mpirun's stderr passes through MpirunStderr (mpirun_messages.h).
 #include "runner.h"
 
+#include "mpistart.h"
+#include "options.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -31,6 +34,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <iostream>
 #include <map>
 #include <string_view>
 #include <vector>
@@ -230,7 +234,7 @@ class StderrRelay {
 }  // namespace
 
 RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, double kill_grace_s,
-                  const RemoteJob& remote) {
+                  const RemoteJob& remote, const JobWatch& watch) {
   RunResult result;
   const bool interactive = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
 
@@ -288,6 +292,7 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
   close(error_pipe[1]);
   if (stderr_pipe[1] >= 0) close(stderr_pipe[1]);
   StderrRelay relay(stderr_pipe[0], remote);
+  if (watch.quiet_losses) relay.filter().quiet_losses();
   if (pid < 0) {
     result.started = false;
     result.error = std::string("fork: ") + std::strerror(errno);
@@ -319,11 +324,16 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
   bool job_terminated = false;
   Clock::time_point terminate_at{}, kill_at{};
   int status = 0;
-  auto request_stop = [&](Clock::time_point now) {
+  auto request_stop = [&](Clock::time_point now, bool host_lost = false) {
     if (stop_requested) return;
     stop_requested = true;
     terminate_at = now + grace / 3;
     kill_at = now + grace;
+    // With a host lost, mpirun waits for a daemon that will not answer: end it sooner.
+    if (host_lost) {
+      terminate_at = std::min(terminate_at, now + std::chrono::seconds(2));
+      kill_at = std::min(kill_at, now + std::chrono::seconds(6));
+    }
     // A stopped (SIGSTOP) mpirun, daemon or rank would not act on the signal until continued.
     continue_if_stopped(pid);
     signal_all(descendants_of(pid), SIGCONT);
@@ -339,6 +349,13 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
       result.timed_out = true;
       kill(target, SIGTERM);
       request_stop(now);
+    }
+    if (watch.lost && !stop_requested) {
+      if (std::string why = watch.lost(); !why.empty()) {
+        result.lost = why;
+        kill(target, SIGTERM);
+        request_stop(now, true);
+      }
     }
     // mpirun has not wound the job down by itself: stop every process of it here directly
     // (its ssh connections included, so that mpirun gives up on daemons that do not answer).
@@ -376,12 +393,15 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
   // The hosts first (their ssh commands are our children too), then ranks that outlived
   // mpirun here (it crashed, or was killed): they are ours now.
   remote_stop.finish();
+  result.remote_stop_ran = remote_stop.started();
   result.not_stopped = remote_stop.unreachable();
   const Leftovers leftovers = stop_leftovers(stop_requested ? 1.0 : kill_grace_s / 3);
   result.leftovers_stopped = leftovers.stopped;
   result.leftovers_unkillable = leftovers.unkillable;
   relay.drain(std::chrono::seconds(2));
   result.start_failure = relay.filter().failure();
+  result.death = relay.filter().death();
+  result.stopped_after_checkpoint = relay.filter().stopped_after_checkpoint();
   close(signal_fd);
   prctl(PR_SET_CHILD_SUBREAPER, 0);
   restore_signals();
@@ -389,7 +409,7 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
   if (WIFEXITED(status))
     result.exit_status = WEXITSTATUS(status);
   else if (WIFSIGNALED(status))
-    result.exit_status = 128 + WTERMSIG(status);
+    result.exit_status = 128 + (result.mpirun_signal = WTERMSIG(status));
   if (result.start_failure.exit_status != 0 && result.exit_status != 0 && !stop_requested)
     result.exit_status = result.start_failure.exit_status;
   if (result.leftovers_unkillable > 0) {
@@ -404,6 +424,36 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
                                  " to stop the job there; its processes there may still run\n");
   }
   return result;
+}
+
+RunResult run_mpirun(const std::vector<std::string>& argv, bool verbose, double time_limit_s, const RemoteJob& remote,
+                     const JobWatch& watch) {
+  if (verbose) std::cerr << "bsprun: " << shell_quote_command(argv) << "\n";
+  std::cout.flush();
+  std::cerr.flush();
+  return run_job(argv, time_limit_s, 15, remote, watch);
+}
+
+int exit_status_of(const RunResult& r, double time_limit_s) {
+  if (!r.started) {
+    std::cerr << "bsprun: " << r.error << "\n";
+    return kExitLaunchFailed;
+  }
+  if (r.leftovers_stopped > 0)
+    std::cerr << "bsprun: mpirun exited with " << r.leftovers_stopped
+              << " process(es) of the job still running; bsprun stopped them\n";
+  if (r.timed_out) {
+    std::cerr << "bsprun: time limit of " << time_limit_s << " s reached; the job was stopped\n";
+    return kExitTimeLimit;
+  }
+  // Stopped on request (Ctrl-C, kill): end as if killed by that signal (status 128+signal),
+  // so that a script running bsprun stops as well.
+  if (r.forwarded_signal && r.exit_status != 0) exit_as_killed_by(r.forwarded_signal);
+  if (!r.lost.empty()) {
+    std::cerr << "bsprun: lost " << r.lost << "; the job was stopped\n";
+    return kExitLaunchFailed;
+  }
+  return r.exit_status;
 }
 
 void exit_as_killed_by(int sig) {

@@ -206,6 +206,7 @@ TEST(Checkpoints, NewestWholeCheckpointAndTheCopiesItNeeds) {
   CheckpointChoice other = choose_checkpoint(hosts, 3);
   EXPECT_EQ(other.checkpoint, 0u);
   EXPECT_EQ(other.other_nprocs, "checkpoint 4 of 4 processes");
+  EXPECT_FALSE(other.any_marked);
 
   // No marker anywhere: the job never checkpointed.
   CheckpointChoice never = choose_checkpoint({holdings("emu1", begin + "file 5 shard 0 0 ok 0 5\n" + end)}, 1);
