@@ -177,6 +177,7 @@ int start_job(const Options& opt, const std::vector<rsl::Subjob>& subjobs, const
   monitor.start();
   JobWatch watch;
   watch.lost = [&monitor] { return monitor.lost(); };
+  watch.lost_host = [&monitor] { return monitor.lost_host(); };
   return exit_status_of(run_subjobs(subjobs, settings, remote, watch, opt.time_limit_s), opt.time_limit_s);
 }
 

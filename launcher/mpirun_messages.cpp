@@ -131,6 +131,13 @@ std::string MpirunStderr::flush() {
   return out;
 }
 
+std::string MpirunStderr::finish() {
+  std::string out = flush();
+  if (!stopping_ && death_.rank < 0 && !failure_.host_lost) out += consequences_;
+  consequences_.clear();
+  return out;
+}
+
 std::string MpirunStderr::take_line(const std::string& line) {
   if (!block_.empty()) {
     block_.push_back(line);
@@ -144,6 +151,13 @@ std::string MpirunStderr::take_line(const std::string& line) {
   }
   if (is_ssh_error(line)) {
     ssh_lines_.push_back(trim(line));
+    return "";
+  }
+  // Open MPI's count of notices it did not repeat ("[vm:123] 1 more process has sent help message
+  // help-mpi-btl-tcp.txt / peer hung up", and how to see them all): about the held notices.
+  if (quiet_losses_ && !line.empty() && line[0] == '[' &&
+      (contains(line, "sent help message") || contains(line, "orte_base_help_aggregate"))) {
+    consequences_ += line + "\n";
     return "";
   }
   // The library's word that the job stops after a checkpoint because of a stop file.
@@ -164,7 +178,15 @@ std::string MpirunStderr::end_block() {
   std::vector<std::string> lines;
   lines.swap(block_);
   std::string out;
-  if (recognise(joined(lines), lines)) {
+  const std::string text = joined(lines);
+  // What the other processes say when a lost one hangs up on them: held until it is known
+  // whether a loss explains it.
+  if (quiet_losses_ && (contains(text, "communication peer process has unexpectedly disconnected") ||
+                        contains(text, "failed to TCP connect to a peer MPI process"))) {
+    for (const auto& line : lines) consequences_ += line + "\n";
+    return "";
+  }
+  if (recognise(text, lines)) {
     if (!failure_.message.empty() && failure_.exit_status != 0 && !reported_) {
       reported_ = true;
       out = "bsprun: " + untrusted::printable(failure_.message) + "\n";

@@ -45,8 +45,11 @@ class MpirunStderr {
   // Takes bytes read from mpirun's stderr; returns what to write to bsprun's stderr now. Lines
   // that may belong to a recognised message are held back until it is complete.
   std::string feed(std::string_view bytes);
-  // Nothing arrived for a while, or the stream ended: everything held back, as it was.
+  // Nothing arrived for a while: everything held back, as it was.
   std::string flush();
+  // The stream ended: flush(), and with quiet_losses what was held as a consequence of a loss
+  // (Open MPI's notices of peers that hung up) unless a loss was recorded.
+  std::string finish();
   // The job is being stopped on request: Open MPI's blocks from now on are consequences of the
   // stop ("lost communication", "Abort is in progress", ...) and are dropped.
   void stopping() { stopping_ = true; }
@@ -71,6 +74,7 @@ class MpirunStderr {
   std::vector<std::string> ssh_lines_;  // ssh's errors, held until we know whether a block follows
   bool stopping_ = false;
   bool quiet_losses_ = false;
+  std::string consequences_;  // held with quiet_losses until finish()
   bool reported_ = false;  // the failure's line was written
   StartFailure failure_;
   ProcessDeath death_;

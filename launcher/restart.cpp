@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <future>
 #include <iostream>
@@ -124,6 +125,21 @@ CheckpointChoice whole_checkpoint(const Options& opt, JobPlace& place) {
   return choose_checkpoint(place.survey(), opt.nprocs);
 }
 
+// Where the time between a loss and the restarted job went (bsprun -v).
+struct RestartTimes {
+  double stopping_s = 0;
+  Clock::time_point planning, surveying, bringing, starting;
+  std::string text() const {
+    const auto s = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "restart timing: stopping the job %.2f s, probing %.2f s, finding the checkpoint %.2f s, "
+                  "copying shards %.2f s",
+                  stopping_s, s(planning, surveying), s(surveying, bringing), s(bringing, starting));
+    return line;
+  }
+};
+
 }  // namespace
 
 bool is_crash_signal(int signal) {
@@ -148,7 +164,9 @@ RunEnding classify(const RunResult& r, const std::string& watched_host, const st
   } else if (r.start_failure.host_lost) {
     e.kind = Ending::kLost;
     e.host = r.start_failure.host;
-    e.what = r.start_failure.message;
+    e.what = r.start_failure.message.rfind("lost contact", 0) == 0
+                 ? e.host + ": mpirun lost contact with it while the job ran (the host or its network failed)"
+                 : r.start_failure.message;
   } else if (r.death.rank >= 0 && !is_crash_signal(r.death.signal)) {
     e.kind = Ending::kLost;
     e.what = "process " + std::to_string(r.death.rank) + " on " + r.death.host + ": killed by signal " +
@@ -180,7 +198,9 @@ int run_restartable(const Options& opt, JobPlace& place) {
   bool resuming = opt.resume, first = true;
   int restarts_used = 0;
   std::string lost_what;  // the loss that this run restarts after
+  RestartTimes timings;
   for (;;) {
+    timings.planning = Clock::now();
     std::map<std::string, std::string> excluded = left_out;
     if (!moved_off.empty()) excluded.emplace(moved_off, "left out: the job moved off it (--migrate-load)");
     if (const int status = place.plan(excluded, first); status != 0) {
@@ -191,8 +211,10 @@ int run_restartable(const Options& opt, JobPlace& place) {
     // Where to start from.
     std::uint64_t from = 0;
     std::string copied;
+    timings.surveying = timings.bringing = Clock::now();
     if (resuming) {
       const CheckpointChoice choice = choose_checkpoint(place.survey(), opt.nprocs);
+      timings.bringing = Clock::now();
       if (choice.checkpoint == 0) {
         if (!choice.other_nprocs.empty() && !choice.any_marked) {
           say("the checkpoints in " + dir + " are of another job size (" + choice.other_nprocs + "); this run has -p " +
@@ -214,18 +236,20 @@ int run_restartable(const Options& opt, JobPlace& place) {
           say("could not bring the shards of checkpoint " + std::to_string(from) + " over: " + problem);
           return kExitLaunchFailed;
         }
-        if (!transfers.empty()) copied = ", " + plural(transfers.size(), "shard", "shards") + " brought over";
+        if (!transfers.empty()) copied = " (" + plural(transfers.size(), "shard", "shards") + " brought over)";
       }
     }
-    const std::string where = " on " + place.hosts_text();
-    const std::string start = from > 0 ? "from checkpoint " + std::to_string(from) + copied
-                                       : "from the beginning (the job wrote no checkpoint that the reachable hosts hold)";
+    timings.starting = Clock::now();
+    const std::string start =
+        from > 0 ? "from checkpoint " + std::to_string(from) + " on " + place.hosts_text() + copied
+                 : "from the beginning on " + place.hosts_text() + " (the job wrote no checkpoint that the reachable hosts hold)";
     if (!lost_what.empty())
-      say("restart " + std::to_string(restarts_used) + " of " + std::to_string(opt.restarts) + " " + start + where);
+      say("restart " + std::to_string(restarts_used) + " of " + std::to_string(opt.restarts) + ": " + start);
     else if (!moved_off.empty())
-      say("moving the job off " + moved_off + " " + start + where);
+      say("moving the job off " + moved_off + ": " + start);
     else if (opt.resume && first)
-      say("resuming job " + opt.job_id + " " + start + where);
+      say("resuming job " + opt.job_id + ": " + start);
+    if (opt.verbose && (!lost_what.empty() || !moved_off.empty())) say(timings.text());
 
     double time_left = 0;
     if (opt.time_limit_s > 0) {
@@ -254,6 +278,12 @@ int run_restartable(const Options& opt, JobPlace& place) {
         if (uses_checkpoints(opt)) say("to continue the job from its last checkpoint: " + resume_command(opt));
         return exit_status_of(result, opt.time_limit_s);
       case Ending::kProgramFailed:
+        // With restarts, Open MPI's notice of a death was held back: say it.
+        if (opt.restarts > 0 && result.death.rank >= 0)
+          say("process " + std::to_string(result.death.rank) + " on " + result.death.host + " ended by signal " +
+              std::to_string(result.death.signal) +
+              (result.death.signal_name.empty() ? "" : " (" + result.death.signal_name + ")") +
+              ": the program failed; not restarted");
         if (!result.remote_stop_ran) place.sweep();
         return exit_status_of(result, opt.time_limit_s);
       case Ending::kLost:
@@ -266,8 +296,10 @@ int run_restartable(const Options& opt, JobPlace& place) {
       if (uses_checkpoints(opt)) say("to continue the job from its last checkpoint: " + resume_command(opt));
       return status;
     }
-    say("lost " + ending.what);
+    if (result.lost.empty()) say("lost " + ending.what);  // the watch said it when it noticed
+    const auto sweep_began = Clock::now();
     if (!result.remote_stop_ran) place.sweep();
+    timings.stopping_s = result.stopping_s + std::chrono::duration<double>(Clock::now() - sweep_began).count();
     if (!ending.host.empty()) left_out[ending.host] = "left out: lost earlier in this run";
     moved_off.clear();
     if (restarts_used >= opt.restarts) {
@@ -417,6 +449,7 @@ class GridPlace : public JobPlace {
     monitor.start();
     JobWatch watch;
     watch.lost = [&monitor] { return monitor.lost(); };
+    watch.lost_host = [&monitor] { return monitor.lost_host(); };
     watch.quiet_losses = job_.opt.restarts > 0;
     RunResult result = run_subjobs(plan_.subjobs, run_settings(job_.settings, dir_, resume), remote_, watch, time_limit_s);
     lost_host_ = monitor.lost_host();

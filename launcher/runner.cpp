@@ -222,7 +222,7 @@ class StderrRelay {
       ::poll(&pfd, 1, 50);
       read_some();
     }
-    write_all(STDERR_FILENO, filter_.flush());
+    write_all(STDERR_FILENO, filter_.finish());
   }
 
  private:
@@ -324,15 +324,17 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
   bool job_terminated = false;
   Clock::time_point terminate_at{}, kill_at{};
   int status = 0;
+  Clock::time_point stop_requested_at{};
   auto request_stop = [&](Clock::time_point now, bool host_lost = false) {
     if (stop_requested) return;
     stop_requested = true;
+    stop_requested_at = now;
     terminate_at = now + grace / 3;
     kill_at = now + grace;
     // With a host lost, mpirun waits for a daemon that will not answer: end it sooner.
     if (host_lost) {
-      terminate_at = std::min(terminate_at, now + std::chrono::seconds(2));
-      kill_at = std::min(kill_at, now + std::chrono::seconds(6));
+      terminate_at = std::min(terminate_at, now + std::chrono::seconds(1));
+      kill_at = std::min(kill_at, now + std::chrono::seconds(3));
     }
     // A stopped (SIGSTOP) mpirun, daemon or rank would not act on the signal until continued.
     continue_if_stopped(pid);
@@ -353,6 +355,8 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
     if (watch.lost && !stop_requested) {
       if (std::string why = watch.lost(); !why.empty()) {
         result.lost = why;
+        write_all(STDERR_FILENO, "bsprun: lost " + why + "; stopping the job\n");
+        if (watch.lost_host) remote_stop.leave_out(watch.lost_host());
         kill(target, SIGTERM);
         request_stop(now, true);
       }
@@ -399,6 +403,7 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
   result.leftovers_stopped = leftovers.stopped;
   result.leftovers_unkillable = leftovers.unkillable;
   relay.drain(std::chrono::seconds(2));
+  if (stop_requested) result.stopping_s = std::chrono::duration<double>(Clock::now() - stop_requested_at).count();
   result.start_failure = relay.filter().failure();
   result.death = relay.filter().death();
   result.stopped_after_checkpoint = relay.filter().stopped_after_checkpoint();
@@ -449,10 +454,7 @@ int exit_status_of(const RunResult& r, double time_limit_s) {
   // Stopped on request (Ctrl-C, kill): end as if killed by that signal (status 128+signal),
   // so that a script running bsprun stops as well.
   if (r.forwarded_signal && r.exit_status != 0) exit_as_killed_by(r.forwarded_signal);
-  if (!r.lost.empty()) {
-    std::cerr << "bsprun: lost " << r.lost << "; the job was stopped\n";
-    return kExitLaunchFailed;
-  }
+  if (!r.lost.empty()) return kExitLaunchFailed;  // said when it was noticed
   return r.exit_status;
 }
 

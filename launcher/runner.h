@@ -28,13 +28,17 @@ struct RunResult {
   unsigned long long stopped_after_checkpoint = 0;  // the library stopped the job (a stop file)
   int mpirun_signal = 0;     // mpirun itself ended by this signal
   bool remote_stop_ran = false;  // bsprun went to the hosts to stop the job there
+  double stopping_s = 0;         // from a stop request (signal, time limit, watch) to the end
 };
 
 // What else may end a run.
 struct JobWatch {
   // Polled about every 200 ms while the job runs: "" or what was lost and how it was noticed
-  // (e.g. a host that stopped answering); the job is then stopped at once, with a short grace.
+  // (e.g. a host that stopped answering); run_job says so ("bsprun: lost ...") and stops the
+  // job at once, with a short grace.
   std::function<std::string()> lost;
+  // The host lost, when lost() said one: not waited for when the job's processes are stopped.
+  std::function<std::string()> lost_host;
   // The job may be restarted: Open MPI's messages about a lost host or a killed process are
   // recorded in the result instead of shown (MpirunStderr::quiet_losses).
   bool quiet_losses = false;

@@ -218,3 +218,26 @@ TEST(MpirunMessages, StopAfterACheckpointIsRecognised) {
   through(other, "prog: bspg: stopping after checkpoint 12\n");
   EXPECT_EQ(other.stopped_after_checkpoint(), 0u);
 }
+
+TEST(MpirunMessages, PeersHangingUpAreHeldUntilALossExplainsThem) {
+  const std::string hung_up = block(
+      "An MPI communication peer process has unexpectedly disconnected.  This\n"
+      "usually indicates a failure in the peer process (e.g., a crash or\n"
+      "otherwise exiting without calling MPI_FINALIZE first).\n\n"
+      "  Local host: emu1\n  Local PID:  26984\n  Peer host:  emu2\n");
+  const std::string aggregated =
+      "[vm:08445] 1 more process has sent help message help-mpi-btl-tcp.txt / peer hung up\n"
+      "[vm:08445] Set MCA parameter \"orte_base_help_aggregate\" to 0 to see all help / error messages\n";
+  MpirunStderr lost;
+  lost.quiet_losses();
+  EXPECT_EQ(lost.feed(hung_up + aggregated + kLostDaemon) + lost.finish(), "");
+  // Without a loss to explain them they are shown after all, at the end.
+  MpirunStderr unexplained;
+  unexplained.quiet_losses();
+  EXPECT_EQ(unexplained.feed("rank output\n" + hung_up + aggregated), "rank output\n");
+  EXPECT_EQ(unexplained.flush(), "");
+  EXPECT_EQ(unexplained.finish(), hung_up + aggregated);
+  // Without restarts they pass as they come.
+  MpirunStderr plain;
+  EXPECT_EQ(through(plain, hung_up + aggregated), hung_up + aggregated);
+}
