@@ -241,13 +241,15 @@ bool MpirunStderr::recognise(const std::string& text, const std::vector<std::str
         }
       }
     }
-    const bool by_ssh = !ssh_lines_.empty();
     ssh_lines_.clear();
     if (reason.empty()) reason = "Open MPI's daemon did not start (mpirun gives no reason)";
     set(125, host,
         (host.empty() ? "could not start the job on every host: " : host + ": could not start the job there: ") +
             reason);
-    failure_.host_lost = by_ssh && failure_.host == host && !host.empty();
+    // A daemon that did not start is a host's failure (unreachable, or cut off as it started),
+    // whether or not ssh said which.
+    failure_.host_lost = failure_.host == host;
+    if (quiet_losses_ && failure_.host_lost) reported_ = true;  // bsprun says it when it restarts
     return true;
   }
   if (contains(text, "has lost communication with a remote daemon")) {

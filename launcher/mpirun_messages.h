@@ -22,8 +22,8 @@ struct StartFailure {
   int exit_status = 0;  // 125, 126 or 127; 0 when none was recognised
   std::string host;     // the host it happened on, "" when Open MPI does not say
   std::string message;  // the one line bsprun prints (without "bsprun: ")
-  // The host, not the program, failed: mpirun lost contact with it while the job ran, or could
-  // not start its daemon there (ssh could not reach it).
+  // A host, not the program, failed: mpirun lost contact with it while the job ran, or could
+  // not start its daemon there (ssh could not reach it). `host` is "" when mpirun does not say.
   bool host_lost = false;
 };
 

@@ -166,7 +166,8 @@ RunEnding classify(const RunResult& r, const std::string& watched_host, const st
     e.host = r.start_failure.host;
     e.what = r.start_failure.message.rfind("lost contact", 0) == 0
                  ? e.host + ": mpirun lost contact with it while the job ran (the host or its network failed)"
-                 : r.start_failure.message;
+             : e.host.empty() ? "a host: " + r.start_failure.message
+                              : r.start_failure.message;
   } else if (r.death.rank >= 0 && !is_crash_signal(r.death.signal)) {
     e.kind = Ending::kLost;
     e.what = "process " + std::to_string(r.death.rank) + " on " + r.death.host + ": killed by signal " +
@@ -388,7 +389,7 @@ class GridPlace : public JobPlace {
       for (const auto& h : rsl::host_slots(sj)) host_of_pid_.insert(host_of_pid_.end(), static_cast<std::size_t>(h.count), h.host);
     }
     for (const auto& h : plan_.chosen) used_.insert(h.name);
-    return write_allocation(job_.opt, plan_.subjobs, first);
+    return 0;
   }
 
   std::vector<Holdings> survey() override {
@@ -437,6 +438,12 @@ class GridPlace : public JobPlace {
   }
 
   RunResult run(std::uint64_t resume, double time_limit_s) override {
+    if (const int status = write_allocation(job_.opt, plan_.subjobs, runs_++ == 0); status != 0) {
+      RunResult unwritten;
+      unwritten.started = false;
+      unwritten.error = "the allocation could not be written";
+      return unwritten;
+    }
     remote_ = remote_job(plan_.subjobs, plan_.chosen, job_.ssh_config);
     MonitorOptions watching;
     watching.host_timeout_s = job_.opt.host_timeout_s;
@@ -513,6 +520,7 @@ class GridPlace : public JobPlace {
   std::set<std::string> used_;  // hosts that ran the job
   RemoteJob remote_;
   std::string lost_host_, moving_off_;
+  int runs_ = 0;
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 #   emuhosts.sh down DIR I                    stop host i (its sshd and what runs there): it refuses connections
 #   emuhosts.sh pids DIR I                    print the pids of every process on host i
 #   emuhosts.sh freeze DIR I | thaw DIR I     SIGSTOP (SIGCONT) every process on host i: a frozen host
+#   emuhosts.sh crash DIR I                   SIGKILL every process on host i at once: a host that dies
 #
 # Host i is an sshd on 127.0.NET.i:22 in its own mount and UTS namespace: hostname <prefix><i>
 # (prefix from EMU_PREFIX, default "emu"), private tmpfs on /run and /dev/shm, and a file bind-mounted
@@ -18,6 +19,9 @@
 # EMU_PRIVATE_DIRS="/abs/dir ..." gives every host a private, empty tmpfs at each of these paths
 # (created on the shared file system if missing): what a host writes there only that host sees,
 # and it is gone with the host (down, stop), as a real machine's disk is for the others.
+# EMU_NO_RC=1: sessions on the hosts skip the user's shell start-up files (~/.bashrc, ~/.profile,
+# ~/.bash_profile; each host sees them empty). They are shared by all hosts: one that takes a
+# lock (pyenv's rehash does) would hold up every login here when a test freezes or kills a host.
 #
 # start writes into DIR:
 #   id_ed25519[.pub]   test user key (authorized for root on every host)
@@ -30,7 +34,7 @@
 set -euo pipefail
 
 die() { echo "emuhosts.sh: $*" >&2; exit 1; }
-usage() { sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 claims=/tmp/bspg-emuhosts
 start_done=0
@@ -228,8 +232,13 @@ EOF
       mount -t tmpfs -o mode=1777 bspg-emu-shm /dev/shm
       mount --bind "$2/loadavg" /proc/loadavg
       for private in $3; do mount -t tmpfs -o mode=0700 bspg-emu-private "$private"; done
+      if [ -n "$4" ]; then
+        for rc in "$HOME/.bashrc" "$HOME/.profile" "$HOME/.bash_profile"; do
+          [ ! -f "$rc" ] || mount --bind /dev/null "$rc"
+        done
+      fi
       exec /usr/sbin/sshd -D -f "$2/sshd_config" -E "$2/sshd.log"
-    ' emuhost "$name" "$h" "${EMU_PRIVATE_DIRS:-}" </dev/null >>"$h/sshd.log" 2>&1 &
+    ' emuhost "$name" "$h" "${EMU_PRIVATE_DIRS:-}" "${EMU_NO_RC:-}" </dev/null >>"$h/sshd.log" 2>&1 &
     local pid=$!
     # Wait for the namespace to be set up (the hostname is the last thing unshare changes before exec).
     local ns="" t
@@ -320,6 +329,23 @@ cmd_down() {
   stop_pids "${all[@]}"
 }
 
+# Host I dies at once: SIGKILL to everything in its namespace, again until nothing is left (a
+# session that sshd forked while the first kill went out would go on otherwise).
+cmd_crash() {
+  local dir=$1 i=$2 pid ns t left
+  read -r pid ns < <(host_line "$dir" "$i")
+  host_alive "$pid" "$ns" || return 0
+  kill -KILL "$pid" 2>/dev/null || true
+  for ((t = 0; t < 50; t++)); do
+    left=$(pids_in_namespaces "$ns" || true)  # find fails when processes vanish as it looks
+    [ -z "$left" ] && return 0
+    # shellcheck disable=SC2086
+    kill -KILL $left 2>/dev/null || true
+    sleep 0.1
+  done
+  die "host $i: processes still there after SIGKILL: $left"
+}
+
 # Every process of host I: its sshd and whatever runs in its mount namespace.
 cmd_pids() {
   local dir=$1 i=$2 pid ns
@@ -348,5 +374,6 @@ case "$cmd" in
   pids) [ $# -eq 1 ] || usage; cmd_pids "$dir" "$1" ;;
   freeze) [ $# -eq 1 ] || usage; cmd_signal_host "$dir" "$1" STOP ;;
   thaw) [ $# -eq 1 ] || usage; cmd_signal_host "$dir" "$1" CONT ;;
+  crash) [ $# -eq 1 ] || usage; cmd_crash "$dir" "$1" ;;
   *) usage ;;
 esac

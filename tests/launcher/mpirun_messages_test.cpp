@@ -203,6 +203,11 @@ TEST(MpirunMessages, ALostHostIsTheHostsFailureAndQuietWhenRestartsMaySayIt) {
   through(unreachable, kDaemonsDidNotStart);
   EXPECT_TRUE(unreachable.failure().host_lost);
   EXPECT_EQ(unreachable.failure().host, "emu2");
+  // A daemon that did not start, on a host ssh does not name, is still a host's failure.
+  MpirunStderr unnamed;
+  through(unnamed, kDaemonsDidNotStart);
+  EXPECT_TRUE(unnamed.failure().host_lost);
+  EXPECT_EQ(unnamed.failure().host, "");
   // A program that is missing is no host's failure.
   MpirunStderr missing;
   through(missing, kNotAccessible);

@@ -109,7 +109,7 @@ expect_last_run_on() {  # expect_last_run_on REGEX: the last P "pid" lines name 
 
 restarted_from() { sed -n 's/^bsprun: restart [0-9]* of [0-9]*: from checkpoint \([0-9]*\) .*/\1/p' "$err" | tail -n 1; }
 
-export EMU_PRIVATE_DIRS=$ckpt
+export EMU_PRIVATE_DIRS=$ckpt EMU_NO_RC=1
 
 case $scenario in
 host_lost)
@@ -118,7 +118,7 @@ host_lost)
   want=$(reference 4)
   start_job -p 4 --hostfile hosts.yaml --restarts 2 --checkpoint-dir "$ckpt" "${job[@]}"
   wait_for "$out" "^checkpoint 2 at step" 60
-  kill -KILL $("$EMUHOSTS" pids "$dir" 2) 2>/dev/null
+  "$EMUHOSTS" crash "$dir" 2
   wait_job 120
   expect_status 0
   expect_match "$err" "^bsprun: lost (emu2: |process [23] on emu2: killed by signal)"
@@ -194,17 +194,17 @@ resume)
   ;;
 
 second_loss | exhausted)
-  # emu1 and emu2 take the job; emu3 and emu4 are spares (emu3 the less busy). emu2 is lost, and
-  # then emu3 while the job restarts there.
-  start_hosts 0.1 0.2 3.0 3.5
+  # emu1 and emu2 take the job; emu3 and emu4 are spares (emu3 the less busy: after emu2 the job
+  # fills emu1 and emu3). emu2 is lost, and then emu3 while the job restarts there.
+  start_hosts 0.1 0.2 2.0 5.0
   want=$(reference 4)
   restarts=2
   [ "$scenario" = exhausted ] && restarts=1
   start_job -p 4 --hostfile hosts.yaml --restarts "$restarts" --checkpoint-dir "$ckpt" "${job[@]}"
   wait_for "$out" "^checkpoint 2 at step" 60
-  kill -KILL $("$EMUHOSTS" pids "$dir" 2) 2>/dev/null
+  "$EMUHOSTS" crash "$dir" 2
   wait_for "$err" "^bsprun: restart 1 of $restarts: from checkpoint [0-9]+ on emu1 emu3 " 60
-  kill -KILL $("$EMUHOSTS" pids "$dir" 3) 2>/dev/null
+  "$EMUHOSTS" crash "$dir" 3
   wait_job 120
   expect_match "$err" "^bsprun: lost (emu3: |process [23] on emu3: )"
   if [ "$scenario" = second_loss ]; then
