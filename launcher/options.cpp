@@ -225,6 +225,8 @@ std::string help_text() {
 SYNOPSIS
     bsprun -p N [OPTIONS] PROGRAM [ARGS...]
     bsprun -p N --hostfile FILE [OPTIONS] PROGRAM [ARGS...]
+    bsprun -p N [--hostfile FILE] [--restarts N] [--resume] [--job-id ID | --checkpoint-dir DIR]
+           [--host-timeout S] [--migrate-load X] [OPTIONS] PROGRAM [ARGS...]
     bsprun [--max-procs N] [--hostfile FILE] [OPTIONS] PROGRAM [ARGS...]
     bsprun --rsl FILE [--hostfile FILE] [OPTIONS]
 
@@ -311,6 +313,47 @@ DESCRIPTION
     ends by the same signal (SIGQUIT: exit status 131), so a shell script or loop
     that runs bsprun stops there too instead of going on.
 
+    Checkpoints and restarts. A program that calls bspg_checkpoint() (bspg.h) saves its
+    state at the end of a superstep: each process writes its shard to its host's
+    checkpoint directory and a copy to a process on another host, so that losing one
+    host loses nothing. bsprun gives every job an id and a checkpoint directory,
+    ~/.cache/bspg/checkpoints/ID on each host (--job-id, --checkpoint-dir), and tells
+    every process (BSPG_CHECKPOINT_DIR, BSPG_RESUME). With --restarts N, when the job
+    loses a process or a host, bsprun
+      1. says what was lost and how it was noticed (mpirun's report of a process killed
+         by a signal, of a host it lost contact with or could not start on; or
+         bsprun's own probes, for a host silent for --host-timeout seconds);
+      2. stops what is left of the job on every host it can reach;
+      3. probes the candidates again, leaving out the lost hosts for the rest of the
+         run, and places the processes by load as at the start;
+      4. finds the newest checkpoint that is whole: some host holds its "complete"
+         marker, and for every process a reachable host holds a shard or copy that
+         bspg-hostinfo --check-shard finds whole (where bspg-hostinfo is missing on a
+         host, its files are taken as they are and the library checks them);
+      5. copies each process's shard to the host that process will run on, through
+         bsprun over SFTP, unless one is there already;
+      6. starts the job again from that checkpoint, saying "restart k of N", which
+         checkpoint and which hosts. A job that wrote no checkpoint starts again from
+         the beginning, and bsprun says so.
+    Restarted: a process killed by a signal from outside (SIGKILL, SIGTERM, SIGHUP, ...:
+    its owner, the OOM killer), a host gone (switched off, its sshd or Open MPI daemon
+    gone, connection lost), a host that stops answering (frozen, cut off), a host that
+    could not be reached while the job started. Not restarted, since a restart would
+    only fail again: the program's own failures (a non-zero exit status, bsp_abort,
+    misuse of BSPlib, a crash by SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGSYS or
+    SIGTRAP), a program missing on a host, and a stop by Ctrl-C, a signal to bsprun
+    or --time-limit (which counts for all runs together). When the restarts run out,
+    bsprun's last line says whether a whole checkpoint remains and the command that
+    continues the job (--resume; exit status 75), or that none does (exit status 125);
+    no whole checkpoint to restart from ends bsprun the same way. --migrate-load X
+    moves the job off a chosen host that gets busy, at its next checkpoint, and
+    --resume continues a job that bsprun left (stopped, or restarts exhausted). Once
+    a job ends well, bsprun removes its default checkpoint directory on its hosts; a
+    --checkpoint-dir is left as it is. Restarts need -p N and a host file, or this
+    machine alone (where only processes can be lost); not master mode or --rsl.
+    Without --restarts, a host that stops answering for --host-timeout seconds still
+    ends the job (exit status 125) instead of hanging it, on every grid path.
+
     Start-up failures. Before starting, bsprun checks on the chosen hosts that PROGRAM
     is there and executable (--stage copies it where it is not). Should the start
     fail anyway (the program, or the working directory, missing on a host; a host
@@ -358,8 +401,36 @@ OPTIONS
         Copy PROGRAM to each chosen host that lacks it and run the copy there.
     --time-limit SECONDS
         Stop the whole job (exit 124) when it runs longer than this.
+    --restarts N
+        Restart the job from its newest whole checkpoint after a lost process or host,
+        up to N times in all (0 to 1000; default 0). See "Checkpoints and restarts".
+    --host-timeout SECONDS
+        A chosen host that has not answered bsprun's probes (every SECONDS/3, at most
+        10 s apart) for this long is lost (default 30, at most 86400): the job is
+        stopped, and restarted with --restarts. Needs a host file or --rsl.
+    --checkpoint-dir DIR
+        Where the job's checkpoints live on each host: an absolute path, or ~/... (in
+        quotes) for each host's own home. Default: ~/.cache/bspg/checkpoints/ID. Refused:
+        relative paths, "." or ".." components, control characters, more than 1024 bytes.
+    --job-id ID
+        Name the job (1 to 64 letters, digits, '.', '_', '-'; not starting with '.' or
+        '-'), and so its default checkpoint directory. Default: a new id, date, time and
+        6 hex digits, printed when checkpoint options are given.
+    --resume
+        Continue the job named by --job-id or --checkpoint-dir from its newest whole
+        checkpoint (on the hosts the probes choose now), for example after bsprun was
+        stopped or its restarts ran out. Needs the same program, arguments and -p N; a
+        checkpoint of another process count is refused (exit status 2), and nothing to
+        resume ends with exit status 125.
+    --migrate-load X
+        When a chosen host's load, besides the job's own processes there, stays above X
+        for 3 probes in a row (its owner is back), and the other candidates have room
+        for the job, write a "stop" file into its checkpoint directory: the job ends
+        right after its next checkpoint and bsprun continues it without that host (not
+        counted as a restart). Needs a host file and -p N.
     -x NAME[=VALUE]
-        Export this environment variable to every process (repeatable).
+        Export this environment variable to every process (repeatable). Not
+        BSPG_CHECKPOINT_DIR or BSPG_RESUME: bsprun sets those itself.
     --mca KEY VALUE
         Pass an MCA parameter to mpirun (repeatable).
     -v, --verbose
@@ -377,7 +448,9 @@ ENVIRONMENT
                     process. OMPI_MCA_osc overrides bsprun's "osc sm,pt2pt".
     TMPDIR          Where the default RSL file and the ssh configuration are written.
     Set for every process: BSPG_SUBJOB (subjob index), BSPG_NSUBJOBS (number of
-    subjobs), BSPG_SUBJOB_SIZES (comma list of process counts per subjob).
+    subjobs), BSPG_SUBJOB_SIZES (comma list of process counts per subjob),
+    BSPG_CHECKPOINT_DIR (the checkpoint directory; ~/ is each host's home) and
+    BSPG_RESUME (0, or the checkpoint a restarted or resumed job continues from).
     Set for the master in master mode (and validated by the library): BSPG_MASTER_PROCS
     (processes available), BSPG_MASTER_SLOTS (grid path: the slots in order, as
     HOST/SUBJOB), BSPG_MASTER_ENV (the variables the spawned processes get as well: the
@@ -391,6 +464,11 @@ FILES
                           - { name: node1, address: 10.1.2.3, slots: 4, site: lab-a }
                           - { name: node2 }
     bspg-PID.rsl    The allocation written on the grid path.
+    ~/.cache/bspg/checkpoints/ID
+                    A job's checkpoints on each host (c<N>/shard-<pid>, copy-<pid>,
+                    complete-<pid>; a file "stop" there stops the job after its next
+                    checkpoint). Removed once the job ends well; remove it yourself
+                    when you no longer want to resume a job that did not.
 
 UNTRUSTED INPUT
     Host files and RSL files may come from someone else, and their values reach the
@@ -420,11 +498,15 @@ UNTRUSTED INPUT
 EXIT STATUS
     The exit status of the program (as reported by mpirun: non-zero when any process
     fails, aborts or is killed), or:
-    2       command line error
+    2       command line error (and --resume of checkpoints of another -p)
+    75      the job stopped before its end but can be continued with --resume: its
+            restarts ran out with a whole checkpoint left, or a "stop" file in its
+            checkpoint directory stopped it after a checkpoint
     124     --time-limit expired; the job was stopped
     125     bsprun could not start the job (host file, probing, not enough capacity,
             RSL file, mpirun not found, a host that could not be reached or lacks the
-            working directory), or lost a host while the job ran
+            working directory), or lost a host while the job ran and could not
+            restart it (no restarts, or no whole checkpoint)
     126     PROGRAM is not executable, here or on a chosen host
     127     PROGRAM not found, here or on a chosen host
     128+S   the job was stopped by signal S, and bsprun ended by S itself (a shell
@@ -444,6 +526,11 @@ EXAMPLES
         P-1 processes start then, on this machine.
     bsprun -npes 4 ./inprod
         The same as -p 4 (the Oxford BSPlib spelling).
+    bsprun -p 8 --hostfile hosts.yaml --restarts 3 --job-id sim1 ./sim
+        Restart sim (which calls bspg_checkpoint) up to three times on other hosts
+        when it loses one; its checkpoints are in ~/.cache/bspg/checkpoints/sim1.
+    bsprun -p 8 --hostfile hosts.yaml --restarts 3 --resume --job-id sim1 ./sim
+        Continue sim1 from its last checkpoint after bsprun was stopped.
     bsprun --hostfile hosts.yaml ./inprod 1000
         Master mode on the grid: the master starts on the least loaded host, and
         bsp_begin(P) places the other processes on the least loaded slots.

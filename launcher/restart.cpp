@@ -359,8 +359,9 @@ class LocalPlace : public JobPlace {
   }
 
   void clean_up(bool remove_directory) override {
+    if (!remove_directory) return;  // bsprun writes no stop file here
     std::string error;
-    run_here(remove_script(dir_, remove_directory), 30, error);
+    run_here(remove_script(dir_, true), 30, error);
   }
 
  private:
@@ -461,6 +462,7 @@ class GridPlace : public JobPlace {
     RunResult result = run_subjobs(plan_.subjobs, run_settings(job_.settings, dir_, resume), remote_, watch, time_limit_s);
     lost_host_ = monitor.lost_host();
     moving_off_ = monitor.moving_off();
+    wrote_stop_ = wrote_stop_ || !moving_off_.empty();
     return result;
   }
 
@@ -476,6 +478,7 @@ class GridPlace : public JobPlace {
   }
 
   void clean_up(bool remove_directory) override {
+    if (!remove_directory && !wrote_stop_) return;
     std::vector<hosts::HostSpec> hosts;
     for (const auto& h : job_.candidates)
       if (used_.count(h.name) && !left_out_.count(h.name)) hosts.push_back(h);
@@ -521,6 +524,7 @@ class GridPlace : public JobPlace {
   RemoteJob remote_;
   std::string lost_host_, moving_off_;
   int runs_ = 0;
+  bool wrote_stop_ = false;  // a stop file of bsprun's may be left on a host
 };
 
 }  // namespace
