@@ -26,6 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -86,8 +87,8 @@ void continue_if_stopped(pid_t pid) {
   if (read_stat(std::to_string(pid), state, ppid) && state == 'T') kill(pid, SIGCONT);
 }
 
-// Every live descendant of root (not root itself).
-std::vector<pid_t> descendants_of(pid_t root) {
+// Every live descendant of root (not root itself), but those below the children in `not_below`.
+std::vector<pid_t> descendants_of(pid_t root, const std::vector<pid_t>& not_below = {}) {
   auto tree = children_by_parent();
   std::vector<pid_t> found;
   std::vector<pid_t> todo{root};
@@ -96,6 +97,7 @@ std::vector<pid_t> descendants_of(pid_t root) {
     todo.pop_back();
     auto range = tree.equal_range(parent);
     for (auto it = range.first; it != range.second; ++it) {
+      if (parent == root && std::find(not_below.begin(), not_below.end(), it->second) != not_below.end()) continue;
       found.push_back(it->second);
       todo.push_back(it->second);
     }
@@ -127,8 +129,9 @@ struct Leftovers {
 // After mpirun is gone: stop and reap what of the job is left (orphaned ranks became our
 // children because we are a subreaper). mpirun may exit while ranks it already signalled are
 // still dying, so they get 0.5 s to go by themselves; then SIGCONT and SIGTERM, SIGKILL grace_s
-// later, and 2 s after that bsprun gives up on what is still there.
-Leftovers stop_leftovers(double grace_s) {
+// later, and 2 s after that bsprun gives up on what is still there. Children bsprun had before
+// the job (`before`: e.g. a shell's process substitution reading its stderr) are not the job's.
+Leftovers stop_leftovers(double grace_s, const std::vector<pid_t>& before) {
   const pid_t self = getpid();
   const auto terminate_at = Clock::now() + seconds(0.5);
   Clock::time_point kill_at{}, give_up_at{};
@@ -136,7 +139,7 @@ Leftovers stop_leftovers(double grace_s) {
   for (;;) {
     while (waitpid(-1, nullptr, WNOHANG) > 0) {
     }
-    const auto left = descendants_of(self);
+    const auto left = descendants_of(self, before);
     if (left.empty()) return result;
     const auto now = Clock::now();
     if (result.stopped == 0 && now >= terminate_at) {
@@ -270,6 +273,7 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
     stderr_pipe[0] = stderr_pipe[1] = -1;  // stderr then passes as is
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   pid_t parent = getpid();
+  const std::vector<pid_t> children_before = descendants_of(parent);
   pid_t pid = fork();
   if (pid == 0) {
     if (!interactive) setpgid(0, 0);
@@ -399,7 +403,7 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
   remote_stop.finish();
   result.remote_stop_ran = remote_stop.started();
   result.not_stopped = remote_stop.unreachable();
-  const Leftovers leftovers = stop_leftovers(stop_requested ? 1.0 : kill_grace_s / 3);
+  const Leftovers leftovers = stop_leftovers(stop_requested ? 1.0 : kill_grace_s / 3, children_before);
   result.leftovers_stopped = leftovers.stopped;
   result.leftovers_unkillable = leftovers.unkillable;
   relay.drain(std::chrono::seconds(2));
