@@ -41,7 +41,8 @@ want=$("$bsprun" -p 3 --checkpoint-dir "$dir/reference" "$job" 30 3 2>&1 | grep 
 # A process killed by SIGKILL: restart 1 of 1, from the last checkpoint, here. bsprun's output
 # goes through a process substitution, a child bsprun had before the job: not the job's, so not
 # stopped with what is left of it (bsprun would then die writing its next line).
-"$bsprun" -p 3 --restarts 1 --checkpoint-dir "$dir/a" "$job" "${args[@]}" > >(cat >"$out") 2>&1 &
+: >"$out"
+"$bsprun" -p 3 --restarts 1 --checkpoint-dir "$dir/a" "$job" "${args[@]}" > >(cat >>"$out") 2>&1 &
 pid=$!
 wait_for "^checkpoint 2 at step"
 victim=$(pgrep -f "^$job ${args[*]}" | tail -n 1)
