@@ -336,9 +336,10 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
     terminate_at = now + grace / 3;
     kill_at = now + grace;
     // With a host lost, mpirun waits for a daemon that will not answer: end it sooner.
+    // The other hosts' processes are stopped over ssh meanwhile (remote_stop.h).
     if (host_lost) {
-      terminate_at = std::min(terminate_at, now + std::chrono::seconds(1));
-      kill_at = std::min(kill_at, now + std::chrono::seconds(3));
+      terminate_at = std::min(terminate_at, now + std::chrono::milliseconds(500));
+      kill_at = std::min(kill_at, now + std::chrono::milliseconds(1500));
     }
     // A stopped (SIGSTOP) mpirun, daemon or rank would not act on the signal until continued.
     continue_if_stopped(pid);
