@@ -11,7 +11,8 @@
 # 2. Restart time, from the loss to the job running again, for RESTART_SIZES MiB per process on
 #    three hosts with private checkpoint directories (the third a spare): a host killed
 #    (`emuhosts.sh crash`: sshd and every process), and a host frozen (SIGSTOP) with
-#    --host-timeout HOST_TIMEOUT. Split into detection (loss to bsprun's "lost" line), stopping
+#    --host-timeout HOST_TIMEOUT. Split into detection (from the moment every process of the host
+#    is dead or stopped to bsprun's "lost" line), stopping
 #    what is left, probing, finding the checkpoint (every host lists and checks its shards),
 #    copying the shards over, starting (bsprun's "restart" line to bspg_resume's start) and
 #    reading the shards (bspg_resume).
@@ -94,8 +95,9 @@ restart_once() {
     2> >(while IFS= read -r line; do printf '%s %s\n' "$EPOCHREALTIME" "$line"; done >"$work/err") &
   local pid=$!
   for _ in $(seq 1 1200); do grep -q '^checkpoint 2 at step' "$work/out" && break; sleep 0.05; done
-  lost_at=$EPOCHREALTIME
+  # The loss: once every process of emu2 is dead (or stopped).
   if [ "$how" = killed ]; then "$emuhosts" crash "$hosts" 2; else "$emuhosts" freeze "$hosts" 2; fi
+  lost_at=$EPOCHREALTIME
   for _ in $(seq 1 2400); do grep -q '^resumed from checkpoint' "$work/out" && break; sleep 0.05; done
   kill -TERM "$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
