@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -28,9 +29,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The survey reads every shard it lists (a few hundred MB/s at least): give it time beyond the
-// probe timeout.
-constexpr double kSurveySeconds = 120;
+// The survey reads every shard it lists (a few hundred MB/s at least): it gets this long beyond
+// the probe timeout.
+constexpr double kSurveySeconds = 30;
 
 void say(const std::string& line) { std::cerr << "bsprun: " << untrusted::printable(line) << "\n"; }
 
@@ -301,7 +302,10 @@ int run_restartable(const Options& opt, JobPlace& place) {
     const auto sweep_began = Clock::now();
     if (!result.remote_stop_ran) place.sweep();
     timings.stopping_s = result.stopping_s + std::chrono::duration<double>(Clock::now() - sweep_began).count();
-    if (!ending.host.empty()) left_out[ending.host] = "left out: lost earlier in this run";
+    if (!ending.host.empty()) {
+      left_out[ending.host] = "left out: lost earlier in this run";
+      place.lose(ending.host);
+    }
     moved_off.clear();
     if (restarts_used >= opt.restarts) {
       const CheckpointChoice choice = whole_checkpoint(opt, place);
@@ -396,7 +400,7 @@ class GridPlace : public JobPlace {
   std::vector<Holdings> survey() override {
     hosts::ProbeOptions opt = job_.probe;
     opt.program.clear();
-    opt.timeout_ms = static_cast<int>(std::max(job_.opt.probe_timeout_s, kSurveySeconds) * 1000);
+    opt.timeout_ms = static_cast<int>((job_.opt.probe_timeout_s + kSurveySeconds) * 1000);
     const auto runs = hosts::run_on_hosts(reachable_, hosts::guarded_command(survey_script(dir_, sibling_hostinfo(), true), opt.timeout_ms), opt);
     std::vector<Holdings> holdings;
     for (const auto& run : runs) {
@@ -464,6 +468,12 @@ class GridPlace : public JobPlace {
     moving_off_ = monitor.moving_off();
     wrote_stop_ = wrote_stop_ || !moving_off_.empty();
     return result;
+  }
+
+  void lose(const std::string& host) override {
+    reachable_.erase(std::remove_if(reachable_.begin(), reachable_.end(),
+                                    [&](const hosts::HostSpec& h) { return h.name == host; }),
+                     reachable_.end());
   }
 
   std::string watched_lost_host() const override { return lost_host_; }

@@ -72,6 +72,8 @@ class JobPlace {
   virtual std::string moving_off() const { return ""; }
   // Stops whatever of the last run is left on its hosts.
   virtual void sweep() {}
+  // `host` is lost: not asked about checkpoints any more.
+  virtual void lose(const std::string& host) { (void)host; }
   // The job is over: removes stop files, and the whole directory when remove_directory.
   virtual void clean_up(bool remove_directory) = 0;
 };
