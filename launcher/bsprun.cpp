@@ -5,10 +5,12 @@
 
 #include <unistd.h>
 
+#include "checkpoints.h"
 #include "grid.h"
 #include "localhost.h"
 #include "mpistart.h"
 #include "options.h"
+#include "restart.h"
 #include "runner.h"
 
 #ifndef BSPG_VERSION
@@ -22,27 +24,6 @@ namespace {
 int fail(int status, const std::string& message) {
   std::cerr << "bsprun: " << message << "\n";
   return status;
-}
-
-// Runs a finished mpirun command line and turns the outcome into bsprun's exit status.
-int run_mpirun(const std::vector<std::string>& argv, const Options& opt,
-               const RemoteJob& remote = {}) {
-  if (opt.verbose) std::cerr << "bsprun: " << shell_quote_command(argv) << "\n";
-  std::cout.flush();
-  std::cerr.flush();
-  RunResult r = run_job(argv, opt.time_limit_s, 15, remote);
-  if (!r.started) return fail(kExitLaunchFailed, r.error);
-  if (r.leftovers_stopped > 0)
-    std::cerr << "bsprun: mpirun exited with " << r.leftovers_stopped
-              << " process(es) of the job still running; bsprun stopped them\n";
-  if (r.timed_out) {
-    std::cerr << "bsprun: time limit of " << opt.time_limit_s << " s reached; the job was stopped\n";
-    return kExitTimeLimit;
-  }
-  // Stopped on request (Ctrl-C, kill): end as if killed by that signal (status 128+signal),
-  // so that a script running bsprun stops as well.
-  if (r.forwarded_signal && r.exit_status != 0) exit_as_killed_by(r.forwarded_signal);
-  return r.exit_status;
 }
 
 int run_local(const Options& opt, const MpiSettings& settings) {
@@ -64,10 +45,10 @@ int run_local(const Options& opt, const MpiSettings& settings) {
     for (const auto& [key, value] : settings.mca)
       user_chose_tcp = user_chose_tcp || key == "btl_tcp_if_include" || key == "btl_tcp_if_exclude";
     if (!user_chose_tcp) master.mca.emplace_back("btl_tcp_if_include", "lo");
-    return run_mpirun(local_mpirun_argv(master, 1, available > local_core_count(), prog.path, opt.program_args), opt);
+    const auto argv = local_mpirun_argv(master, 1, available > local_core_count(), prog.path, opt.program_args);
+    return exit_status_of(run_mpirun(argv, opt.verbose, opt.time_limit_s), opt.time_limit_s);
   }
-  bool oversubscribe = opt.nprocs > local_core_count();
-  return run_mpirun(local_mpirun_argv(settings, opt.nprocs, oversubscribe, prog.path, opt.program_args), opt);
+  return run_local_restartable(opt, settings, prog.path);
 }
 
 int launch(const Options& opt, const MpiSettings& settings);
@@ -95,12 +76,19 @@ int main(int argc, char** argv) {
   for (const char* stale : {"BSPG_MASTER_PROCS", "BSPG_MASTER_SLOTS", "BSPG_MASTER_ENV", "BSPG_SPAWNED_BY_MASTER"})
     unsetenv(stale);
 
+  // Every job has an id and a checkpoint directory, which every process learns (checkpoints.h);
+  // the restart loop adds BSPG_RESUME to each of its runs.
+  if (opt.job_id.empty()) opt.job_id = new_job_id();
+
   MpiSettings settings;
   settings.mpirun = find_mpirun();
   settings.run_as_root = geteuid() == 0;
   settings.environment = current_environment();
   settings.mca = opt.mca;
   settings.exports = opt.exports;
+  if (opt.nprocs == 0 || !opt.rsl_in.empty())  // master mode and replays run once, from the start
+    settings.exports.insert(settings.exports.end(),
+                            {"BSPG_CHECKPOINT_DIR=" + checkpoint_directory(opt), "BSPG_RESUME=0"});
   settings.verbose = opt.verbose;
 
   try {
@@ -119,10 +107,7 @@ int launch(const Options& opt, const MpiSettings& settings) {
     return fail(kExitLaunchFailed, "mpirun not found (install Open MPI, put mpirun on PATH, or set BSPG_MPIRUN)");
   if (!grid) return run_local(opt, settings);
 
-  return run_grid(opt, settings,
-                  [&](const std::vector<std::string>& mpirun_argv, const RemoteJob& remote) {
-                    return run_mpirun(mpirun_argv, opt, remote);
-                  });
+  return run_grid(opt, settings);
 }
 
 }  // namespace

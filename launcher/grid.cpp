@@ -19,6 +19,7 @@
 #include "allocate.h"
 #include "hosts.h"
 #include "localhost.h"
+#include "restart.h"
 #include "rsl.h"
 #include "subjob_checks.h"
 #include "untrusted.h"
@@ -80,6 +81,21 @@ void write_file(const std::string& path, const std::string& text) {
   if (!out) throw std::runtime_error("cannot write the allocation to " + path + ": " + std::strerror(errno));
 }
 
+std::unique_ptr<TempFile> write_ssh_config(const std::vector<hosts::HostSpec>& hosts, bool verbose) {
+  const std::string text = hosts::ssh_config_for(hosts);
+  auto file = std::make_unique<TempFile>("bspg-ssh-config-", text);
+  if (verbose) std::cerr << "bsprun: ssh configuration " << file->path() << ":\n" << text;
+  return file;
+}
+
+hosts::ProbeOptions probe_options(const Options& opt) {
+  hosts::ProbeOptions probe;
+  probe.timeout_ms = static_cast<int>(opt.probe_timeout_s * 1000 + 0.5);
+  probe.accept_unknown_host_keys = opt.accept_unknown_host_keys;
+  if (opt.fanout > 0) probe.fanout = opt.fanout;
+  return probe;
+}
+
 // Master mode: one subjob, the master, with the slots for bsp_begin in its environment.
 bool is_master(const std::vector<rsl::Subjob>& subjobs) {
   return subjobs.size() == 1 && !master_slot_hosts(subjobs[0]).empty();
@@ -100,32 +116,73 @@ std::vector<std::string> placed_hosts(const std::vector<rsl::Subjob>& subjobs) {
   return names;
 }
 
-// Writes the ssh configuration for `hosts` and runs the subjobs as one mpirun.
-int start_job(const std::vector<rsl::Subjob>& subjobs, const std::vector<hosts::HostSpec>& hosts,
-              const MpiSettings& settings, const RunMpirun& run) {
-  std::unique_ptr<TempFile> ssh_config;
-  if (!hosts.empty()) {
-    std::string text = hosts::ssh_config_for(hosts);
-    ssh_config = std::make_unique<TempFile>("bspg-ssh-config-", text);
-    if (settings.verbose) std::cerr << "bsprun: ssh configuration " << ssh_config->path() << ":\n" << text;
-  }
-  MpiSettings job = settings;
-  job.job_marker = new_job_marker();
-  RemoteJob remote{placed_hosts(subjobs), ssh_config ? ssh_config->path() : "", job.job_marker, {}};
+}  // namespace
+
+RemoteJob remote_job(const std::vector<rsl::Subjob>& subjobs, const std::vector<hosts::HostSpec>& hosts,
+                     const std::string& ssh_config) {
+  RemoteJob remote{placed_hosts(subjobs), ssh_config, new_job_marker(), {}};
   for (const auto& name : remote.hosts) remote.address_names[name] = name;
   for (const auto& h : hosts) remote.address_names[h.address] = h.name;
+  return remote;
+}
+
+std::vector<WatchedHost> watched_hosts(const std::vector<rsl::Subjob>& subjobs, const std::vector<hosts::HostSpec>& hosts) {
+  std::map<std::string, int> processes;
+  for (const auto& sj : subjobs) {
+    if (sj.hosts.empty()) processes[sj.contact] += sj.count;
+    for (const auto& h : rsl::host_slots(sj)) processes[h.host] += h.count;
+  }
+  std::vector<WatchedHost> watched;
+  for (const auto& name : placed_hosts(subjobs)) {
+    WatchedHost w;
+    w.host.name = w.host.address = name;
+    for (const auto& h : hosts)
+      if (h.name == name) w.host = h;
+    w.job_processes = processes[name];
+    watched.push_back(w);
+  }
+  return watched;
+}
+
+RunResult run_subjobs(const std::vector<rsl::Subjob>& subjobs, const MpiSettings& settings, const RemoteJob& remote,
+                      const JobWatch& watch, double time_limit_s) {
+  MpiSettings job = settings;
+  job.job_marker = remote.marker;
   std::vector<std::string> argv;
   try {
     argv = is_master(subjobs) ? master_grid_mpirun_argv(job, subjobs[0], remote.ssh_config)
                               : grid_mpirun_argv(job, subjobs, remote.ssh_config);
   } catch (const std::invalid_argument& e) {
-    return fail(kExitLaunchFailed, std::string("bad allocation: ") + e.what());
+    RunResult bad;
+    bad.started = false;
+    bad.error = std::string("bad allocation: ") + e.what();
+    return bad;
   }
-  return run(argv, remote);
+  return run_mpirun(argv, settings.verbose, time_limit_s, remote, watch);
+}
+
+namespace {
+
+// Writes an ssh configuration for `hosts` (kept while the object lives) and runs the subjobs as
+// one mpirun, once, watching their hosts; bsprun's exit status.
+int start_job(const Options& opt, const std::vector<rsl::Subjob>& subjobs, const std::vector<hosts::HostSpec>& hosts,
+              const MpiSettings& settings) {
+  std::unique_ptr<TempFile> ssh_config;
+  if (!hosts.empty()) ssh_config = write_ssh_config(hosts, settings.verbose);
+  const RemoteJob remote = remote_job(subjobs, hosts, ssh_config ? ssh_config->path() : "");
+  MonitorOptions watching;
+  watching.host_timeout_s = opt.host_timeout_s;
+  watching.probe = probe_options(opt);
+  HostMonitor monitor(watched_hosts(subjobs, hosts), watching);
+  monitor.start();
+  JobWatch watch;
+  watch.lost = [&monitor] { return monitor.lost(); };
+  watch.lost_host = [&monitor] { return monitor.lost_host(); };
+  return exit_status_of(run_subjobs(subjobs, settings, remote, watch, opt.time_limit_s), opt.time_limit_s);
 }
 
 // --rsl FILE: run the allocation as written, once it passed check_subjobs.
-int replay(const Options& opt, const MpiSettings& settings, const RunMpirun& run) {
+int replay(const Options& opt, const MpiSettings& settings) {
   std::vector<rsl::Subjob> subjobs;
   HostFileLimits hostfile{opt.hostfile, {}};
   try {
@@ -152,7 +209,7 @@ int replay(const Options& opt, const MpiSettings& settings, const RunMpirun& run
     std::cerr << "bsprun: running " << untrusted::printable(opt.rsl_in) << ": " << total << " processes in "
               << subjobs.size() << " subjob" << (subjobs.size() == 1 ? "" : "s") << "\n";
   try {
-    return start_job(subjobs, used, settings, run);
+    return start_job(opt, subjobs, used, settings);
   } catch (const std::exception& e) {
     return fail(kExitLaunchFailed, e.what());
   }
@@ -213,42 +270,41 @@ rsl::Subjob master_subjob(const Allocation& allocation, const std::vector<rsl::S
 
 }  // namespace
 
-int run_grid(const Options& opt, const MpiSettings& settings, const RunMpirun& run) {
-  if (!opt.rsl_in.empty()) return replay(opt, settings, run);
-
-  ResolvedProgram prog = resolve_program(opt.program);
-  if (prog.problem == ResolvedProgram::kNotFound) return fail(kExitNotFound, prog.message);
-  if (prog.problem != ResolvedProgram::kNone) return fail(kExitNotExecutable, prog.message);
-
-  std::vector<hosts::HostSpec> candidates;
-  try {
-    candidates = hosts::read_hostfile(opt.hostfile);
-  } catch (const std::exception& e) {
-    return fail(kExitLaunchFailed, e.what());
-  }
-
-  hosts::ProbeOptions probe_opt;
-  probe_opt.timeout_ms = static_cast<int>(opt.probe_timeout_s * 1000 + 0.5);
-  probe_opt.accept_unknown_host_keys = opt.accept_unknown_host_keys;
-  if (opt.fanout > 0) probe_opt.fanout = opt.fanout;
-  if (!opt.stage) probe_opt.program = prog.path;  // --stage copies it where it is missing
-  std::cerr << "bsprun: probing " << candidates.size() << " candidate host" << (candidates.size() == 1 ? "" : "s")
-            << " from " << opt.hostfile << " (timeout " << opt.probe_timeout_s << " s)\n";
+int plan_grid(const GridJob& job, const std::map<std::string, std::string>& left_out, bool show_table, GridPlan& plan) {
+  const Options& opt = job.opt;
+  std::vector<hosts::HostSpec> asked;
+  for (const auto& h : job.candidates)
+    if (!left_out.count(h.name)) asked.push_back(h);
+  if (show_table)
+    std::cerr << "bsprun: probing " << asked.size() << " candidate host" << (asked.size() == 1 ? "" : "s") << " from "
+              << opt.hostfile << " (timeout " << opt.probe_timeout_s << " s)\n";
   auto probe_start = std::chrono::steady_clock::now();
-  std::vector<hosts::ProbeResult> probes = hosts::probe_hosts(candidates, probe_opt);
+  std::vector<hosts::ProbeResult> asked_probes = hosts::probe_hosts(asked, job.probe);
   double probe_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - probe_start).count();
+  // In host file order, those left out with their reason.
+  std::vector<hosts::ProbeResult> probes;
+  for (std::size_t i = 0, next = 0; i < job.candidates.size(); ++i) {
+    if (auto it = left_out.find(job.candidates[i].name); it != left_out.end()) {
+      hosts::ProbeResult out;
+      out.host = job.candidates[i];
+      out.error = it->second;
+      probes.push_back(out);
+    } else {
+      probes.push_back(asked_probes[next++]);
+    }
+  }
 
   // Master mode: every slot (or --max-procs of them) is available to the master's bsp_begin.
   int wanted = opt.nprocs;
   if (wanted == 0) wanted = opt.max_procs > 0 ? opt.max_procs : std::max(1, usable_slot_total(probes));
-  Allocation allocation;
+  Allocation& allocation = plan.allocation;
   try {
     allocation = allocate(probes, wanted);
   } catch (const AllocationError& e) {
     std::cerr << format_probe_table(probes);
     return fail(kExitLaunchFailed, std::string(e.what()) + "; nothing was started");
   }
-  std::cerr << format_probe_table(allocation);
+  if (show_table) std::cerr << format_probe_table(allocation);
   if (opt.verbose) {
     double slowest = 0, sum = 0;
     for (const auto& p : probes) {
@@ -262,21 +318,21 @@ int run_grid(const Options& opt, const MpiSettings& settings, const RunMpirun& r
   }
 
   if (!opt.stage) {
-    if (const ProgramProblem problem = program_problem(allocation, prog.path);
+    if (const ProgramProblem problem = program_problem(allocation, job.program);
         problem.exit_status != 0)
       return fail(problem.exit_status, problem.message + "; nothing was started");
   }
 
   // Staged copies replace the local path; the working directory may not exist there.
-  std::string executable = prog.path;
   std::string directory = current_directory();
   std::map<std::string, std::string> staged_path;
   if (opt.stage) {
-    if (!stage_everywhere(allocation, prog.path, probe_opt, staged_path))
+    if (!stage_everywhere(allocation, job.program, job.probe, staged_path))
       return fail(kExitLaunchFailed, "staging failed; nothing was started");
     directory.clear();
   }
-  std::vector<rsl::Subjob> subjobs = subjobs_for(allocation, executable, opt.program_args, directory);
+  plan.subjobs = subjobs_for(allocation, job.program, opt.program_args, directory);
+  std::vector<rsl::Subjob>& subjobs = plan.subjobs;
   if (opt.stage) {
     for (size_t k = 0; k < subjobs.size(); ++k) {
       std::set<std::string> paths;
@@ -293,9 +349,15 @@ int run_grid(const Options& opt, const MpiSettings& settings, const RunMpirun& r
       if (sj.executable != subjobs.front().executable)
         return fail(kExitLaunchFailed, "the chosen hosts staged the program at different paths, but in master mode "
                                        "every process runs the master's; run without --stage");
-    subjobs = {master_subjob(allocation, subjobs, settings)};
+    subjobs = {master_subjob(allocation, subjobs, job.settings)};
   }
+  plan.chosen.clear();
+  for (const auto& c : allocation.candidates)
+    if (c.count > 0) plan.chosen.push_back(c.probe.host);
+  return 0;
+}
 
+int write_allocation(const Options& opt, const std::vector<rsl::Subjob>& subjobs, bool say) {
   // What bsprun writes it must be able to run again with --rsl: the same checks.
   std::string rsl_text;
   try {
@@ -304,10 +366,6 @@ int run_grid(const Options& opt, const MpiSettings& settings, const RunMpirun& r
   } catch (const std::exception& e) {
     return fail(kExitLaunchFailed, std::string("cannot write the allocation as RSL: ") + e.what());
   }
-  std::vector<hosts::HostSpec> chosen;
-  for (const auto& c : allocation.candidates)
-    if (c.count > 0) chosen.push_back(c.probe.host);
-
   try {
     if (opt.dry_run) {
       if (!opt.rsl_out.empty()) {
@@ -319,9 +377,45 @@ int run_grid(const Options& opt, const MpiSettings& settings, const RunMpirun& r
     }
     std::string rsl_path = opt.rsl_out.empty() ? temp_dir() + "/bspg-" + std::to_string(getpid()) + ".rsl" : opt.rsl_out;
     write_file(rsl_path, rsl_text);
-    std::cerr << "bsprun: allocation written to " << rsl_path << " (run it again: bsprun --rsl " << rsl_path
-              << " --hostfile " << opt.hostfile << ")\n";
-    return start_job(subjobs, chosen, settings, run);
+    if (say)
+      std::cerr << "bsprun: allocation written to " << rsl_path << " (run it again: bsprun --rsl " << rsl_path
+                << " --hostfile " << opt.hostfile << ")\n";
+  } catch (const std::exception& e) {
+    return fail(kExitLaunchFailed, e.what());
+  }
+  return 0;
+}
+
+int run_grid(const Options& opt, const MpiSettings& settings) {
+  if (!opt.rsl_in.empty()) return replay(opt, settings);
+
+  ResolvedProgram prog = resolve_program(opt.program);
+  if (prog.problem == ResolvedProgram::kNotFound) return fail(kExitNotFound, prog.message);
+  if (prog.problem != ResolvedProgram::kNone) return fail(kExitNotExecutable, prog.message);
+
+  GridJob job{opt, settings, prog.path, {}, probe_options(opt), ""};
+  try {
+    job.candidates = hosts::read_hostfile(opt.hostfile);
+  } catch (const std::exception& e) {
+    return fail(kExitLaunchFailed, e.what());
+  }
+  if (!opt.stage) job.probe.program = prog.path;  // --stage copies it where it is missing
+
+  // -p N: the job may be restarted elsewhere (restart.h).
+  if (opt.nprocs > 0 && !opt.dry_run) {
+    try {
+      const auto ssh_config = write_ssh_config(job.candidates, settings.verbose);
+      job.ssh_config = ssh_config->path();
+      return run_grid_restartable(job);
+    } catch (const std::exception& e) {
+      return fail(kExitLaunchFailed, e.what());
+    }
+  }
+  GridPlan plan;
+  if (int status = plan_grid(job, {}, true, plan); status != 0) return status;
+  if (int status = write_allocation(opt, plan.subjobs, true); status != 0 || opt.dry_run) return status;
+  try {
+    return start_job(opt, plan.subjobs, plan.chosen, settings);
   } catch (const std::exception& e) {
     return fail(kExitLaunchFailed, e.what());
   }

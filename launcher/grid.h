@@ -2,23 +2,63 @@
 #ifndef BSPG_LAUNCHER_GRID_H
 #define BSPG_LAUNCHER_GRID_H
 
-#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "allocate.h"
+#include "hosts.h"
+#include "monitor.h"
 #include "mpistart.h"
 #include "options.h"
 #include "remote_stop.h"
+#include "runner.h"
 
 namespace bspg::launcher {
 
-// Runs a finished mpirun command line; `remote` says how to reach the job's processes on the
-// other hosts should the job have to be stopped. Returns bsprun's exit status.
-using RunMpirun = std::function<int(const std::vector<std::string>& argv, const RemoteJob& remote)>;
+// Runs the grid path for opt (hostfile and/or rsl_in set). Returns bsprun's exit status.
+int run_grid(const Options& opt, const MpiSettings& settings);
 
-// Runs the grid path for opt (hostfile and/or rsl_in set). run executes the final mpirun
-// command and returns bsprun's exit status. Returns bsprun's exit status.
-int run_grid(const Options& opt, const MpiSettings& settings, const RunMpirun& run);
+// ---- The parts a restarted job is made of (restart.cpp) --------------------------------------
+
+// What a grid job knows before it probes.
+struct GridJob {
+  const Options& opt;
+  const MpiSettings& settings;
+  std::string program;                     // absolute path here
+  std::vector<hosts::HostSpec> candidates;
+  hosts::ProbeOptions probe;
+  std::string ssh_config;                  // an ssh configuration for every candidate
+};
+
+struct GridPlan {
+  Allocation allocation;
+  std::vector<rsl::Subjob> subjobs;
+  std::vector<hosts::HostSpec> chosen;     // hosts with processes
+};
+
+// Probes the candidates but those in left_out (shown as not used, with the reason given), places
+// opt.nprocs processes (master mode: every slot), checks the program on the chosen hosts (or
+// stages it) and makes the RSL subjobs. Prints the probe table when show_table. Returns 0, or
+// bsprun's exit status once it said why not.
+int plan_grid(const GridJob& job, const std::map<std::string, std::string>& left_out, bool show_table, GridPlan& plan);
+
+// Checks the subjobs as an RSL file would be checked and writes them to opt.rsl_out (default
+// bspg-PID.rsl in TMPDIR), saying so when `say`. 0 or bsprun's exit status.
+int write_allocation(const Options& opt, const std::vector<rsl::Subjob>& subjobs, bool say);
+
+// How to reach the processes of a job started with these subjobs (a new marker for them).
+RemoteJob remote_job(const std::vector<rsl::Subjob>& subjobs, const std::vector<hosts::HostSpec>& hosts,
+                     const std::string& ssh_config);
+
+// The hosts of the subjobs for the monitor, with the job's processes on each; a host missing
+// from `hosts` is reached as the user's ssh configuration says.
+std::vector<WatchedHost> watched_hosts(const std::vector<rsl::Subjob>& subjobs, const std::vector<hosts::HostSpec>& hosts);
+
+// Runs the subjobs as one mpirun, with the monitor's watch. The result's start_failure says why
+// when no mpirun command line could be made (exit_status 125).
+RunResult run_subjobs(const std::vector<rsl::Subjob>& subjobs, const MpiSettings& settings, const RemoteJob& remote,
+                      const JobWatch& watch, double time_limit_s);
 
 }  // namespace bspg::launcher
 

@@ -1,6 +1,7 @@
 // mpirun_messages.cpp - recognises Open MPI 4.1's start-up failure blocks (see mpirun_messages.h).
 #include "mpirun_messages.h"
 
+#include <cstdlib>
 #include <sstream>
 
 #include "untrusted.h"
@@ -66,6 +67,28 @@ std::string remote_node(const std::string& text) {
   return node;
 }
 
+// "mpirun noticed that process rank 3 with PID 0 on node emu2 exited on signal 9 (Killed)."
+bool read_death(const std::string& text, ProcessDeath& death) {
+  const auto at = text.find("mpirun noticed that process rank ");
+  if (at == std::string::npos) return false;
+  std::istringstream words(text.substr(at + 33));
+  std::string with, pid_word, pid, on, node, host, exited, on2, signal_word;
+  int rank = -1, signal = 0;
+  if (!(words >> rank >> with >> pid_word >> pid >> on >> node >> host >> exited >> on2 >> signal_word >> signal) ||
+      with != "with" || node != "node" || exited != "exited" || signal_word != "signal")
+    return false;
+  std::string name;
+  std::getline(words, name);
+  const auto open = name.find('('), close = name.rfind(')');
+  death.rank = rank;
+  death.host = host;
+  death.signal = signal;
+  death.signal_name = open != std::string::npos && close != std::string::npos && close > open
+                          ? name.substr(open + 1, close - open - 1)
+                          : "";
+  return true;
+}
+
 }  // namespace
 
 MpirunStderr::MpirunStderr(std::map<std::string, std::string> address_names)
@@ -108,6 +131,13 @@ std::string MpirunStderr::flush() {
   return out;
 }
 
+std::string MpirunStderr::finish() {
+  std::string out = flush();
+  if (!stopping_ && death_.rank < 0 && !failure_.host_lost) out += consequences_;
+  consequences_.clear();
+  return out;
+}
+
 std::string MpirunStderr::take_line(const std::string& line) {
   if (!block_.empty()) {
     block_.push_back(line);
@@ -123,6 +153,16 @@ std::string MpirunStderr::take_line(const std::string& line) {
     ssh_lines_.push_back(trim(line));
     return "";
   }
+  // Open MPI's count of notices it did not repeat ("[vm:123] 1 more process has sent help message
+  // help-mpi-btl-tcp.txt / peer hung up", and how to see them all): about the held notices.
+  if (quiet_losses_ && !line.empty() && line[0] == '[' &&
+      (contains(line, "sent help message") || contains(line, "orte_base_help_aggregate"))) {
+    consequences_ += line + "\n";
+    return "";
+  }
+  // The library's word that the job stops after a checkpoint because of a stop file.
+  if (line.rfind("bspg: stopping after checkpoint ", 0) == 0)
+    stopped_after_checkpoint_ = std::strtoull(line.c_str() + 32, nullptr, 10);
   // mpirun's answer to a second stop signal, which bsprun itself never sends, and its note on
   // passing on the SIGCONT that woke it up.
   if (stopping_ && (line.rfind("Abort is in progress...", 0) == 0 ||
@@ -138,7 +178,15 @@ std::string MpirunStderr::end_block() {
   std::vector<std::string> lines;
   lines.swap(block_);
   std::string out;
-  if (recognise(joined(lines), lines)) {
+  const std::string text = joined(lines);
+  // What the other processes say when a lost one hangs up on them: held until it is known
+  // whether a loss explains it.
+  if (quiet_losses_ && (contains(text, "communication peer process has unexpectedly disconnected") ||
+                        contains(text, "failed to TCP connect to a peer MPI process"))) {
+    for (const auto& line : lines) consequences_ += line + "\n";
+    return "";
+  }
+  if (recognise(text, lines)) {
     if (!failure_.message.empty() && failure_.exit_status != 0 && !reported_) {
       reported_ = true;
       out = "bsprun: " + untrusted::printable(failure_.message) + "\n";
@@ -195,18 +243,32 @@ bool MpirunStderr::recognise(const std::string& text, const std::vector<std::str
     }
     ssh_lines_.clear();
     if (reason.empty()) reason = "Open MPI's daemon did not start (mpirun gives no reason)";
-    return set(125, host,
-               (host.empty() ? "could not start the job on every host: "
-                             : host + ": could not start the job there: ") +
-                   reason);
+    set(125, host,
+        (host.empty() ? "could not start the job on every host: " : host + ": could not start the job there: ") +
+            reason);
+    // A daemon that did not start is a host's failure (unreachable, or cut off as it started),
+    // whether or not ssh said which.
+    failure_.host_lost = failure_.host == host;
+    if (quiet_losses_ && failure_.host_lost) reported_ = true;  // bsprun says it when it restarts
+    return true;
   }
   if (contains(text, "has lost communication with a remote daemon")) {
     if (stopping_) return true;
     const std::string node = remote_node(text);
-    return set(125, node,
-               "lost contact with " + (node.empty() ? "a host" : node) +
-                   " while the job ran (the host or its network failed); the job was stopped");
+    set(125, node,
+        "lost contact with " + (node.empty() ? "a host" : node) +
+            " while the job ran (the host or its network failed); the job was stopped");
+    failure_.host_lost = failure_.host == node;
+    if (quiet_losses_) reported_ = true;  // bsprun says it when it restarts
+    return true;
   }
+  if (ProcessDeath death; read_death(text, death)) {
+    if (death_.rank < 0) death_ = death;
+    return quiet_losses_;
+  }
+  if (quiet_losses_ && contains(text, "Primary job terminated normally, but") &&
+      contains(text, "returned a non-zero exit code"))
+    return true;  // the death (or exit status) it announces follows
   // Consequences of a failure already reported.
   if (failure_.exit_status != 0 &&
       (contains(text, "was unable to start the specified application as it encountered an error") ||

@@ -22,6 +22,18 @@ struct StartFailure {
   int exit_status = 0;  // 125, 126 or 127; 0 when none was recognised
   std::string host;     // the host it happened on, "" when Open MPI does not say
   std::string message;  // the one line bsprun prints (without "bsprun: ")
+  // A host, not the program, failed: mpirun lost contact with it while the job ran, or could
+  // not start its daemon there (ssh could not reach it). `host` is "" when mpirun does not say.
+  bool host_lost = false;
+};
+
+// A process of the job that died of a signal ("mpirun noticed that process rank R with PID P
+// on node H exited on signal S (Name).").
+struct ProcessDeath {
+  int rank = -1;  // -1: none seen
+  std::string host;
+  int signal = 0;
+  std::string signal_name;  // as mpirun says it, e.g. "Killed"
 };
 
 class MpirunStderr {
@@ -33,13 +45,22 @@ class MpirunStderr {
   // Takes bytes read from mpirun's stderr; returns what to write to bsprun's stderr now. Lines
   // that may belong to a recognised message are held back until it is complete.
   std::string feed(std::string_view bytes);
-  // Nothing arrived for a while, or the stream ended: everything held back, as it was.
+  // Nothing arrived for a while: everything held back, as it was.
   std::string flush();
+  // The stream ended: flush(), and with quiet_losses what was held as a consequence of a loss
+  // (Open MPI's notices of peers that hung up) unless a loss was recorded.
+  std::string finish();
   // The job is being stopped on request: Open MPI's blocks from now on are consequences of the
   // stop ("lost communication", "Abort is in progress", ...) and are dropped.
   void stopping() { stopping_ = true; }
+  // The job may be restarted (bsprun --restarts): what mpirun says about a lost host or a killed
+  // process is recorded, not shown; bsprun says it in its own words.
+  void quiet_losses() { quiet_losses_ = true; }
 
   const StartFailure& failure() const { return failure_; }
+  const ProcessDeath& death() const { return death_; }
+  // N when process 0 said "bspg: stopping after checkpoint N, as asked" (the stop file), else 0.
+  unsigned long long stopped_after_checkpoint() const { return stopped_after_checkpoint_; }
 
  private:
   std::string take_line(const std::string& line);
@@ -52,8 +73,12 @@ class MpirunStderr {
   std::vector<std::string> block_;      // lines of a framed block being read
   std::vector<std::string> ssh_lines_;  // ssh's errors, held until we know whether a block follows
   bool stopping_ = false;
+  bool quiet_losses_ = false;
+  std::string consequences_;  // held with quiet_losses until finish()
   bool reported_ = false;  // the failure's line was written
   StartFailure failure_;
+  ProcessDeath death_;
+  unsigned long long stopped_after_checkpoint_ = 0;
 };
 
 }  // namespace bspg::launcher

@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 
+#include "checkpoints.h"
 #include "untrusted.h"
 
 namespace bspg::launcher {
@@ -20,6 +21,15 @@ int parse_positive_int(const std::string& text, const std::string& option, const
   long value = std::strtol(text.c_str(), &end, 10);
   if (text.empty() || *end != '\0' || errno == ERANGE || value <= 0 || value > 1000000)
     throw UsageError(option + " needs a positive whole number of " + what + ", not '" + text + "'");
+  return static_cast<int>(value);
+}
+
+int parse_count(const std::string& text, const std::string& option, int most) {
+  errno = 0;
+  char* end = nullptr;
+  const long value = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno == ERANGE || value < 0 || value > most)
+    throw UsageError(option + " needs a whole number from 0 to " + std::to_string(most) + ", not '" + text + "'");
   return static_cast<int>(value);
 }
 
@@ -37,7 +47,29 @@ double parse_seconds(const std::string& text, const std::string& option, double 
   return value;
 }
 
+// What --restarts, --resume, --migrate-load and --host-timeout need (after the other checks).
+void check_checkpoint_options(const Options& opt, bool host_timeout_given) {
+  const bool grid = !opt.hostfile.empty() || !opt.rsl_in.empty();
+  const char* restarting = opt.resume ? "--resume" : opt.restarts > 0 ? "--restarts" : opt.migrate_load > 0 ? "--migrate-load" : nullptr;
+  if (restarting && !opt.rsl_in.empty())
+    throw UsageError(std::string(restarting) + " cannot be combined with --rsl: a restarted job is placed anew on the " +
+                     "candidates of a host file (--hostfile and -p)");
+  if (restarting && opt.nprocs == 0)
+    throw UsageError(std::string(restarting) + " needs -p N: a restarted job starts all its processes at once " +
+                     "(master mode spawns them from the master)");
+  if (opt.resume && opt.checkpoint_dir.empty() && opt.job_id.empty())
+    throw UsageError("--resume needs the job's --job-id ID or --checkpoint-dir DIR (bsprun printed them when the job started)");
+  if (opt.migrate_load > 0 && opt.hostfile.empty())
+    throw UsageError("--migrate-load needs a host file (--hostfile or BSPG_HOSTFILE): it moves the job between hosts");
+  if (host_timeout_given && !grid)
+    throw UsageError("--host-timeout needs a host file or --rsl: on this machine alone no host can stop answering");
+}
+
 }  // namespace
+
+bool uses_checkpoints(const Options& opt) {
+  return opt.restarts > 0 || opt.resume || !opt.checkpoint_dir.empty() || !opt.job_id.empty() || opt.migrate_load > 0;
+}
 
 Options parse_options(int argc, char** argv) {
   Options opt;
@@ -59,13 +91,38 @@ Options parse_options(int argc, char** argv) {
       {"--fanout", [&](auto& n, auto& v) { opt.fanout = parse_positive_int(v, n, "hosts"); }},
       {"--time-limit", [&](auto& n, auto& v) { opt.time_limit_s = parse_seconds(v, n, 1e8); }},
       {"-x", [&](auto& n, auto& v) {
-         if (!untrusted::is_environment_name(v.substr(0, v.find('='))))
+         const std::string name = v.substr(0, v.find('='));
+         if (!untrusted::is_environment_name(name))
            throw UsageError(n + " needs NAME or NAME=VALUE with a valid variable name, not '" + v + "'");
+         if (name == "BSPG_CHECKPOINT_DIR" || name == "BSPG_RESUME")
+           throw UsageError("bsprun sets " + name + " for every process itself: use " +
+                            (name == "BSPG_RESUME" ? "--resume" : "--checkpoint-dir DIR") + " instead of -x");
          opt.exports.push_back(v);
+       }},
+      {"--restarts", [&](auto& n, auto& v) { opt.restarts = parse_count(v, n, 1000); }},
+      {"--host-timeout", [&](auto& n, auto& v) { opt.host_timeout_s = parse_seconds(v, n, 86400); }},
+      {"--checkpoint-dir", [&](auto& n, auto& v) {
+         if (const std::string problem = checkpoint_dir_problem(v); !problem.empty())
+           throw UsageError(n + " '" + untrusted::printable(v) + "': " + problem);
+         opt.checkpoint_dir = v;
+       }},
+      {"--job-id", [&](auto& n, auto& v) {
+         if (const std::string problem = job_id_problem(v); !problem.empty())
+           throw UsageError(n + " '" + untrusted::printable(v) + "': " + problem);
+         opt.job_id = v;
+       }},
+      {"--migrate-load", [&](auto& n, auto& v) {
+         errno = 0;
+         char* end = nullptr;
+         const double load = std::strtod(v.c_str(), &end);
+         if (v.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(load) || load <= 0 || load > 1e6)
+           throw UsageError(n + " needs a positive load average (e.g. 2.5), not '" + v + "'");
+         opt.migrate_load = load;
        }},
   };
   const std::map<std::string, bool*> flags = {
       {"--dry-run", &opt.dry_run},
+      {"--resume", &opt.resume},
       {"--stage", &opt.stage},
       {"--accept-unknown-host-keys", &opt.accept_unknown_host_keys},
       {"-v", &opt.verbose},
@@ -76,6 +133,7 @@ Options parse_options(int argc, char** argv) {
       {"--version", &opt.version},
   };
 
+  bool host_timeout_given = false;
   int i = 1;
   for (; i < argc; ++i) {
     std::string arg = argv[i];
@@ -117,6 +175,7 @@ Options parse_options(int argc, char** argv) {
       value = argv[++i];
     }
     setter->second(name, value);
+    host_timeout_given = host_timeout_given || name == "--host-timeout";
   }
 
   if (opt.help || opt.version) return opt;
@@ -143,6 +202,7 @@ Options parse_options(int argc, char** argv) {
   }
   if (!opt.rsl_in.empty() && !opt.rsl_out.empty())
     throw UsageError("--rsl-out cannot be combined with --rsl (the allocation is already a file)");
+  check_checkpoint_options(opt, host_timeout_given);
   if (opt.hostfile.empty() && opt.rsl_in.empty()) {
     if (opt.dry_run) throw UsageError("--dry-run needs a host file (--hostfile or BSPG_HOSTFILE)");
     if (!opt.rsl_out.empty()) throw UsageError("--rsl-out needs a host file (--hostfile or BSPG_HOSTFILE)");
@@ -165,6 +225,8 @@ std::string help_text() {
 SYNOPSIS
     bsprun -p N [OPTIONS] PROGRAM [ARGS...]
     bsprun -p N --hostfile FILE [OPTIONS] PROGRAM [ARGS...]
+    bsprun -p N [--hostfile FILE] [--restarts N] [--resume] [--job-id ID | --checkpoint-dir DIR]
+           [--host-timeout S] [--migrate-load X] [OPTIONS] PROGRAM [ARGS...]
     bsprun [--max-procs N] [--hostfile FILE] [OPTIONS] PROGRAM [ARGS...]
     bsprun --rsl FILE [--hostfile FILE] [OPTIONS]
 
@@ -251,6 +313,47 @@ DESCRIPTION
     ends by the same signal (SIGQUIT: exit status 131), so a shell script or loop
     that runs bsprun stops there too instead of going on.
 
+    Checkpoints and restarts. A program that calls bspg_checkpoint() (bspg.h) saves its
+    state at the end of a superstep: each process writes its shard to its host's
+    checkpoint directory and a copy to a process on another host, so that losing one
+    host loses nothing. bsprun gives every job an id and a checkpoint directory,
+    ~/.cache/bspg/checkpoints/ID on each host (--job-id, --checkpoint-dir), and tells
+    every process (BSPG_CHECKPOINT_DIR, BSPG_RESUME). With --restarts N, when the job
+    loses a process or a host, bsprun
+      1. says what was lost and how it was noticed (mpirun's report of a process killed
+         by a signal, of a host it lost contact with or could not start on; or
+         bsprun's own probes, for a host silent for --host-timeout seconds);
+      2. stops what is left of the job on every host it can reach;
+      3. probes the candidates again, leaving out the lost hosts for the rest of the
+         run, and places the processes by load as at the start;
+      4. finds the newest checkpoint that is whole: some host holds its "complete"
+         marker, and for every process a reachable host holds a shard or copy that
+         bspg-hostinfo --check-shard finds whole (where bspg-hostinfo is missing on a
+         host, its files are taken as they are and the library checks them);
+      5. copies each process's shard to the host that process will run on, through
+         bsprun over SFTP, unless one is there already;
+      6. starts the job again from that checkpoint, saying "restart k of N", which
+         checkpoint and which hosts. A job that wrote no checkpoint starts again from
+         the beginning, and bsprun says so.
+    Restarted: a process killed by a signal from outside (SIGKILL, SIGTERM, SIGHUP, ...:
+    its owner, the OOM killer), a host gone (switched off, its sshd or Open MPI daemon
+    gone, connection lost), a host that stops answering (frozen, cut off), a host that
+    could not be reached while the job started. Not restarted, since a restart would
+    only fail again: the program's own failures (a non-zero exit status, bsp_abort,
+    misuse of BSPlib, a crash by SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGSYS or
+    SIGTRAP), a program missing on a host, and a stop by Ctrl-C, a signal to bsprun
+    or --time-limit (which counts for all runs together). When the restarts run out,
+    bsprun's last line says whether a whole checkpoint remains and the command that
+    continues the job (--resume; exit status 75), or that none does (exit status 125);
+    no whole checkpoint to restart from ends bsprun the same way. --migrate-load X
+    moves the job off a chosen host that gets busy, at its next checkpoint, and
+    --resume continues a job that bsprun left (stopped, or restarts exhausted). Once
+    a job ends well, bsprun removes its default checkpoint directory on its hosts; a
+    --checkpoint-dir is left as it is. Restarts need -p N and a host file, or this
+    machine alone (where only processes can be lost); not master mode or --rsl.
+    Without --restarts, a host that stops answering for --host-timeout seconds still
+    ends the job (exit status 125) instead of hanging it, on every grid path.
+
     Start-up failures. Before starting, bsprun checks on the chosen hosts that PROGRAM
     is there and executable (--stage copies it where it is not). Should the start
     fail anyway (the program, or the working directory, missing on a host; a host
@@ -298,8 +401,36 @@ OPTIONS
         Copy PROGRAM to each chosen host that lacks it and run the copy there.
     --time-limit SECONDS
         Stop the whole job (exit 124) when it runs longer than this.
+    --restarts N
+        Restart the job from its newest whole checkpoint after a lost process or host,
+        up to N times in all (0 to 1000; default 0). See "Checkpoints and restarts".
+    --host-timeout SECONDS
+        A chosen host that has not answered bsprun's probes (every SECONDS/3, at most
+        10 s apart) for this long is lost (default 30, at most 86400): the job is
+        stopped, and restarted with --restarts. Needs a host file or --rsl.
+    --checkpoint-dir DIR
+        Where the job's checkpoints live on each host: an absolute path, or ~/... (in
+        quotes) for each host's own home. Default: ~/.cache/bspg/checkpoints/ID. Refused:
+        relative paths, "." or ".." components, control characters, more than 1024 bytes.
+    --job-id ID
+        Name the job (1 to 64 letters, digits, '.', '_', '-'; not starting with '.' or
+        '-'), and so its default checkpoint directory. Default: a new id, date, time and
+        6 hex digits, printed when checkpoint options are given.
+    --resume
+        Continue the job named by --job-id or --checkpoint-dir from its newest whole
+        checkpoint (on the hosts the probes choose now), for example after bsprun was
+        stopped or its restarts ran out. Needs the same program, arguments and -p N; a
+        checkpoint of another process count is refused (exit status 2), and nothing to
+        resume ends with exit status 125.
+    --migrate-load X
+        When a chosen host's load, besides the job's own processes there, stays above X
+        for 3 probes in a row (its owner is back), and the other candidates have room
+        for the job, write a "stop" file into its checkpoint directory: the job ends
+        right after its next checkpoint and bsprun continues it without that host (not
+        counted as a restart). Needs a host file and -p N.
     -x NAME[=VALUE]
-        Export this environment variable to every process (repeatable).
+        Export this environment variable to every process (repeatable). Not
+        BSPG_CHECKPOINT_DIR or BSPG_RESUME: bsprun sets those itself.
     --mca KEY VALUE
         Pass an MCA parameter to mpirun (repeatable).
     -v, --verbose
@@ -317,7 +448,9 @@ ENVIRONMENT
                     process. OMPI_MCA_osc overrides bsprun's "osc sm,pt2pt".
     TMPDIR          Where the default RSL file and the ssh configuration are written.
     Set for every process: BSPG_SUBJOB (subjob index), BSPG_NSUBJOBS (number of
-    subjobs), BSPG_SUBJOB_SIZES (comma list of process counts per subjob).
+    subjobs), BSPG_SUBJOB_SIZES (comma list of process counts per subjob),
+    BSPG_CHECKPOINT_DIR (the checkpoint directory; ~/ is each host's home) and
+    BSPG_RESUME (0, or the checkpoint a restarted or resumed job continues from).
     Set for the master in master mode (and validated by the library): BSPG_MASTER_PROCS
     (processes available), BSPG_MASTER_SLOTS (grid path: the slots in order, as
     HOST/SUBJOB), BSPG_MASTER_ENV (the variables the spawned processes get as well: the
@@ -331,6 +464,11 @@ FILES
                           - { name: node1, address: 10.1.2.3, slots: 4, site: lab-a }
                           - { name: node2 }
     bspg-PID.rsl    The allocation written on the grid path.
+    ~/.cache/bspg/checkpoints/ID
+                    A job's checkpoints on each host (c<N>/shard-<pid>, copy-<pid>,
+                    complete-<pid>; a file "stop" there stops the job after its next
+                    checkpoint). Removed once the job ends well; remove it yourself
+                    when you no longer want to resume a job that did not.
 
 UNTRUSTED INPUT
     Host files and RSL files may come from someone else, and their values reach the
@@ -360,11 +498,15 @@ UNTRUSTED INPUT
 EXIT STATUS
     The exit status of the program (as reported by mpirun: non-zero when any process
     fails, aborts or is killed), or:
-    2       command line error
+    2       command line error (and --resume of checkpoints of another -p)
+    75      the job stopped before its end but can be continued with --resume: its
+            restarts ran out with a whole checkpoint left, or a "stop" file in its
+            checkpoint directory stopped it after a checkpoint
     124     --time-limit expired; the job was stopped
     125     bsprun could not start the job (host file, probing, not enough capacity,
             RSL file, mpirun not found, a host that could not be reached or lacks the
-            working directory), or lost a host while the job ran
+            working directory), or lost a host while the job ran and could not
+            restart it (no restarts, or no whole checkpoint)
     126     PROGRAM is not executable, here or on a chosen host
     127     PROGRAM not found, here or on a chosen host
     128+S   the job was stopped by signal S, and bsprun ended by S itself (a shell
@@ -384,6 +526,11 @@ EXAMPLES
         P-1 processes start then, on this machine.
     bsprun -npes 4 ./inprod
         The same as -p 4 (the Oxford BSPlib spelling).
+    bsprun -p 8 --hostfile hosts.yaml --restarts 3 --job-id sim1 ./sim
+        Restart sim (which calls bspg_checkpoint) up to three times on other hosts
+        when it loses one; its checkpoints are in ~/.cache/bspg/checkpoints/sim1.
+    bsprun -p 8 --hostfile hosts.yaml --restarts 3 --resume --job-id sim1 ./sim
+        Continue sim1 from its last checkpoint after bsprun was stopped.
     bsprun --hostfile hosts.yaml ./inprod 1000
         Master mode on the grid: the master starts on the least loaded host, and
         bsp_begin(P) places the other processes on the least loaded slots.

@@ -12,6 +12,7 @@ namespace bspg::launcher {
 // Exit statuses of bsprun itself; any other status is the program's own (through mpirun).
 enum ExitStatus {
   kExitUsage = 2,          // bad command line
+  kExitResumable = 75,     // the job stopped before its end but can be continued (--resume)
   kExitTimeLimit = 124,    // --time-limit expired, the job was stopped
   kExitLaunchFailed = 125, // host file, probing, allocation, RSL or mpirun problem
   kExitNotExecutable = 126,
@@ -33,6 +34,13 @@ struct Options {
   bool verbose = false;
   bool help = false;
   bool version = false;
+  // Checkpoints and restarts (see restart.h).
+  int restarts = 0;               // --restarts N: restarts after a lost process or host
+  double host_timeout_s = 30;     // --host-timeout: a host silent this long is lost
+  std::string checkpoint_dir;     // --checkpoint-dir; empty: default_checkpoint_dir(job_id)
+  std::string job_id;             // --job-id; empty: a new one
+  bool resume = false;            // --resume: continue from the last whole checkpoint
+  double migrate_load = 0;        // --migrate-load X; 0: off
   std::vector<std::string> exports;                           // -x NAME[=VALUE]
   std::vector<std::pair<std::string, std::string>> mca;       // --mca KEY VALUE
   std::string program;            // first non-option
@@ -43,6 +51,10 @@ struct Options {
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+// Whether the user asked for anything about checkpoints (bsprun then says the job id and where
+// its checkpoints are, and how to continue a job that stopped).
+bool uses_checkpoints(const Options& opt);
 
 // Parses argv. Options end at the first non-option (the program) or at "--".
 // Throws UsageError on unknown options, missing or malformed values.

@@ -95,6 +95,16 @@ RemoteStop::~RemoteStop() {
   }
 }
 
+void RemoteStop::leave_out(const std::string& host) {
+  auto& hosts = job_.hosts;
+  hosts.erase(std::remove_if(hosts.begin(), hosts.end(),
+                             [&](const std::string& h) {
+                               auto name = job_.address_names.find(h);
+                               return h == host || (name != job_.address_names.end() && name->second == host);
+                             }),
+              hosts.end());
+}
+
 void RemoteStop::start() {
   if (started_) return;
   started_ = true;

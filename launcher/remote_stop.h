@@ -46,6 +46,8 @@ class RemoteStop {
   RemoteStop& operator=(const RemoteStop&) = delete;
 
   bool started() const { return started_; }
+  // Before start(): leaves out a host known to be unreachable (lost), so as not to wait for it.
+  void leave_out(const std::string& host);
   // Starts the first ssh commands (the others follow as these finish, in poll()).
   void start();
   // Reaps finished commands, ends those past their deadline, starts waiting ones; true when

@@ -15,6 +15,9 @@
 // job alive. mpirun's stderr passes through MpirunStderr (mpirun_messages.h).
 #include "runner.h"
 
+#include "mpistart.h"
+#include "options.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -23,6 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -31,6 +35,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <iostream>
 #include <map>
 #include <string_view>
 #include <vector>
@@ -82,8 +87,8 @@ void continue_if_stopped(pid_t pid) {
   if (read_stat(std::to_string(pid), state, ppid) && state == 'T') kill(pid, SIGCONT);
 }
 
-// Every live descendant of root (not root itself).
-std::vector<pid_t> descendants_of(pid_t root) {
+// Every live descendant of root (not root itself), but those below the children in `not_below`.
+std::vector<pid_t> descendants_of(pid_t root, const std::vector<pid_t>& not_below = {}) {
   auto tree = children_by_parent();
   std::vector<pid_t> found;
   std::vector<pid_t> todo{root};
@@ -92,6 +97,7 @@ std::vector<pid_t> descendants_of(pid_t root) {
     todo.pop_back();
     auto range = tree.equal_range(parent);
     for (auto it = range.first; it != range.second; ++it) {
+      if (parent == root && std::find(not_below.begin(), not_below.end(), it->second) != not_below.end()) continue;
       found.push_back(it->second);
       todo.push_back(it->second);
     }
@@ -123,8 +129,9 @@ struct Leftovers {
 // After mpirun is gone: stop and reap what of the job is left (orphaned ranks became our
 // children because we are a subreaper). mpirun may exit while ranks it already signalled are
 // still dying, so they get 0.5 s to go by themselves; then SIGCONT and SIGTERM, SIGKILL grace_s
-// later, and 2 s after that bsprun gives up on what is still there.
-Leftovers stop_leftovers(double grace_s) {
+// later, and 2 s after that bsprun gives up on what is still there. Children bsprun had before
+// the job (`before`: e.g. a shell's process substitution reading its stderr) are not the job's.
+Leftovers stop_leftovers(double grace_s, const std::vector<pid_t>& before) {
   const pid_t self = getpid();
   const auto terminate_at = Clock::now() + seconds(0.5);
   Clock::time_point kill_at{}, give_up_at{};
@@ -132,7 +139,7 @@ Leftovers stop_leftovers(double grace_s) {
   for (;;) {
     while (waitpid(-1, nullptr, WNOHANG) > 0) {
     }
-    const auto left = descendants_of(self);
+    const auto left = descendants_of(self, before);
     if (left.empty()) return result;
     const auto now = Clock::now();
     if (result.stopped == 0 && now >= terminate_at) {
@@ -218,7 +225,7 @@ class StderrRelay {
       ::poll(&pfd, 1, 50);
       read_some();
     }
-    write_all(STDERR_FILENO, filter_.flush());
+    write_all(STDERR_FILENO, filter_.finish());
   }
 
  private:
@@ -230,7 +237,7 @@ class StderrRelay {
 }  // namespace
 
 RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, double kill_grace_s,
-                  const RemoteJob& remote) {
+                  const RemoteJob& remote, const JobWatch& watch) {
   RunResult result;
   const bool interactive = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
 
@@ -266,6 +273,7 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
     stderr_pipe[0] = stderr_pipe[1] = -1;  // stderr then passes as is
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   pid_t parent = getpid();
+  const std::vector<pid_t> children_before = descendants_of(parent);
   pid_t pid = fork();
   if (pid == 0) {
     if (!interactive) setpgid(0, 0);
@@ -288,6 +296,7 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
   close(error_pipe[1]);
   if (stderr_pipe[1] >= 0) close(stderr_pipe[1]);
   StderrRelay relay(stderr_pipe[0], remote);
+  if (watch.quiet_losses) relay.filter().quiet_losses();
   if (pid < 0) {
     result.started = false;
     result.error = std::string("fork: ") + std::strerror(errno);
@@ -319,11 +328,19 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
   bool job_terminated = false;
   Clock::time_point terminate_at{}, kill_at{};
   int status = 0;
-  auto request_stop = [&](Clock::time_point now) {
+  Clock::time_point stop_requested_at{};
+  auto request_stop = [&](Clock::time_point now, bool host_lost = false) {
     if (stop_requested) return;
     stop_requested = true;
+    stop_requested_at = now;
     terminate_at = now + grace / 3;
     kill_at = now + grace;
+    // With a host lost, mpirun waits for a daemon that will not answer: end it sooner.
+    // The other hosts' processes are stopped over ssh meanwhile (remote_stop.h).
+    if (host_lost) {
+      terminate_at = std::min(terminate_at, now + std::chrono::milliseconds(500));
+      kill_at = std::min(kill_at, now + std::chrono::milliseconds(1500));
+    }
     // A stopped (SIGSTOP) mpirun, daemon or rank would not act on the signal until continued.
     continue_if_stopped(pid);
     signal_all(descendants_of(pid), SIGCONT);
@@ -339,6 +356,15 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
       result.timed_out = true;
       kill(target, SIGTERM);
       request_stop(now);
+    }
+    if (watch.lost && !stop_requested) {
+      if (std::string why = watch.lost(); !why.empty()) {
+        result.lost = why;
+        write_all(STDERR_FILENO, "bsprun: lost " + why + "; stopping the job\n");
+        if (watch.lost_host) remote_stop.leave_out(watch.lost_host());
+        kill(target, SIGTERM);
+        request_stop(now, true);
+      }
     }
     // mpirun has not wound the job down by itself: stop every process of it here directly
     // (its ssh connections included, so that mpirun gives up on daemons that do not answer).
@@ -376,12 +402,16 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
   // The hosts first (their ssh commands are our children too), then ranks that outlived
   // mpirun here (it crashed, or was killed): they are ours now.
   remote_stop.finish();
+  result.remote_stop_ran = remote_stop.started();
   result.not_stopped = remote_stop.unreachable();
-  const Leftovers leftovers = stop_leftovers(stop_requested ? 1.0 : kill_grace_s / 3);
+  const Leftovers leftovers = stop_leftovers(stop_requested ? 1.0 : kill_grace_s / 3, children_before);
   result.leftovers_stopped = leftovers.stopped;
   result.leftovers_unkillable = leftovers.unkillable;
   relay.drain(std::chrono::seconds(2));
+  if (stop_requested) result.stopping_s = std::chrono::duration<double>(Clock::now() - stop_requested_at).count();
   result.start_failure = relay.filter().failure();
+  result.death = relay.filter().death();
+  result.stopped_after_checkpoint = relay.filter().stopped_after_checkpoint();
   close(signal_fd);
   prctl(PR_SET_CHILD_SUBREAPER, 0);
   restore_signals();
@@ -389,7 +419,7 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
   if (WIFEXITED(status))
     result.exit_status = WEXITSTATUS(status);
   else if (WIFSIGNALED(status))
-    result.exit_status = 128 + WTERMSIG(status);
+    result.exit_status = 128 + (result.mpirun_signal = WTERMSIG(status));
   if (result.start_failure.exit_status != 0 && result.exit_status != 0 && !stop_requested)
     result.exit_status = result.start_failure.exit_status;
   if (result.leftovers_unkillable > 0) {
@@ -404,6 +434,33 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
                                  " to stop the job there; its processes there may still run\n");
   }
   return result;
+}
+
+RunResult run_mpirun(const std::vector<std::string>& argv, bool verbose, double time_limit_s, const RemoteJob& remote,
+                     const JobWatch& watch) {
+  if (verbose) std::cerr << "bsprun: " << shell_quote_command(argv) << "\n";
+  std::cout.flush();
+  std::cerr.flush();
+  return run_job(argv, time_limit_s, 15, remote, watch);
+}
+
+int exit_status_of(const RunResult& r, double time_limit_s) {
+  if (!r.started) {
+    std::cerr << "bsprun: " << r.error << "\n";
+    return kExitLaunchFailed;
+  }
+  if (r.leftovers_stopped > 0)
+    std::cerr << "bsprun: mpirun exited with " << r.leftovers_stopped
+              << " process(es) of the job still running; bsprun stopped them\n";
+  if (r.timed_out) {
+    std::cerr << "bsprun: time limit of " << time_limit_s << " s reached; the job was stopped\n";
+    return kExitTimeLimit;
+  }
+  // Stopped on request (Ctrl-C, kill): end as if killed by that signal (status 128+signal),
+  // so that a script running bsprun stops as well.
+  if (r.forwarded_signal && r.exit_status != 0) exit_as_killed_by(r.forwarded_signal);
+  if (!r.lost.empty()) return kExitLaunchFailed;  // said when it was noticed
+  return r.exit_status;
 }
 
 void exit_as_killed_by(int sig) {

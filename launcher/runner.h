@@ -2,6 +2,7 @@
 #ifndef BSPG_LAUNCHER_RUNNER_H
 #define BSPG_LAUNCHER_RUNNER_H
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,25 @@ struct RunResult {
   StartFailure start_failure;  // what mpirun reported, when the job could not start
   std::vector<std::string>
       not_stopped;  // "host (why)": hosts that could not be reached to stop the job
+  std::string lost;          // the watch's word when it stopped the job (a host lost)
+  ProcessDeath death;        // a process of the job that died of a signal, as mpirun said
+  unsigned long long stopped_after_checkpoint = 0;  // the library stopped the job (a stop file)
+  int mpirun_signal = 0;     // mpirun itself ended by this signal
+  bool remote_stop_ran = false;  // bsprun went to the hosts to stop the job there
+  double stopping_s = 0;         // from a stop request (signal, time limit, watch) to the end
+};
+
+// What else may end a run.
+struct JobWatch {
+  // Polled about every 200 ms while the job runs: "" or what was lost and how it was noticed
+  // (e.g. a host that stopped answering); run_job says so ("bsprun: lost ...") and stops the
+  // job at once, with a short grace.
+  std::function<std::string()> lost;
+  // The host lost, when lost() said one: not waited for when the job's processes are stopped.
+  std::function<std::string()> lost_host;
+  // The job may be restarted: Open MPI's messages about a lost host or a killed process are
+  // recorded in the result instead of shown (MpirunStderr::quiet_losses).
+  bool quiet_losses = false;
 };
 
 // Runs argv[0] (looked up on PATH). When bsprun is the terminal's foreground job mpirun shares
@@ -39,7 +59,16 @@ struct RunResult {
 // MPI's start-up failure blocks with one line (and drops its banners once a stop began).
 // bsprun's own lines about what could not be stopped are printed here.
 RunResult run_job(const std::vector<std::string>& argv, double time_limit_s,
-                  double kill_grace_s = 15, const RemoteJob& remote = {});
+                  double kill_grace_s = 15, const RemoteJob& remote = {}, const JobWatch& watch = {});
+
+// Prints the command line on stderr when verbose, flushes bsprun's output, and runs it (run_job
+// with a 15 s grace period).
+RunResult run_mpirun(const std::vector<std::string>& argv, bool verbose, double time_limit_s,
+                     const RemoteJob& remote = {}, const JobWatch& watch = {});
+
+// bsprun's exit status for a run as it ended: its lines about leftovers, the time limit or a lost
+// host first; a run stopped by a signal ends bsprun by that signal (exit_as_killed_by).
+int exit_status_of(const RunResult& result, double time_limit_s);
 
 // Ends this process the way signal sig would have (default action, so the parent sees
 // "killed by sig"). A shell running bsprun in a script or loop stops there too, as it does for

@@ -131,6 +131,14 @@ void idle_barrier(MPI_Comm comm) {
 Checkpoints::Checkpoints(Runtime& runtime) : rt_(runtime) {
   if (const char* dir = std::getenv("BSPG_CHECKPOINT_DIR"); dir && *dir) {
     directory_ = dir;
+    // "~/..." is each process's own home: bsprun's default directory is one value for every host
+    // of a job, and the hosts' users (and their homes) may differ.
+    if (directory_.rfind("~/", 0) == 0) {
+      const char* home = std::getenv("HOME");
+      if (!home || *home != '/')
+        fail("bspg_checkpoint", "BSPG_CHECKPOINT_DIR='%s' starts with ~/, but HOME is not an absolute path", dir);
+      directory_ = home + directory_.substr(1);
+    }
     if (directory_[0] != '/')
       fail("bspg_checkpoint", "BSPG_CHECKPOINT_DIR='%s' is not an absolute path", dir);
   } else {

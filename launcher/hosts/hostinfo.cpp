@@ -1,12 +1,16 @@
 // bspg-hostinfo: what hwloc says about this host's processors. The probe runs `bspg-hostinfo --cores`
-// where it is on the host's PATH (and falls back to nproc where it is not).
+// where it is on the host's PATH (and falls back to nproc where it is not). bsprun also runs
+// `bspg-hostinfo --check-shard FILE` on a host to learn whether a checkpoint shard there is whole,
+// without copying it anywhere.
 #include <hwloc.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
 
 #include "cores.h"
+#include "shard.hpp"
 
 namespace {
 
@@ -18,14 +22,44 @@ int count(hwloc_topology_t topology, hwloc_obj_type_t type) {
 void usage(FILE* out) {
   std::fprintf(out,
                "usage: bspg-hostinfo [--cores]\n"
+               "       bspg-hostinfo --check-shard FILE\n"
                "  prints this host's cores, hardware threads, packages and NUMA nodes (hwloc);\n"
-               "  --cores prints the core count only\n");
+               "  --cores prints the core count only;\n"
+               "  --check-shard reads a bspg checkpoint shard (or copy) whole and prints\n"
+               "  \"ok PID N\" (process PID's shard of checkpoint N; exit 0) or what is wrong\n"
+               "  with it (exit 1)\n");
+}
+
+// One line for bsprun: "ok <pid> <checkpoint>" or the problem (no newline in either).
+int check_shard(const char* path) {
+  // Only regular files: opening a FIFO would wait for a writer.
+  struct stat info {};
+  if (stat(path, &info) == 0 && !S_ISREG(info.st_mode)) {
+    std::printf("not a regular file\n");
+    return 1;
+  }
+  bspg::ShardHeader header{};
+  const std::string problem = bspg::check_shard_file(path, header);
+  if (!problem.empty()) {
+    std::printf("%s\n", problem.c_str());
+    return 1;
+  }
+  std::printf("ok %u %llu\n", header.pid, static_cast<unsigned long long>(header.checkpoint));
+  return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   bool cores_only = false;
+  if (argc >= 2 && std::strcmp(argv[1], "--check-shard") == 0) {
+    if (argc != 3) {
+      std::fprintf(stderr, "bspg-hostinfo: --check-shard takes one FILE\n");
+      usage(stderr);
+      return 2;
+    }
+    return check_shard(argv[2]);
+  }
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--cores") == 0) {
       cores_only = true;

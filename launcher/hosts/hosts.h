@@ -10,6 +10,7 @@
 // configuration (~/.ssh/config, /etc/ssh/ssh_config) in both the probe and the generated config.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -87,6 +88,32 @@ struct ProbeResult {
 // With no more candidates than the fan-out, the wall time is about that of the slowest probe.
 std::vector<ProbeResult> probe_hosts(const std::vector<HostSpec>& hosts, const ProbeOptions& opt);
 
+// What a command run on a host over SSH gave (run_on_hosts).
+struct CommandResult {
+  HostSpec host;
+  bool ok = false;      // logged in and the command ran to its end; else `error` says why not
+  std::string error;    // as ProbeResult::error ("connection refused", "timed out after 5.0 s", ...)
+  std::string out, err; // its output (each at most 1 MiB), untrusted
+  int exit_status = -1; // -1 when it ended by a signal
+  double elapsed_s = 0;
+};
+
+// Runs `command` (for the host's login shell) on every host, as probe_hosts runs its probe: at
+// most opt.fanout at once, each within opt.timeout_ms from its start (a command still running
+// then is killed on the host), host keys checked as for probing. Results in the order of `hosts`.
+std::vector<CommandResult> run_on_hosts(const std::vector<HostSpec>& hosts, const std::string& command,
+                                        const ProbeOptions& opt);
+
+// `text` as a printf format that prints it: every byte but letters, digits, '/', '.', '_' and '-'
+// as an octal escape (\ooo), so that it holds no quote, space or other character a shell reads.
+std::string octal_escaped(const std::string& text);
+
+// The command line for run_on_hosts that runs `script` with sh whatever the login shell (sh, bash,
+// zsh, csh, fish), and cannot outlive the caller: killed when the SSH channel closes, and after
+// ceil(timeout_ms) + 1 s at the latest where `timeout` exists. `script` must hold no single quote
+// and no backslash but octal_escaped()'s; values go in as $(printf "ESCAPED_") (see probe_answer).
+std::string guarded_command(const std::string& script, int timeout_ms);
+
 struct StageResult {
   bool ok = false;
   std::string remote_path;   // absolute path of the executable on the host
@@ -98,6 +125,20 @@ struct StageResult {
 // unless that file is already there; keeps the exec bits. opt.timeout_ms bounds the login and each
 // SFTP operation.
 StageResult stage_executable(const HostSpec& host, const std::string& local_path, const ProbeOptions& opt);
+
+struct RelayResult {
+  bool ok = false;
+  std::string error;         // names the host it happened on
+  std::uint64_t bytes = 0;   // copied
+};
+
+// Copies the file at from_path on `from` to to_path on `to`, through this machine over SFTP (the
+// hosts need not reach each other). Relative paths start at the user's home directory. The copy
+// is written under a private name, synced where the server offers fsync@openssh.com, and renamed
+// over to_path, so to_path is whole or as it was; missing directories are created (mode 0700).
+// opt.timeout_ms bounds each login and each SFTP operation.
+RelayResult relay_file(const HostSpec& from, const std::string& from_path, const HostSpec& to,
+                       const std::string& to_path, const ProbeOptions& opt);
 
 // Text of an OpenSSH client config with one `Host <name>` block per host (HostName, User, Port,
 // IdentityFile, UserKnownHostsFile, StrictHostKeyChecking yes, BatchMode yes, ConnectTimeout),

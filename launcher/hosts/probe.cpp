@@ -257,26 +257,34 @@ struct Probing {
   const std::vector<HostSpec>& hosts;
   const ProbeOptions& opt;
   const std::string command;
-  std::vector<ProbeResult>& results;
+  std::vector<CommandResult>& results;
   LocalReport report;
   Lookups lookups;
   std::atomic<size_t> next{0};  // the next host no loop has taken yet
   std::atomic<int> open{0};     // probes open in all loops
 };
 
-void fill_result(const ProbeOptions& opt, const detail::CommandOutput& output,
-                 ProbeResult& result) {
+// A probe's answer, from what its command printed.
+ProbeResult probe_result(const ProbeOptions& opt, CommandResult&& run) {
+  ProbeResult result;
+  result.host = std::move(run.host);
+  result.elapsed_s = run.elapsed_s;
+  if (!run.ok) {
+    result.error = std::move(run.error);
+    return result;
+  }
   const auto first_line = [](const std::string& text) {
     return detail::printable(text.substr(0, text.find('\n')));
   };
-  if (output.exit_status != 0 && output.exit_status != -1) {
-    result.error = "command failed (exit " + std::to_string(output.exit_status) +
-                   "): " + first_line(output.err.empty() ? output.out : output.err);
-  } else if (std::string problem =
-                 detail::read_probe_answer(output.out, !opt.program.empty(), result);
+  if (run.exit_status != 0 && run.exit_status != -1) {
+    result.error = "command failed (exit " + std::to_string(run.exit_status) +
+                   "): " + first_line(run.err.empty() ? run.out : run.err);
+  } else if (std::string problem = detail::read_probe_answer(run.out, !opt.program.empty(), result);
              !problem.empty()) {
-    result.error = problem + (output.err.empty() ? "" : " (" + first_line(output.err) + ")");
+    result.error = problem + (run.err.empty() ? "" : " (" + first_line(run.err) + ")");
   }
+  result.ok = result.error.empty();
+  return result;
 }
 
 // One poll loop: starts probes up to its limit, waits for any of their sockets or the earliest
@@ -385,9 +393,12 @@ class ProbeLoop {
         case Connection::Progress::kWaiting:
           return;
         case Connection::Progress::kDone: {
-          ProbeResult& result = probing_.results[probe->index];
-          fill_result(probing_.opt, probe->connection->output(), result);
-          return close_probe(probe, result.error);
+          CommandResult& result = probing_.results[probe->index];
+          const detail::CommandOutput& output = probe->connection->output();
+          result.out = output.out;
+          result.err = output.err;
+          result.exit_status = output.exit_status;
+          return close_probe(probe, "");
         }
         case Connection::Progress::kFailed:
           return close_probe(probe, probe->connection->error());
@@ -451,7 +462,7 @@ class ProbeLoop {
   }
 
   void finish(Probe& probe, const std::string& error) {
-    ProbeResult& result = probing_.results[probe.index];
+    CommandResult& result = probing_.results[probe.index];
     result.host = probing_.hosts[probe.index];
     result.error = error;
     result.ok = error.empty();
@@ -491,7 +502,7 @@ class ProbeLoop {
     probing_.report.say(kind, [&] {
       return std::string(cause) + " on this machine: some hosts could not be probed";
     });
-    ProbeResult& result = probing_.results[index];
+    CommandResult& result = probing_.results[index];
     try {
       result.error = std::string("not probed: ") + cause + " on this machine";
     } catch (const std::bad_alloc&) {
@@ -508,13 +519,13 @@ class ProbeLoop {
   std::shared_ptr<Mailbox> mailbox_;
 };
 
-std::vector<ProbeResult> probe_all(const std::vector<HostSpec>& hosts, const ProbeOptions& opt) {
-  std::vector<ProbeResult> results(hosts.size());
+std::vector<CommandResult> run_all(const std::vector<HostSpec>& hosts, const std::string& command,
+                                   const ProbeOptions& opt) {
+  std::vector<CommandResult> results(hosts.size());
   for (size_t i = 0; i < hosts.size(); ++i) results[i].host = hosts[i];
   if (hosts.empty()) return results;
 
-  Probing probing{
-      hosts, opt, detail::probe_command(opt), results, LocalReport(opt.report_local), {}, {}, {}};
+  Probing probing{hosts, opt, command, results, LocalReport(opt.report_local), {}, {}, {}};
   const int wanted =
       static_cast<int>(std::clamp<long long>(opt.fanout, 1, static_cast<long long>(hosts.size())));
   const OpenFileBudget files(wanted, probing.report);
@@ -552,13 +563,27 @@ std::vector<ProbeResult> probe_all(const std::vector<HostSpec>& hosts, const Pro
 
 }  // namespace
 
-std::vector<ProbeResult> probe_hosts(const std::vector<HostSpec>& hosts, const ProbeOptions& opt) {
+std::vector<CommandResult> run_on_hosts(const std::vector<HostSpec>& hosts, const std::string& command,
+                                        const ProbeOptions& opt) {
   try {
-    return probe_all(hosts, opt);
+    return run_all(hosts, command, opt);
   } catch (const std::bad_alloc&) {  // before any probe started: nothing to report per host
+    throw std::runtime_error("out of memory on this machine: cannot reach " +
+                             std::to_string(hosts.size()) + " hosts");
+  }
+}
+
+std::vector<ProbeResult> probe_hosts(const std::vector<HostSpec>& hosts, const ProbeOptions& opt) {
+  std::vector<CommandResult> runs = run_on_hosts(hosts, detail::probe_command(opt), opt);
+  std::vector<ProbeResult> results;
+  try {
+    results.reserve(runs.size());
+    for (CommandResult& run : runs) results.push_back(probe_result(opt, std::move(run)));
+  } catch (const std::bad_alloc&) {
     throw std::runtime_error("out of memory on this machine: cannot probe " +
                              std::to_string(hosts.size()) + " hosts");
   }
+  return results;
 }
 
 }  // namespace bspg::hosts

@@ -12,25 +12,6 @@ namespace {
 const char* const kBegin = "bspg-probe-v2";
 const char* const kEnd = "bspg-probe-end";
 
-// `path` as a printf format that prints it: every byte but letters, digits, '/', '.', '_' and
-// '-' as an octal escape, so the command holds no quote, space or backslash sequence that any
-// login shell (sh, bash, zsh, csh, fish) or the inner sh would read.
-std::string octal_escaped(const std::string& path) {
-  std::string out;
-  for (unsigned char c : path) {
-    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                       c == '/' || c == '.' || c == '_' || c == '-';
-    if (plain) {
-      out += static_cast<char>(c);
-    } else {
-      char escape[8];
-      std::snprintf(escape, sizeof escape, "\\%03o", c);
-      out += escape;
-    }
-  }
-  return out;
-}
-
 // The whole token as a number, in the C locale whatever the user's; false if it is not one.
 template <typename Number>
 bool parse_number(const std::string& token, Number& value) {
@@ -123,17 +104,46 @@ std::string printable(const std::string& text, size_t most) {
   return out;
 }
 
-std::string probe_command(const ProbeOptions& opt) {
+}  // namespace bspg::hosts::detail
+
+namespace bspg::hosts {
+
+std::string octal_escaped(const std::string& text) {
+  std::string out;
+  for (unsigned char c : text) {
+    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                       c == '/' || c == '.' || c == '_' || c == '-';
+    if (plain) {
+      out += static_cast<char>(c);
+    } else {
+      char escape[8];
+      std::snprintf(escape, sizeof escape, "\\%03o", c);
+      out += escape;
+    }
+  }
+  return out;
+}
+
+std::string guarded_command(const std::string& script, int timeout_ms) {
   // The inner sh runs a watchdog first: it holds the channel's stdin and kills the whole session
   // (kill 0: sshd made the command a process group of its own) when that closes, which happens
-  // when the probe disconnects, times out or dies; `timeout` bounds it even if the connection
-  // hangs. The figures follow, then the program check, then the end marker. One line, no single
-  // quote, and no backslash but the octal escapes: every login shell passes it to sh unchanged.
-  const long long bound_s = (static_cast<long long>(opt.timeout_ms) + 999) / 1000 + 1;
+  // when the caller disconnects, times out or dies; `timeout` bounds it even if the connection
+  // hangs. One line, no single quote, and no backslash but the octal escapes: every login shell
+  // passes it to sh unchanged.
+  const long long bound_s = (static_cast<long long>(timeout_ms) + 999) / 1000 + 1;
+  return "sh -c '"
+         "exec 3<&0 </dev/null; t=; if command -v timeout >/dev/null 2>&1; then t=\"timeout -s KILL " +
+         std::to_string(bound_s) +
+         "\"; fi; ($t cat <&3 >/dev/null 2>&1; kill -9 0) >/dev/null 2>&1 & exec 3<&-; " + script + "'";
+}
+
+}  // namespace bspg::hosts
+
+namespace bspg::hosts::detail {
+
+std::string probe_command(const ProbeOptions& opt) {
+  // The figures, then the program check, then the end marker.
   std::string script =
-      "exec 3<&0 </dev/null; t=; if command -v timeout >/dev/null 2>&1; then t=\"timeout -s KILL " +
-      std::to_string(bound_s) +
-      "\"; fi; ($t cat <&3 >/dev/null 2>&1; kill -9 0) >/dev/null 2>&1 & exec 3<&-; "
       "echo " +
       std::string(kBegin) +
       "; echo load $(cat /proc/loadavg); "
@@ -148,7 +158,7 @@ std::string probe_command(const ProbeOptions& opt) {
               "elif [ ! -x \"$p\" ]; then echo program notexec; else echo program ok; fi; ";
   }
   script += "echo " + std::string(kEnd);
-  return "sh -c '" + script + "'";
+  return guarded_command(script, opt.timeout_ms);
 }
 
 std::string read_probe_answer(const std::string& output, bool program_checked,

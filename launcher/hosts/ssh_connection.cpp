@@ -6,6 +6,8 @@
 
 #include <fcntl.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <unistd.h>
 
@@ -252,7 +254,10 @@ Connection::Progress Connection::step_tcp() {
     socket_ = -1;
     connect_errno_ = error;
   }
-  // Connected: the socket is libssh's from here on (it closes it).
+  // Connected: the socket is libssh's from here on (it closes it). Without Nagle's delay: SFTP
+  // waits for an answer to each write, and a delayed small packet would hold every one up.
+  const int one = 1;
+  setsockopt(socket_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   ssh_options_set(session_, SSH_OPTIONS_FD, &socket_);
   socket_ = -1;
   phase_ = Phase::kHandshake;

@@ -7,6 +7,7 @@
 #   emuhosts.sh down DIR I                    stop host i (its sshd and what runs there): it refuses connections
 #   emuhosts.sh pids DIR I                    print the pids of every process on host i
 #   emuhosts.sh freeze DIR I | thaw DIR I     SIGSTOP (SIGCONT) every process on host i: a frozen host
+#   emuhosts.sh crash DIR I                   SIGKILL every process on host i at once: a host that dies
 #
 # Host i is an sshd on 127.0.NET.i:22 in its own mount and UTS namespace: hostname <prefix><i>
 # (prefix from EMU_PREFIX, default "emu"), private tmpfs on /run and /dev/shm, and a file bind-mounted
@@ -15,6 +16,12 @@
 # NET is chosen per DIR (a hash of DIR, then the next free one) and claimed under /tmp/bspg-emuhosts,
 # so two test runs at once do not collide; EMU_NET=N asks for 127.0.N.0/24 (fails if it is taken).
 # EMU_PATH sets the PATH of sessions on the hosts (shell start-up files may still add to it).
+# EMU_PRIVATE_DIRS="/abs/dir ..." gives every host a private, empty tmpfs at each of these paths
+# (created on the shared file system if missing): what a host writes there only that host sees,
+# and it is gone with the host (down, stop), as a real machine's disk is for the others.
+# EMU_NO_RC=1: sessions on the hosts skip the user's shell start-up files (~/.bashrc, ~/.profile,
+# ~/.bash_profile; each host sees them empty). They are shared by all hosts: one that takes a
+# lock (pyenv's rehash does) would hold up every login here when a test freezes or kills a host.
 #
 # start writes into DIR:
 #   id_ed25519[.pub]   test user key (authorized for root on every host)
@@ -27,7 +34,7 @@
 set -euo pipefail
 
 die() { echo "emuhosts.sh: $*" >&2; exit 1; }
-usage() { sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 claims=/tmp/bspg-emuhosts
 start_done=0
@@ -177,6 +184,11 @@ cmd_start() {
   local load
   for load in "$@"; do is_number "$load" || die "load '$load' is not a number (e.g. 0.5)"; done
   [ $# -le 250 ] || die "at most 250 hosts"
+  local private
+  for private in ${EMU_PRIVATE_DIRS:-}; do
+    [[ $private == /* && $private != *..* ]] || die "EMU_PRIVATE_DIRS: '$private' is not an absolute path without '..'"
+    mkdir -p "$private" || die "EMU_PRIVATE_DIRS: cannot create $private"
+  done
   [ "$(id -u)" -eq 0 ] || die "needs root (sshd on port 22, mount namespaces)"
   command -v unshare >/dev/null || die "unshare (util-linux) is not installed"
   [ -x /usr/sbin/sshd ] || die "/usr/sbin/sshd is missing (install openssh-server)"
@@ -240,8 +252,14 @@ EOF
       mkdir -m 0755 /run/sshd
       mount -t tmpfs -o mode=1777 bspg-emu-shm /dev/shm
       mount --bind "$2/loadavg" /proc/loadavg
+      for private in $3; do mount -t tmpfs -o mode=0700 bspg-emu-private "$private"; done
+      if [ -n "$4" ]; then
+        for rc in "$HOME/.bashrc" "$HOME/.profile" "$HOME/.bash_profile"; do
+          [ ! -f "$rc" ] || mount --bind /dev/null "$rc"
+        done
+      fi
       exec /usr/sbin/sshd -D -f "$2/sshd_config" -E "$2/sshd.log"
-    ' emuhost "$name" "$h" </dev/null >>"$h/sshd.log" 2>&1 &
+    ' emuhost "$name" "$h" "${EMU_PRIVATE_DIRS:-}" "${EMU_NO_RC:-}" </dev/null >>"$h/sshd.log" 2>&1 &
     local pid=$!
     # Wait for the namespace to be set up (the hostname is the last thing unshare changes before exec).
     local ns="" t
@@ -333,6 +351,28 @@ cmd_down() {
   unpin_all
 }
 
+# Host I dies at once: SIGKILL to everything in its namespace, again until nothing is left (a
+# session that sshd forked while the first kill went out would go on otherwise). The namespace is
+# pinned meanwhile, so that its number cannot pass to another test's new host.
+cmd_crash() {
+  local dir=$1 i=$2 pid ns t left
+  read -r pid ns < <(host_line "$dir" "$i")
+  pin "$pid" "$ns" || return 0
+  kill -KILL "$pid" 2>/dev/null || true
+  for ((t = 0; t < 50; t++)); do
+    left=$(pids_in_namespaces "$ns" || true)  # find fails when processes vanish as it looks
+    if [ -z "$left" ]; then
+      unpin_all
+      return 0
+    fi
+    # shellcheck disable=SC2086
+    kill -KILL $left 2>/dev/null || true
+    sleep 0.1
+  done
+  unpin_all
+  die "host $i: processes still there after SIGKILL: $left"
+}
+
 # Every process of host I: its sshd and whatever runs in its mount namespace (nothing when the
 # host is gone). The caller pins the namespace if it signals what this finds.
 host_pids() {
@@ -366,5 +406,6 @@ case "$cmd" in
   pids) [ $# -eq 1 ] || usage; cmd_pids "$dir" "$1" ;;
   freeze) [ $# -eq 1 ] || usage; cmd_signal_host "$dir" "$1" STOP ;;
   thaw) [ $# -eq 1 ] || usage; cmd_signal_host "$dir" "$1" CONT ;;
+  crash) [ $# -eq 1 ] || usage; cmd_crash "$dir" "$1" ;;
   *) usage ;;
 esac

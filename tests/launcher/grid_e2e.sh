@@ -1,65 +1,17 @@
 #!/usr/bin/env bash
 # grid_e2e.sh SCENARIO - bsprun's grid path against emulated hosts (tests/launcher/emuhosts.sh).
 #
-# Needs root, unshare and sshd; exits 77 (ctest SKIP_RETURN_CODE) when they are missing.
-# Runs sealed: in a network namespace of its own with only loopback (tests/sealed.sh), re-running
-# itself through it if started otherwise.
+# Needs root, unshare and sshd; exits 77 (ctest SKIP_RETURN_CODE) when they are missing. Runs
+# sealed, in a network namespace of its own with only loopback (e2e_lib.sh).
 # Environment: BSPRUN, WHERE (mpi_where), EXCHANGE (bsp_exchange), EMUHOSTS (emuhosts.sh);
 # MASTER_JOB (tests/bsplib/progs/master_job) for the master_* scenarios.
 # Every scenario starts its own hosts and stops them on exit, whatever happens.
 # Each bsprun run is bounded by `timeout`; the ctest TIMEOUT bounds the whole scenario.
 set -u
 scenario=${1:?scenario}
-: "${BSPRUN:?}" "${WHERE:?}" "${EXCHANGE:?}" "${EMUHOSTS:?}"
-SEALED=${SEALED:-$(dirname "$0")/../sealed.sh}
-"$SEALED" --check || exec "$SEALED" --or-skip "$0" "$@"
-
-if [ "$(id -u)" -ne 0 ] || ! command -v unshare >/dev/null || [ ! -x /usr/sbin/sshd ]; then
-  echo "SKIP: needs root, unshare and /usr/sbin/sshd"
-  exit 77
-fi
-
-dir=$(mktemp -d /tmp/bsprun-e2e-XXXXXX)
-export TMPDIR=$dir  # bsprun's default RSL file and ssh configuration go here, and are removed
-cleanup() {
-  "$EMUHOSTS" stop "$dir" >/dev/null 2>&1
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-# Keep Open MPI on loopback (the emulated hosts' network).
-export OMPI_MCA_oob_tcp_if_include=lo OMPI_MCA_btl_tcp_if_include=lo
-cd "$dir" || exit 1
-
-failures=0
-out=$dir/out err=$dir/err status=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-
-# run_bsprun ARGS...: stdout to $out, stderr to $err, exit status in $status. If the array
-# wrap is set, bsprun runs under that command prefix.
-run_bsprun() {
-  echo "---- ${wrap[*]+${wrap[*]} }bsprun $*"
-  timeout --kill-after=5 90 ${wrap[@]+"${wrap[@]}"} "$BSPRUN" "$@" >"$out" 2>"$err" </dev/null
-  status=$?
-  cat "$err" "$out" | sed 's/^/    | /'
-}
-expect_status() {
-  if [ "$1" = nonzero ]; then
-    [ "$status" -ne 0 ] && [ "$status" -ne 124 ] || fail "expected a non-zero exit (not a timeout), got $status"
-  else
-    [ "$status" -eq "$1" ] || fail "expected exit $1, got $status"
-  fi
-}
-# expect_count FILE REGEX N
-expect_count() {
-  local n
-  n=$(grep -Ec -- "$2" "$1")
-  [ "$n" -eq "$3" ] || fail "expected $3 line(s) matching '$2' in $(basename "$1"), found $n"
-}
-expect_match() { grep -Eq -- "$2" "$1" || fail "no line matching '$2' in $(basename "$1")"; }
-
-start_hosts() { "$EMUHOSTS" start "$dir" "$@" >/dev/null || { echo "FAIL: emuhosts.sh start failed"; exit 1; }; }
+: "${WHERE:?}" "${EXCHANGE:?}"
+# shellcheck source=e2e_lib.sh
+. "$(dirname "$0")/e2e_lib.sh"
 
 case $scenario in
 least_loaded)
@@ -493,8 +445,4 @@ frozen)
   ;;
 esac
 
-if [ $failures -ne 0 ]; then
-  echo "$scenario: $failures check(s) failed"
-  exit 1
-fi
-echo "ok: $scenario"
+finish

@@ -169,3 +169,80 @@ TEST(MpirunMessages, FirstFailureWinsInEachPiecing) {
     EXPECT_EQ(filter.failure().exit_status, 127);
   }
 }
+
+// --- What a restart needs to know (bsprun --restarts) ---------------------------------------
+
+const std::string kPrimaryJob = block(
+    "Primary job  terminated normally, but 1 process returned\n"
+    "a non-zero exit code. Per user-direction, the job has been aborted.\n");
+
+TEST(MpirunMessages, AKilledProcessIsRecordedAndShownUnlessRestartsMaySayIt) {
+  MpirunStderr shown;
+  EXPECT_EQ(through(shown, kPrimaryJob + kRankKilled), kPrimaryJob + kRankKilled);
+  EXPECT_EQ(shown.death().rank, 3);
+  EXPECT_EQ(shown.death().host, "emu2");
+  EXPECT_EQ(shown.death().signal, 9);
+  EXPECT_EQ(shown.death().signal_name, "Killed");
+  EXPECT_EQ(shown.failure().exit_status, 0);
+  MpirunStderr quiet;
+  quiet.quiet_losses();
+  EXPECT_EQ(through(quiet, "rank output\n" + kPrimaryJob + kRankKilled), "rank output\n");
+  EXPECT_EQ(quiet.death().rank, 3);
+  MpirunStderr none;
+  through(none, kPrimaryJob);
+  EXPECT_EQ(none.death().rank, -1);
+}
+
+TEST(MpirunMessages, ALostHostIsTheHostsFailureAndQuietWhenRestartsMaySayIt) {
+  MpirunStderr quiet;
+  quiet.quiet_losses();
+  EXPECT_EQ(through(quiet, kLostDaemon), "");
+  EXPECT_TRUE(quiet.failure().host_lost);
+  EXPECT_EQ(quiet.failure().host, "emu2");
+  MpirunStderr unreachable(std::map<std::string, std::string>{{"127.0.183.2", "emu2"}});
+  through(unreachable, kDaemonsDidNotStart);
+  EXPECT_TRUE(unreachable.failure().host_lost);
+  EXPECT_EQ(unreachable.failure().host, "emu2");
+  // A daemon that did not start, on a host ssh does not name, is still a host's failure.
+  MpirunStderr unnamed;
+  through(unnamed, kDaemonsDidNotStart);
+  EXPECT_TRUE(unnamed.failure().host_lost);
+  EXPECT_EQ(unnamed.failure().host, "");
+  // A program that is missing is no host's failure.
+  MpirunStderr missing;
+  through(missing, kNotAccessible);
+  EXPECT_FALSE(missing.failure().host_lost);
+}
+
+TEST(MpirunMessages, StopAfterACheckpointIsRecognised) {
+  MpirunStderr filter;
+  const std::string line = "bspg: stopping after checkpoint 12, as asked (/ckpt/stop)\n";
+  EXPECT_EQ(through(filter, "rank output\n" + line), "rank output\n" + line);
+  EXPECT_EQ(filter.stopped_after_checkpoint(), 12u);
+  MpirunStderr other;
+  through(other, "prog: bspg: stopping after checkpoint 12\n");
+  EXPECT_EQ(other.stopped_after_checkpoint(), 0u);
+}
+
+TEST(MpirunMessages, PeersHangingUpAreHeldUntilALossExplainsThem) {
+  const std::string hung_up = block(
+      "An MPI communication peer process has unexpectedly disconnected.  This\n"
+      "usually indicates a failure in the peer process (e.g., a crash or\n"
+      "otherwise exiting without calling MPI_FINALIZE first).\n\n"
+      "  Local host: emu1\n  Local PID:  26984\n  Peer host:  emu2\n");
+  const std::string aggregated =
+      "[vm:08445] 1 more process has sent help message help-mpi-btl-tcp.txt / peer hung up\n"
+      "[vm:08445] Set MCA parameter \"orte_base_help_aggregate\" to 0 to see all help / error messages\n";
+  MpirunStderr lost;
+  lost.quiet_losses();
+  EXPECT_EQ(lost.feed(hung_up + aggregated + kLostDaemon) + lost.finish(), "");
+  // Without a loss to explain them they are shown after all, at the end.
+  MpirunStderr unexplained;
+  unexplained.quiet_losses();
+  EXPECT_EQ(unexplained.feed("rank output\n" + hung_up + aggregated), "rank output\n");
+  EXPECT_EQ(unexplained.flush(), "");
+  EXPECT_EQ(unexplained.finish(), hung_up + aggregated);
+  // Without restarts they pass as they come.
+  MpirunStderr plain;
+  EXPECT_EQ(through(plain, hung_up + aggregated), hung_up + aggregated);
+}

@@ -1,0 +1,223 @@
+// checkpoints.cpp - job ids, checkpoint directories, the scripts that look at them on a host, and
+// the choice of the checkpoint to restart from (see checkpoints.h).
+#include "checkpoints.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <random>
+#include <sstream>
+
+#include "hosts.h"
+#include "untrusted.h"
+
+namespace bspg::launcher {
+namespace {
+
+const char* const kSurveyBegin = "bspg-survey-v1";
+const char* const kSurveyEnd = "bspg-survey-end";
+constexpr std::size_t kMaxDirBytes = 1024;
+
+// sh: d = the directory, with a leading ~/ made $HOME/ (the host's own home).
+std::string set_directory(const std::string& dir) {
+  return "d=$(printf \"" + hosts::octal_escaped(dir) + "_\"); d=${d%_}; case $d in \"~/\"*) d=$HOME/${d#??};; esac; ";
+}
+
+bool all_digits(const std::string& text) {
+  return !text.empty() && text.size() <= 18 && text.find_first_not_of("0123456789") == std::string::npos;
+}
+
+}  // namespace
+
+std::string new_job_id() {
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &local);
+  std::random_device random;
+  char id[64];
+  std::snprintf(id, sizeof id, "%s-%06x", stamp, random() & 0xffffffu);
+  return id;
+}
+
+std::string job_id_problem(const std::string& id) {
+  if (id.empty() || id.size() > 64) return "it must have 1 to 64 characters";
+  if (id[0] == '.' || id[0] == '-') return "it must not start with '.' or '-'";
+  for (unsigned char c : id)
+    if (!std::isalnum(c) && c != '.' && c != '_' && c != '-')
+      return "only letters, digits, '.', '_' and '-' may name a job";
+  return "";
+}
+
+std::string default_checkpoint_dir(const std::string& job_id) { return "~/.cache/bspg/checkpoints/" + job_id; }
+
+std::string checkpoint_dir_problem(const std::string& dir) {
+  if (std::string problem = untrusted::control_character_problem(dir); !problem.empty()) return problem;
+  if (dir.size() > kMaxDirBytes) return "it is longer than 1024 bytes";
+  const bool home = dir.rfind("~/", 0) == 0;
+  if (!home && (dir.empty() || dir[0] != '/')) return "it must be an absolute path";
+  std::istringstream parts(dir.substr(home ? 2 : 1));
+  std::string part;
+  bool any = false;
+  while (std::getline(parts, part, '/')) {
+    if (part == "." || part == "..") return "it must not have a '.' or '..' component";
+    any = any || !part.empty();
+  }
+  if (!any) return "it must name a directory below / (or below the home directory)";
+  return "";
+}
+
+std::string sftp_path(const std::string& dir) { return dir.rfind("~/", 0) == 0 ? dir.substr(2) : dir; }
+
+std::string local_path(const std::string& dir) {
+  if (dir.rfind("~/", 0) != 0) return dir;
+  const char* home = std::getenv("HOME");
+  return std::string(home && *home ? home : "/") + dir.substr(1);
+}
+
+std::string survey_script(const std::string& dir, const std::string& hostinfo, bool remove_stop) {
+  // Only names of the contract's form are reported (c<digits>/kind-<digits>), so a file name on
+  // the host cannot add lines; marker text is cut to its letters, digits and spaces.
+  return set_directory(dir) + "h=$(printf \"" + hosts::octal_escaped(hostinfo) +
+         "_\"); h=${h%_}; if [ ! -x \"$h\" ]; then h=$(command -v bspg-hostinfo 2>/dev/null); fi; "
+         "echo " + kSurveyBegin + "; " + (remove_stop ? "rm -f \"$d/stop\"; " : "") +
+         "if cd \"$d\" 2>/dev/null; then for c in c[0-9]*; do n=${c#c}; "
+         "case $n in *[!0-9]*) continue;; esac; [ -d \"$c\" ] || continue; "
+         "for f in \"$c\"/complete-*; do p=${f##*/complete-}; case $p in \"\"|*[!0-9]*) continue;; esac; "
+         "[ -f \"$f\" ] && echo \"complete $n $p $(head -c 100 \"$f\" | head -n 1 | tr -cd \"a-z0-9 \")\"; done; "
+         "for f in \"$c\"/shard-* \"$c\"/copy-*; do b=${f##*/}; k=${b%%-*}; p=${b#*-}; "
+         "case $p in \"\"|*[!0-9]*) continue;; esac; [ -f \"$f\" ] || continue; "
+         "if [ -n \"$h\" ]; then v=$(\"$h\" --check-shard \"$f\" 2>/dev/null); s=$?; else v=; s=-; fi; "
+         "echo \"file $n $k $p $s $v\"; done; done; fi; echo " + kSurveyEnd;
+}
+
+std::string stop_file_script(const std::string& dir) {
+  return set_directory(dir) + "mkdir -p \"$d\" && : >\"$d/stop\" && echo stop file written";
+}
+
+std::string remove_script(const std::string& dir, bool whole_directory) {
+  return set_directory(dir) + (whole_directory ? "rm -rf \"$d\"" : "rm -f \"$d/stop\"") + "; echo removed";
+}
+
+std::string HeldFile::name() const {
+  return "c" + std::to_string(checkpoint) + (copy ? "/copy-" : "/shard-") + std::to_string(pid);
+}
+
+std::string read_survey(const std::string& output, Holdings& holdings) {
+  std::istringstream lines(output);
+  std::string line;
+  bool begun = false;
+  while (std::getline(lines, line)) {
+    if (!begun) {  // whatever shell start-up files print comes first
+      begun = line == kSurveyBegin;
+      continue;
+    }
+    if (line == kSurveyEnd) return "";
+    std::istringstream words(line);
+    std::string key, n, a;
+    words >> key >> n >> a;
+    const auto bad = [&] { return "unexpected line '" + untrusted::excerpt(line) + "' in the checkpoint directory's listing"; };
+    if (!all_digits(n) || std::stoull(n) == 0) return bad();
+    const std::uint64_t checkpoint = std::stoull(n);
+    if (key == "complete") {
+      // "complete N PID bspg checkpoint N of P processes"
+      std::string bspg, word, again, of, count, processes;
+      words >> bspg >> word >> again >> of >> count >> processes;
+      if (!all_digits(a) || bspg != "bspg" || word != "checkpoint" || again != n || of != "of" ||
+          !all_digits(count) || processes != "processes" || std::stoull(count) == 0 || std::stoull(count) > 1000000)
+        return bad();
+      holdings.complete[checkpoint] = static_cast<int>(std::stoull(count));
+    } else if (key == "file") {
+      // "file N shard|copy PID STATUS VERDICT..."
+      std::string b, status, verdict;
+      words >> b >> status;
+      std::getline(words, verdict);
+      verdict.erase(0, verdict.find_first_not_of(' '));
+      if ((a != "shard" && a != "copy") || !all_digits(b) || std::stoull(b) >= 1000000 || status.empty()) return bad();
+      HeldFile file;
+      file.checkpoint = checkpoint;
+      file.pid = static_cast<int>(std::stoull(b));
+      file.copy = a == "copy";
+      file.checked = status == "0" || status == "1";
+      if (!file.checked) {
+        file.whole = true;  // no bspg-hostinfo there: the library checks it when it reads it
+      } else if (status == "0") {
+        file.whole = verdict == "ok " + b + " " + n;
+        if (!file.whole) file.problem = "it holds another process's or checkpoint's shard (" + untrusted::excerpt(verdict) + ")";
+      } else {
+        file.problem = verdict.empty() ? "unusable" : untrusted::excerpt(verdict);
+      }
+      holdings.files.push_back(file);
+    } else {
+      return bad();
+    }
+  }
+  return begun ? "the listing of the checkpoint directory was cut short" : "no listing of the checkpoint directory";
+}
+
+CheckpointChoice choose_checkpoint(const std::vector<Holdings>& hosts, int nprocs) {
+  CheckpointChoice choice;
+  std::map<std::uint64_t, int> marked;  // checkpoint -> processes
+  for (const Holdings& h : hosts)
+    for (const auto& [n, p] : h.complete) {
+      marked[n] = p;
+      choice.any_marked = choice.any_marked || p == nprocs;
+    }
+  for (auto it = marked.rbegin(); it != marked.rend(); ++it) {
+    const auto [n, p] = *it;
+    if (p != nprocs) {
+      if (choice.other_nprocs.empty())
+        choice.other_nprocs = "checkpoint " + std::to_string(n) + " of " + std::to_string(p) + " processes";
+      continue;
+    }
+    std::vector<std::vector<Source>> sources(static_cast<std::size_t>(nprocs));
+    for (const Holdings& h : hosts)
+      for (const HeldFile& f : h.files)
+        if (f.checkpoint == n && f.whole && f.pid < nprocs) sources[static_cast<std::size_t>(f.pid)].push_back({h.host, f});
+    std::string missing;
+    int lacking = 0;
+    for (int pid = 0; pid < nprocs; ++pid) {
+      auto& list = sources[static_cast<std::size_t>(pid)];
+      std::stable_sort(list.begin(), list.end(), [](const Source& x, const Source& y) { return x.file.checked > y.file.checked; });
+      if (list.empty() && lacking++ < 8) missing += (missing.empty() ? "" : ", ") + std::to_string(pid);
+    }
+    if (lacking == 0) {
+      choice.checkpoint = n;
+      choice.nprocs = p;
+      choice.sources = std::move(sources);
+      return choice;
+    }
+    if (choice.why_none.empty()) {
+      // Say what the newest one lacks, with the problems of the files that are there.
+      std::string problems;
+      for (const Holdings& h : hosts)
+        for (const HeldFile& f : h.files)
+          if (f.checkpoint == n && !f.whole && problems.size() < 300)
+            problems += "; " + h.host + ":" + f.name() + " is " + f.problem;
+      choice.why_none = "checkpoint " + std::to_string(n) + " lacks a whole shard of process" +
+                        (lacking == 1 ? " " : "es ") + missing + (lacking > 8 ? ", ..." : "") +
+                        " on the reachable hosts" + problems;
+    }
+  }
+  return choice;
+}
+
+std::vector<Transfer> plan_transfers(const CheckpointChoice& choice, const std::vector<std::string>& host_of_pid) {
+  std::vector<Transfer> transfers;
+  for (std::size_t pid = 0; pid < host_of_pid.size() && pid < choice.sources.size(); ++pid) {
+    const auto& list = choice.sources[pid];
+    const std::string& target = host_of_pid[pid];
+    const bool there = std::any_of(list.begin(), list.end(), [&](const Source& s) { return s.host == target; });
+    if (there || list.empty()) continue;
+    HeldFile as_shard = list.front().file;
+    as_shard.copy = false;
+    transfers.push_back({static_cast<int>(pid), list.front().host, list.front().file.name(), target, as_shard.name()});
+  }
+  return transfers;
+}
+
+}  // namespace bspg::launcher

@@ -1,0 +1,116 @@
+// relay_file: a file from one host to another through this machine, over SFTP. The hosts need not
+// reach each other (nor trust each other's keys); bsprun reaches both.
+#include <fcntl.h>
+#include <libssh/sftp.h>
+
+#include <deque>
+#include <vector>
+
+#include "hosts.h"
+#include "sftp_host.h"
+
+namespace bspg::hosts {
+namespace {
+
+using detail::Attributes;
+using detail::SftpHost;
+
+// Reads run ahead of the writes by this many requests of kChunk bytes, so that the source's
+// round trips overlap; writes wait for each answer (libssh 0.10 has no asynchronous write).
+constexpr std::uint32_t kChunk = 64 * 1024;
+constexpr std::size_t kReadsAhead = 16;
+
+struct FileCloser {
+  void operator()(sftp_file f) const { sftp_close(f); }
+};
+using File = std::unique_ptr<sftp_file_struct, FileCloser>;
+
+std::string copy_bytes(SftpHost& from, sftp_file in, std::uint64_t size, SftpHost& to, sftp_file out,
+                       const std::string& from_path, const std::string& to_path, std::uint64_t& copied) {
+  std::deque<int> pending;  // ids of requested reads, in file order
+  std::uint64_t requested = 0;
+  std::vector<char> buffer(kChunk);
+  for (;;) {
+    while (pending.size() < kReadsAhead && requested < size) {
+      const int id = sftp_async_read_begin(in, kChunk);
+      if (id < 0) return "cannot read " + from_path + ": " + from.problem();
+      pending.push_back(id);
+      requested += kChunk;
+    }
+    if (pending.empty()) return "";
+    const int got = sftp_async_read(in, buffer.data(), kChunk, static_cast<std::uint32_t>(pending.front()));
+    pending.pop_front();
+    if (got < 0) return "cannot read " + from_path + ": " + from.problem();
+    if (got == 0) {  // the end: the file shrank since its size was read
+      if (copied != size) return from_path + " changed while it was copied";
+      continue;
+    }
+    // Each request read at its own offset: a short read before the end would leave a hole.
+    if (static_cast<std::uint32_t>(got) < kChunk && copied + static_cast<std::uint64_t>(got) < size)
+      return "short read from " + from_path;
+    for (int done = 0; done < got;) {
+      const ssize_t n = sftp_write(out, buffer.data() + done, static_cast<std::size_t>(got - done));
+      if (n <= 0) return "cannot write " + to_path + ": " + to.problem();
+      done += static_cast<int>(n);
+    }
+    copied += static_cast<std::uint64_t>(got);
+  }
+}
+
+}  // namespace
+
+RelayResult relay_file(const HostSpec& from, const std::string& from_path, const HostSpec& to,
+                       const std::string& to_path, const ProbeOptions& opt) {
+  RelayResult result;
+  SftpHost source(from, opt), target(to, opt);
+  if (std::string problem = source.open(); !problem.empty()) {
+    result.error = from.name + ": " + problem;
+    return result;
+  }
+  if (std::string problem = target.open(); !problem.empty()) {
+    result.error = to.name + ": " + problem;
+    return result;
+  }
+  const std::string in_path = source.absolute(from_path), out_path = target.absolute(to_path);
+  File in(sftp_open(source.sftp(), in_path.c_str(), O_RDONLY, 0));
+  if (!in) {
+    result.error = from.name + ": cannot open " + in_path + ": " + source.problem();
+    return result;
+  }
+  Attributes attributes(sftp_fstat(in.get()));
+  if (!attributes || attributes->type != SSH_FILEXFER_TYPE_REGULAR) {
+    result.error = from.name + ": " + in_path + " is not a regular file";
+    return result;
+  }
+  if (std::string problem = target.make_directories(out_path.substr(0, out_path.rfind('/'))); !problem.empty()) {
+    result.error = to.name + ": " + problem;
+    return result;
+  }
+  // Under a private name until whole and synced: the file at to_path is complete or absent.
+  const std::string part = SftpHost::part_name(out_path);
+  File out(sftp_open(target.sftp(), part.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600));
+  if (!out) {
+    result.error = to.name + ": cannot create " + part + ": " + target.problem();
+    return result;
+  }
+  std::string problem = copy_bytes(source, in.get(), attributes->size, target, out.get(), from.name + ":" + in_path,
+                                    to.name + ":" + part, result.bytes);
+  if (problem.empty() && sftp_extension_supported(target.sftp(), "fsync@openssh.com", "1") &&
+      sftp_fsync(out.get()) != 0)
+    problem = to.name + ": cannot sync " + part + ": " + target.problem();
+  if (problem.empty() && sftp_close(out.release()) != SSH_NO_ERROR)
+    problem = to.name + ": cannot write " + part + ": " + target.problem();
+  if (problem.empty()) {
+    if (std::string why = target.replace(part, out_path); !why.empty()) problem = to.name + ": " + why;
+  }
+  if (!problem.empty()) {
+    out.reset();
+    sftp_unlink(target.sftp(), part.c_str());
+    result.error = problem;
+    return result;
+  }
+  result.ok = true;
+  return result;
+}
+
+}  // namespace bspg::hosts

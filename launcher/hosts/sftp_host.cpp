@@ -1,0 +1,70 @@
+// SftpHost: see sftp_host.h.
+#include "sftp_host.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+
+namespace bspg::hosts::detail {
+
+std::string SftpHost::open() {
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms_);
+  if (std::string problem = connection_.open(deadline); !problem.empty()) return problem;
+  session_ = connection_.blocking_session();
+  sftp_.reset(sftp_new(session_));
+  if (!sftp_ || sftp_init(sftp_.get()) != SSH_OK) return "no SFTP on the host: " + std::string(ssh_get_error(session_));
+  char* home = sftp_canonicalize_path(sftp_.get(), ".");
+  if (home == nullptr) return "cannot find the home directory: " + problem();
+  home_ = home;
+  ssh_string_free_char(home);
+  if (home_ == "/") home_.clear();
+  return "";
+}
+
+std::string SftpHost::problem() const {
+  switch (sftp_get_error(sftp_.get())) {
+    case SSH_FX_PERMISSION_DENIED:
+      return "permission denied";
+    case SSH_FX_NO_SUCH_FILE:
+    case SSH_FX_NO_SUCH_PATH:
+      return "no such file or directory";
+    default:
+      return ssh_get_error(session_);
+  }
+}
+
+std::string SftpHost::absolute(const std::string& path) const {
+  return !path.empty() && path[0] == '/' ? path : home_ + "/" + path;
+}
+
+std::string SftpHost::make_directories(const std::string& path) {
+  std::string partial;
+  std::size_t at = 0;
+  while (at != std::string::npos) {
+    at = path.find('/', at + 1);
+    partial = path.substr(0, at);
+    if (partial.empty() || sftp_mkdir(sftp_.get(), partial.c_str(), 0700) == 0) continue;
+    Attributes attributes(sftp_stat(sftp_.get(), partial.c_str()));
+    if (!attributes || attributes->type != SSH_FILEXFER_TYPE_DIRECTORY)
+      return "cannot create " + partial + ": " + problem();
+  }
+  return "";
+}
+
+std::string SftpHost::part_name(const std::string& path) {
+  static std::atomic<unsigned> counter{0};
+  return path + ".part-" + std::to_string(getpid()) + "-" + std::to_string(++counter);
+}
+
+std::string SftpHost::replace(const std::string& part, const std::string& path) {
+  if (sftp_rename(sftp_.get(), part.c_str(), path.c_str()) == 0) return "";
+  // SFTP version 3 does not rename over an existing file.
+  sftp_unlink(sftp_.get(), path.c_str());
+  if (sftp_rename(sftp_.get(), part.c_str(), path.c_str()) == 0) return "";
+  std::string why = "cannot rename " + part + " to " + path + ": " + problem();
+  sftp_unlink(sftp_.get(), part.c_str());
+  return why;
+}
+
+}  // namespace bspg::hosts::detail

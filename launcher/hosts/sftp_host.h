@@ -1,0 +1,48 @@
+// sftp_host.h - internal: an SFTP session on a host (login as for probing, then SFTP), with the
+// few file operations staging and shard relaying share.
+#pragma once
+
+#include <libssh/sftp.h>
+
+#include <memory>
+#include <string>
+
+#include "hosts.h"
+#include "ssh_connection.h"
+
+namespace bspg::hosts::detail {
+
+struct SftpDeleter {
+  void operator()(sftp_session s) const { sftp_free(s); }
+};
+struct AttributesDeleter {
+  void operator()(sftp_attributes a) const { sftp_attributes_free(a); }
+};
+using Attributes = std::unique_ptr<sftp_attributes_struct, AttributesDeleter>;
+
+class SftpHost {
+ public:
+  SftpHost(const HostSpec& host, const ProbeOptions& opt) : connection_(host, opt), timeout_ms_(opt.timeout_ms) {}
+  // Logs in (within the probe timeout), starts SFTP and finds the home directory. "" or the problem.
+  std::string open();
+  sftp_session sftp() const { return sftp_.get(); }
+  // The server's reason for the last failed operation, in a few words.
+  std::string problem() const;
+  // `path` made absolute: a relative path starts at the home directory, as in ssh commands.
+  std::string absolute(const std::string& path) const;
+  // mkdir -p of an absolute directory; existing directories are fine. "" or the problem.
+  std::string make_directories(const std::string& path);
+  // A name next to `path` that no other writer uses ("<path>.part-<pid>-<n>").
+  static std::string part_name(const std::string& path);
+  // Renames `part` over `path`, replacing what is there. "" or the problem.
+  std::string replace(const std::string& part, const std::string& path);
+
+ private:
+  Connection connection_;
+  int timeout_ms_;
+  ssh_session session_ = nullptr;
+  std::unique_ptr<sftp_session_struct, SftpDeleter> sftp_;
+  std::string home_;
+};
+
+}  // namespace bspg::hosts::detail

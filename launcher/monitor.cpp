@@ -1,0 +1,141 @@
+// HostMonitor: see monitor.h.
+#include "monitor.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+
+#include "checkpoints.h"
+#include "untrusted.h"
+
+namespace bspg::launcher {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// One line on stderr in one write, so that it does not mix with the job's output.
+void say(const std::string& line) {
+  const std::string text = "bsprun: " + line + "\n";
+  ssize_t ignored = write(STDERR_FILENO, text.data(), text.size());
+  (void)ignored;
+}
+
+std::string seconds_text(double s) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", std::round(s * 10) / 10);
+  return text;
+}
+
+}  // namespace
+
+HostMonitor::HostMonitor(std::vector<WatchedHost> hosts, MonitorOptions options)
+    : hosts_(std::move(hosts)), options_(std::move(options)), busy_rounds_(hosts_.size(), 0) {}
+
+HostMonitor::~HostMonitor() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+double HostMonitor::interval_s(double host_timeout_s) { return std::clamp(host_timeout_s / 3, 0.5, 10.0); }
+
+double HostMonitor::probe_timeout_s(double host_timeout_s, double probe_timeout_s) {
+  return std::clamp(std::min(probe_timeout_s, host_timeout_s / 2), 0.5, 600.0);
+}
+
+void HostMonitor::start() {
+  if (hosts_.empty()) return;
+  // The thread (and the probe threads it starts) must not take bsprun's stop signals: run_job
+  // reads them from a signalfd, which only sees signals that every thread blocks.
+  sigset_t all, previous;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &previous);
+  thread_ = std::thread([this] { run(); });
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+}
+
+std::string HostMonitor::lost() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return lost_;
+}
+
+std::string HostMonitor::lost_host() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return lost_host_;
+}
+
+std::string HostMonitor::moving_off() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return moving_off_;
+}
+
+void HostMonitor::run() {
+  const auto interval = std::chrono::duration<double>(interval_s(options_.host_timeout_s));
+  hosts::ProbeOptions probe = options_.probe;
+  probe.timeout_ms = static_cast<int>(probe_timeout_s(options_.host_timeout_s, probe.timeout_ms / 1000.0) * 1000);
+  probe.program.clear();
+  std::vector<hosts::HostSpec> specs;
+  for (const auto& w : hosts_) specs.push_back(w.host);
+  std::vector<Clock::time_point> answered(hosts_.size(), Clock::now());
+  for (;;) {
+    const auto round = Clock::now();
+    const std::vector<hosts::ProbeResult> results = hosts::probe_hosts(specs, probe);
+    const auto now = Clock::now();
+    for (std::size_t i = 0; i < hosts_.size(); ++i) {
+      if (results[i].ok) {
+        answered[i] = now;
+        if (options_.migrate_load > 0) busy(hosts_[i], results[i].load1 - hosts_[i].job_processes);
+        continue;
+      }
+      const double silent = std::chrono::duration<double>(now - answered[i]).count();
+      if (silent < options_.host_timeout_s) continue;
+      std::lock_guard<std::mutex> lock(mutex_);
+      lost_host_ = hosts_[i].host.name;
+      lost_ = lost_host_ + ": no answer for " + seconds_text(silent) + " s (" + untrusted::printable(results[i].error) +
+              "), noticed by bsprun's probes";
+      return;
+    }
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (wake_.wait_until(lock, round + std::chrono::duration_cast<Clock::duration>(interval), [&] { return stopping_; }))
+      return;
+  }
+}
+
+// A host busy with other work: after kBusyRounds probes in a row, the job moves at its next
+// checkpoint, if it can run elsewhere.
+void HostMonitor::busy(const WatchedHost& watched, double other_load) {
+  const std::size_t i = static_cast<std::size_t>(&watched - hosts_.data());
+  busy_rounds_[i] = other_load > options_.migrate_load ? busy_rounds_[i] + 1 : 0;
+  if (busy_rounds_[i] < kBusyRounds || !moving_off().empty()) return;
+  char load[64];
+  std::snprintf(load, sizeof load, "%.2f", std::max(0.0, other_load));
+  const std::string what = watched.host.name + " is busy (load " + load + " besides the job's " +
+                           std::to_string(watched.job_processes) + " process" + (watched.job_processes == 1 ? "" : "es") +
+                           ", above --migrate-load " + seconds_text(options_.migrate_load) + " in " +
+                           std::to_string(kBusyRounds) + " probes in a row)";
+  if (options_.room_elsewhere && !options_.room_elsewhere(watched.host.name)) {
+    if (!said_no_room_) say(what + ", but the other hosts have no room for the job; it stays");
+    said_no_room_ = true;
+    return;
+  }
+  hosts::ProbeOptions opt = options_.probe;
+  const auto run = hosts::run_on_hosts({watched.host}, hosts::guarded_command(stop_file_script(options_.checkpoint_dir), opt.timeout_ms), opt);
+  if (!run.front().ok || run.front().exit_status != 0) {
+    say(what + ", but its stop file could not be written (" +
+        untrusted::printable(run.front().ok ? run.front().err : run.front().error) + "); the job stays");
+    busy_rounds_[i] = 0;
+    return;
+  }
+  say(what + ": moving the job to other hosts after its next checkpoint");
+  std::lock_guard<std::mutex> lock(mutex_);
+  moving_off_ = watched.host.name;
+}
+
+}  // namespace bspg::launcher

@@ -1,0 +1,77 @@
+// monitor.h - watching the hosts of a running grid job.
+//
+// A thread probes the job's hosts every few seconds (the probe engine: non-blocking sessions,
+// each probe bounded). A host that has not answered for --host-timeout seconds (frozen: its
+// processes and its sshd stopped; cut off; switched off) is declared lost, and run_job stops the
+// job. With --migrate-load X, a host whose load other than the job's own processes stays above X
+// for kBusyRounds probes in a row gets a "stop" file in its checkpoint directory (when the job
+// could run elsewhere): the job ends right after its next checkpoint, and bsprun restarts it on
+// other hosts.
+#ifndef BSPG_LAUNCHER_MONITOR_H
+#define BSPG_LAUNCHER_MONITOR_H
+
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hosts.h"
+
+namespace bspg::launcher {
+
+struct WatchedHost {
+  hosts::HostSpec host;
+  int job_processes = 0;  // the job's processes there (subtracted from its load)
+};
+
+struct MonitorOptions {
+  double host_timeout_s = 30;  // no answer for this long: lost
+  double migrate_load = 0;     // > 0: move off a host whose other load stays above this
+  hosts::ProbeOptions probe;   // keys, fan-out; the timeout is the monitor's own
+  std::string checkpoint_dir;  // where the stop file goes
+  // Whether the job could run without `host` (probes the other candidates); asked before moving.
+  std::function<bool(const std::string& host)> room_elsewhere;
+};
+
+// Probes this many times in a row above --migrate-load before the job moves.
+constexpr int kBusyRounds = 3;
+
+class HostMonitor {
+ public:
+  HostMonitor(std::vector<WatchedHost> hosts, MonitorOptions options);
+  ~HostMonitor();  // stops the thread
+  HostMonitor(const HostMonitor&) = delete;
+  HostMonitor& operator=(const HostMonitor&) = delete;
+
+  void start();
+  // "" or what was lost and how it was noticed ("emu2: no answer for 30 s (timed out after 5.0 s)").
+  std::string lost() const;
+  // The host lost ("" when none).
+  std::string lost_host() const;
+  // The host the job is being moved off (its stop file is written), "" when none.
+  std::string moving_off() const;
+
+  // Seconds between probe rounds and each probe's timeout, for a host timeout.
+  static double interval_s(double host_timeout_s);
+  static double probe_timeout_s(double host_timeout_s, double probe_timeout_s);
+
+ private:
+  void run();
+  void busy(const WatchedHost& watched, double other_load);
+
+  std::vector<WatchedHost> hosts_;
+  MonitorOptions options_;
+  std::thread thread_;
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::string lost_, lost_host_, moving_off_;
+  std::vector<int> busy_rounds_;
+  bool said_no_room_ = false;
+};
+
+}  // namespace bspg::launcher
+
+#endif

@@ -1,0 +1,552 @@
+// restart.cpp - the restart loop, and where it runs: this machine or hosts (see restart.h).
+#include "restart.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <future>
+#include <iostream>
+#include <memory>
+#include <set>
+
+#include "grid.h"
+#include "localhost.h"
+#include "monitor.h"
+#include "remote_stop.h"
+#include "untrusted.h"
+
+namespace bspg::launcher {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The survey reads every shard it lists (a few hundred MB/s at least): it gets this long beyond
+// the probe timeout.
+constexpr double kSurveySeconds = 30;
+
+void say(const std::string& line) { std::cerr << "bsprun: " << untrusted::printable(line) << "\n"; }
+
+std::string plural(std::size_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+// bspg-hostinfo next to this bsprun (as installed, and in the build tree); hosts that share the
+// file system find it there, others on their PATH.
+std::string sibling_hostinfo() {
+  char path[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+  if (n <= 0) return "bspg-hostinfo";
+  path[n] = '\0';
+  std::string self = path;
+  return self.substr(0, self.rfind('/') + 1) + "bspg-hostinfo";
+}
+
+// The settings of one run: the checkpoint directory and where to resume from, for every process.
+MpiSettings run_settings(const MpiSettings& settings, const std::string& dir, std::uint64_t resume) {
+  MpiSettings run = settings;
+  run.exports.push_back("BSPG_CHECKPOINT_DIR=" + dir);
+  run.exports.push_back("BSPG_RESUME=" + std::to_string(resume));
+  return run;
+}
+
+// Runs a sh script on this machine: its stdout, or "" with `error` set. Bounded by timeout_s.
+std::string run_here(const std::string& script, double timeout_s, std::string& error) {
+  int out[2];
+  if (pipe2(out, O_CLOEXEC) != 0) {
+    error = std::string("cannot run sh: ") + std::strerror(errno);
+    return "";
+  }
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out[1], STDOUT_FILENO);
+    const int null = open("/dev/null", O_RDWR);
+    if (null >= 0) {
+      dup2(null, STDIN_FILENO);
+      dup2(null, STDERR_FILENO);
+    }
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    execl("/bin/sh", "sh", "-c", script.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(out[1]);
+  std::string text;
+  if (pid < 0) {
+    error = std::string("cannot run sh: ") + std::strerror(errno);
+    close(out[0]);
+    return "";
+  }
+  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    pollfd wait{out[0], POLLIN, 0};
+    if (left <= 0 || ::poll(&wait, 1, static_cast<int>(left)) == 0) {
+      kill(pid, SIGKILL);
+      error = "took longer than " + std::to_string(static_cast<int>(timeout_s)) + " s";
+      break;
+    }
+    char buffer[4096];
+    const ssize_t n = read(out[0], buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    if (text.size() < (1u << 20)) text.append(buffer, static_cast<std::size_t>(n));
+  }
+  close(out[0]);
+  waitpid(pid, nullptr, 0);
+  return text;
+}
+
+// How to continue the job by hand.
+std::string resume_command(const Options& opt) {
+  std::vector<std::string> argv{"bsprun", "--resume"};
+  if (!opt.checkpoint_dir.empty())
+    argv.insert(argv.end(), {"--checkpoint-dir", opt.checkpoint_dir});
+  else
+    argv.insert(argv.end(), {"--job-id", opt.job_id});
+  argv.insert(argv.end(), {"-p", std::to_string(opt.nprocs)});
+  if (!opt.hostfile.empty()) argv.insert(argv.end(), {"--hostfile", opt.hostfile});
+  if (opt.restarts > 0) argv.insert(argv.end(), {"--restarts", std::to_string(opt.restarts)});
+  argv.push_back(opt.program);
+  argv.insert(argv.end(), opt.program_args.begin(), opt.program_args.end());
+  return shell_quote_command(argv);
+}
+
+// The newest whole checkpoint the place's hosts hold now (0: none), for the last words.
+CheckpointChoice whole_checkpoint(const Options& opt, JobPlace& place) {
+  return choose_checkpoint(place.survey(), opt.nprocs);
+}
+
+// Where the time between a loss and the restarted job went (bsprun -v).
+struct RestartTimes {
+  double stopping_s = 0;
+  Clock::time_point planning, surveying, bringing, starting;
+  std::string text() const {
+    const auto s = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "restart timing: stopping the job %.2f s, probing %.2f s, finding the checkpoint %.2f s, "
+                  "copying shards %.2f s",
+                  stopping_s, s(planning, surveying), s(surveying, bringing), s(bringing, starting));
+    return line;
+  }
+};
+
+}  // namespace
+
+bool is_crash_signal(int signal) {
+  return signal == SIGSEGV || signal == SIGBUS || signal == SIGILL || signal == SIGFPE || signal == SIGABRT ||
+         signal == SIGSYS || signal == SIGTRAP;
+}
+
+RunEnding classify(const RunResult& r, const std::string& watched_host, const std::string& moving_off) {
+  RunEnding e;
+  if (r.forwarded_signal) {
+    e.kind = Ending::kStoppedByUser;
+  } else if (r.timed_out) {
+    e.kind = Ending::kTimeLimit;
+  } else if (!r.lost.empty()) {
+    e.kind = Ending::kLost;
+    e.what = r.lost;
+    e.host = watched_host;
+  } else if (r.started && r.exit_status == 0) {
+    e.kind = Ending::kFinished;
+  } else if (r.exit_status == kExitResumable && (r.stopped_after_checkpoint > 0 || !moving_off.empty())) {
+    e.kind = moving_off.empty() ? Ending::kStoppedAfterCheckpoint : Ending::kMoved;
+  } else if (r.start_failure.host_lost) {
+    e.kind = Ending::kLost;
+    e.host = r.start_failure.host;
+    e.what = r.start_failure.message.rfind("lost contact", 0) == 0
+                 ? e.host + ": mpirun lost contact with it while the job ran (the host or its network failed)"
+             : e.host.empty() ? "a host: " + r.start_failure.message
+                              : r.start_failure.message;
+  } else if (r.death.rank >= 0 && !is_crash_signal(r.death.signal)) {
+    e.kind = Ending::kLost;
+    e.what = "process " + std::to_string(r.death.rank) + " on " + r.death.host + ": killed by signal " +
+             std::to_string(r.death.signal) + (r.death.signal_name.empty() ? "" : " (" + r.death.signal_name + ")") +
+             ", said mpirun";
+  } else if (r.mpirun_signal != 0 && !is_crash_signal(r.mpirun_signal)) {
+    e.kind = Ending::kLost;
+    e.what = "mpirun: killed by signal " + std::to_string(r.mpirun_signal);
+  } else {
+    e.kind = Ending::kProgramFailed;
+  }
+  return e;
+}
+
+std::string checkpoint_directory(const Options& opt) {
+  return opt.checkpoint_dir.empty() ? default_checkpoint_dir(opt.job_id) : opt.checkpoint_dir;
+}
+
+int run_restartable(const Options& opt, JobPlace& place) {
+  const std::string dir = checkpoint_directory(opt);
+  if (uses_checkpoints(opt))
+    say("job " + opt.job_id + ": checkpoints in " + dir + (opt.hostfile.empty() ? "" : " on each host") +
+        (opt.restarts > 0 ? "; up to " + plural(static_cast<std::size_t>(opt.restarts), "restart", "restarts") +
+                                " after a lost process or host"
+                          : ""));
+  const auto began = Clock::now();
+  std::map<std::string, std::string> left_out;  // lost hosts, for the rest of this run
+  std::string moved_off;                        // left out of the next placement only
+  bool resuming = opt.resume, first = true;
+  int restarts_used = 0;
+  std::string lost_what;  // the loss that this run restarts after
+  RestartTimes timings;
+  for (;;) {
+    timings.planning = Clock::now();
+    std::map<std::string, std::string> excluded = left_out;
+    if (!moved_off.empty()) excluded.emplace(moved_off, "left out: the job moved off it (--migrate-load)");
+    if (const int status = place.plan(excluded, first); status != 0) {
+      if (!first) say("could not restart the job; continue it later with: " + resume_command(opt));
+      return status;
+    }
+
+    // Where to start from.
+    std::uint64_t from = 0;
+    std::string copied;
+    timings.surveying = timings.bringing = Clock::now();
+    if (resuming) {
+      const CheckpointChoice choice = choose_checkpoint(place.survey(), opt.nprocs);
+      timings.bringing = Clock::now();
+      if (choice.checkpoint == 0) {
+        if (!choice.other_nprocs.empty() && !choice.any_marked) {
+          say("the checkpoints in " + dir + " are of another job size (" + choice.other_nprocs + "); this run has -p " +
+              std::to_string(opt.nprocs));
+          return kExitUsage;
+        }
+        if (choice.any_marked) {
+          say("no whole checkpoint to " + std::string(first ? "resume" : "restart") + " from: " + choice.why_none);
+          return kExitLaunchFailed;
+        }
+        if (first) {
+          say("nothing to resume: no reachable host holds a checkpoint of this job in " + dir);
+          return kExitLaunchFailed;
+        }
+      } else {
+        from = choice.checkpoint;
+        const std::vector<Transfer> transfers = plan_transfers(choice, place.host_of_pid());
+        if (const std::string problem = place.bring(transfers); !problem.empty()) {
+          say("could not bring the shards of checkpoint " + std::to_string(from) + " over: " + problem);
+          return kExitLaunchFailed;
+        }
+        if (!transfers.empty()) copied = " (" + plural(transfers.size(), "shard", "shards") + " brought over)";
+      }
+    }
+    timings.starting = Clock::now();
+    const std::string start =
+        from > 0 ? "from checkpoint " + std::to_string(from) + " on " + place.hosts_text() + copied
+                 : "from the beginning on " + place.hosts_text() + " (the job wrote no checkpoint that the reachable hosts hold)";
+    if (!lost_what.empty())
+      say("restart " + std::to_string(restarts_used) + " of " + std::to_string(opt.restarts) + ": " + start);
+    else if (!moved_off.empty())
+      say("moving the job off " + moved_off + ": " + start);
+    else if (opt.resume && first)
+      say("resuming job " + opt.job_id + ": " + start);
+    if (opt.verbose && (!lost_what.empty() || !moved_off.empty())) say(timings.text());
+
+    double time_left = 0;
+    if (opt.time_limit_s > 0) {
+      time_left = opt.time_limit_s - std::chrono::duration<double>(Clock::now() - began).count();
+      if (time_left <= 0.01) time_left = 0.01;
+    }
+    const RunResult result = place.run(from, time_left);
+    const RunEnding ending = classify(result, place.watched_lost_host(), place.moving_off());
+    first = false;
+    lost_what.clear();
+    switch (ending.kind) {
+      case Ending::kFinished:
+        place.clean_up(opt.checkpoint_dir.empty());
+        return exit_status_of(result, opt.time_limit_s);
+      case Ending::kMoved:
+        moved_off = place.moving_off();
+        resuming = true;
+        continue;
+      case Ending::kStoppedAfterCheckpoint:
+        say("the job stopped after checkpoint " + std::to_string(result.stopped_after_checkpoint) +
+            ", as a stop file in its checkpoint directory asked; continue it with: " + resume_command(opt));
+        place.clean_up(false);
+        return kExitResumable;
+      case Ending::kStoppedByUser:
+      case Ending::kTimeLimit:
+        if (uses_checkpoints(opt)) say("to continue the job from its last checkpoint: " + resume_command(opt));
+        return exit_status_of(result, opt.time_limit_s);
+      case Ending::kProgramFailed:
+        // With restarts, Open MPI's notice of a death was held back: say it.
+        if (opt.restarts > 0 && result.death.rank >= 0)
+          say("process " + std::to_string(result.death.rank) + " on " + result.death.host + " ended by signal " +
+              std::to_string(result.death.signal) +
+              (result.death.signal_name.empty() ? "" : " (" + result.death.signal_name + ")") +
+              ": the program failed; not restarted");
+        if (!result.remote_stop_ran) place.sweep();
+        return exit_status_of(result, opt.time_limit_s);
+      case Ending::kLost:
+        break;
+    }
+    // Lost a process or a host.
+    if (opt.restarts == 0) {
+      if (!result.remote_stop_ran) place.sweep();
+      const int status = exit_status_of(result, opt.time_limit_s);
+      if (uses_checkpoints(opt)) say("to continue the job from its last checkpoint: " + resume_command(opt));
+      return status;
+    }
+    if (result.lost.empty()) say("lost " + ending.what);  // the watch said it when it noticed
+    const auto sweep_began = Clock::now();
+    if (!result.remote_stop_ran) place.sweep();
+    timings.stopping_s = result.stopping_s + std::chrono::duration<double>(Clock::now() - sweep_began).count();
+    if (!ending.host.empty()) {
+      left_out[ending.host] = "left out: lost earlier in this run";
+      place.lose(ending.host);
+    }
+    moved_off.clear();
+    if (restarts_used >= opt.restarts) {
+      const CheckpointChoice choice = whole_checkpoint(opt, place);
+      if (choice.checkpoint > 0) {
+        say("no restarts left (" + std::to_string(restarts_used) + " of " + std::to_string(opt.restarts) +
+            " used); checkpoint " + std::to_string(choice.checkpoint) + " is whole: continue the job with: " +
+            resume_command(opt));
+        return kExitResumable;
+      }
+      say("no restarts left (" + std::to_string(restarts_used) + " of " + std::to_string(opt.restarts) +
+          " used), and no whole checkpoint to continue from" + (choice.why_none.empty() ? "" : ": " + choice.why_none));
+      return kExitLaunchFailed;
+    }
+    ++restarts_used;
+    lost_what = ending.what;
+    resuming = true;
+  }
+}
+
+// ---- This machine ------------------------------------------------------------------------------
+
+namespace {
+
+class LocalPlace : public JobPlace {
+ public:
+  LocalPlace(const Options& opt, const MpiSettings& settings, std::string program)
+      : opt_(opt), settings_(settings), program_(std::move(program)), dir_(checkpoint_directory(opt)) {}
+
+  int plan(const std::map<std::string, std::string>&, bool) override { return 0; }
+
+  std::vector<Holdings> survey() override {
+    std::string error;
+    const std::string listing = run_here(survey_script(dir_, sibling_hostinfo(), true), kSurveySeconds, error);
+    Holdings here;
+    here.host = kHere;
+    if (const std::string problem = error.empty() ? read_survey(listing, here) : error; !problem.empty()) {
+      say("cannot look at the checkpoints in " + dir_ + ": " + problem);
+      return {};
+    }
+    return {here};
+  }
+
+  std::vector<std::string> host_of_pid() const override {
+    return std::vector<std::string>(static_cast<std::size_t>(opt_.nprocs), kHere);
+  }
+  std::string hosts_text() const override { return kHere; }
+  std::string bring(const std::vector<Transfer>&) override { return ""; }
+
+  RunResult run(std::uint64_t resume, double time_limit_s) override {
+    const MpiSettings run = run_settings(settings_, dir_, resume);
+    JobWatch watch;
+    watch.quiet_losses = opt_.restarts > 0;
+    return run_mpirun(local_mpirun_argv(run, opt_.nprocs, opt_.nprocs > local_core_count(), program_, opt_.program_args),
+                      opt_.verbose, time_limit_s, {}, watch);
+  }
+
+  void clean_up(bool remove_directory) override {
+    if (!remove_directory) return;  // bsprun writes no stop file here
+    std::string error;
+    run_here(remove_script(dir_, true), 30, error);
+  }
+
+ private:
+  static constexpr const char* kHere = "this machine";
+  const Options& opt_;
+  const MpiSettings& settings_;
+  std::string program_;
+  std::string dir_;
+};
+
+// ---- Hosts -------------------------------------------------------------------------------------
+
+class GridPlace : public JobPlace {
+ public:
+  explicit GridPlace(const GridJob& job) : job_(job), dir_(checkpoint_directory(job.opt)) {}
+
+  int plan(const std::map<std::string, std::string>& left_out, bool first) override {
+    left_out_ = left_out;
+    if (const int status = plan_grid(job_, left_out, first || job_.opt.verbose, plan_); status != 0) return status;
+    reachable_.clear();
+    for (const auto& c : plan_.allocation.candidates)
+      if (c.probe.ok) reachable_.push_back(c.probe.host);
+    host_of_pid_.clear();
+    for (const auto& sj : plan_.subjobs) {
+      if (sj.hosts.empty()) host_of_pid_.insert(host_of_pid_.end(), static_cast<std::size_t>(sj.count), sj.contact);
+      for (const auto& h : rsl::host_slots(sj)) host_of_pid_.insert(host_of_pid_.end(), static_cast<std::size_t>(h.count), h.host);
+    }
+    for (const auto& h : plan_.chosen) used_.insert(h.name);
+    return 0;
+  }
+
+  std::vector<Holdings> survey() override {
+    hosts::ProbeOptions opt = job_.probe;
+    opt.program.clear();
+    opt.timeout_ms = static_cast<int>((job_.opt.probe_timeout_s + kSurveySeconds) * 1000);
+    const auto runs = hosts::run_on_hosts(reachable_, hosts::guarded_command(survey_script(dir_, sibling_hostinfo(), true), opt.timeout_ms), opt);
+    std::vector<Holdings> holdings;
+    for (const auto& run : runs) {
+      Holdings h;
+      h.host = run.host.name;
+      const std::string problem = !run.ok ? run.error : run.exit_status != 0 ? "exit status " + std::to_string(run.exit_status)
+                                                                              : read_survey(run.out, h);
+      if (!problem.empty()) {
+        if (job_.opt.verbose) say(run.host.name + ": cannot look at the checkpoints in " + dir_ + ": " + problem);
+        continue;
+      }
+      holdings.push_back(std::move(h));
+    }
+    return holdings;
+  }
+
+  std::vector<std::string> host_of_pid() const override { return host_of_pid_; }
+
+  std::string hosts_text() const override {
+    std::string text;
+    for (const auto& h : plan_.chosen) text += (text.empty() ? "" : " ") + h.name;
+    return text;
+  }
+
+  std::string bring(const std::vector<Transfer>& transfers) override {
+    hosts::ProbeOptions opt = job_.probe;
+    std::vector<std::future<hosts::RelayResult>> copies;
+    for (const Transfer& t : transfers) {
+      const hosts::HostSpec from = spec(t.from_host), to = spec(t.to_host);
+      const std::string from_path = sftp_path(dir_) + "/" + t.from_name, to_path = sftp_path(dir_) + "/" + t.to_name;
+      if (job_.opt.verbose) say("copying " + t.from_host + ":" + t.from_name + " to " + t.to_host + ":" + t.to_name);
+      copies.push_back(std::async(std::launch::async, [=] { return hosts::relay_file(from, from_path, to, to_path, opt); }));
+    }
+    std::string problem;
+    for (auto& copy : copies) {
+      const hosts::RelayResult r = copy.get();
+      if (!r.ok && problem.empty()) problem = r.error;
+    }
+    return problem;
+  }
+
+  RunResult run(std::uint64_t resume, double time_limit_s) override {
+    if (const int status = write_allocation(job_.opt, plan_.subjobs, runs_++ == 0); status != 0) {
+      RunResult unwritten;
+      unwritten.started = false;
+      unwritten.error = "the allocation could not be written";
+      return unwritten;
+    }
+    remote_ = remote_job(plan_.subjobs, plan_.chosen, job_.ssh_config);
+    MonitorOptions watching;
+    watching.host_timeout_s = job_.opt.host_timeout_s;
+    watching.migrate_load = job_.opt.migrate_load;
+    watching.probe = job_.probe;
+    watching.probe.program.clear();
+    watching.checkpoint_dir = dir_;
+    watching.room_elsewhere = [this](const std::string& host) { return room_without(host); };
+    HostMonitor monitor(watched_hosts(plan_.subjobs, plan_.chosen), watching);
+    monitor.start();
+    JobWatch watch;
+    watch.lost = [&monitor] { return monitor.lost(); };
+    watch.lost_host = [&monitor] { return monitor.lost_host(); };
+    watch.quiet_losses = job_.opt.restarts > 0;
+    RunResult result = run_subjobs(plan_.subjobs, run_settings(job_.settings, dir_, resume), remote_, watch, time_limit_s);
+    lost_host_ = monitor.lost_host();
+    moving_off_ = monitor.moving_off();
+    wrote_stop_ = wrote_stop_ || !moving_off_.empty();
+    return result;
+  }
+
+  void lose(const std::string& host) override {
+    reachable_.erase(std::remove_if(reachable_.begin(), reachable_.end(),
+                                    [&](const hosts::HostSpec& h) { return h.name == host; }),
+                     reachable_.end());
+  }
+
+  std::string watched_lost_host() const override { return lost_host_; }
+  std::string moving_off() const override { return moving_off_; }
+
+  void sweep() override {
+    RemoteStop stop(remote_, 5);
+    stop.start();
+    stop.finish();
+    for (const auto& h : stop.unreachable())
+      say("could not reach " + h + " to stop the job there; its processes there may still run");
+  }
+
+  void clean_up(bool remove_directory) override {
+    if (!remove_directory && !wrote_stop_) return;
+    std::vector<hosts::HostSpec> hosts;
+    for (const auto& h : job_.candidates)
+      if (used_.count(h.name) && !left_out_.count(h.name)) hosts.push_back(h);
+    hosts::ProbeOptions opt = job_.probe;
+    opt.program.clear();
+    hosts::run_on_hosts(hosts, hosts::guarded_command(remove_script(dir_, remove_directory), opt.timeout_ms), opt);
+  }
+
+ private:
+  hosts::HostSpec spec(const std::string& name) const {
+    for (const auto& h : job_.candidates)
+      if (h.name == name) return h;
+    hosts::HostSpec h;
+    h.name = h.address = name;
+    return h;
+  }
+
+  // Whether the job could run on the candidates without `host` (asked before moving off it).
+  bool room_without(const std::string& host) const {
+    std::vector<hosts::HostSpec> others;
+    for (const auto& h : job_.candidates)
+      if (h.name != host && !left_out_.count(h.name)) others.push_back(h);
+    hosts::ProbeOptions opt = job_.probe;
+    opt.program.clear();
+    std::vector<hosts::ProbeResult> probes = hosts::probe_hosts(others, opt);
+    for (auto& p : probes)  // hosts as busy as the one the job leaves are no better
+      if (p.ok && job_.opt.migrate_load > 0 && p.load1 > job_.opt.migrate_load) p.ok = false;
+    try {
+      allocate(probes, job_.opt.nprocs);
+      return true;
+    } catch (const AllocationError&) {
+      return false;
+    }
+  }
+
+  const GridJob& job_;
+  std::string dir_;
+  GridPlan plan_;
+  std::map<std::string, std::string> left_out_;
+  std::vector<hosts::HostSpec> reachable_;
+  std::vector<std::string> host_of_pid_;
+  std::set<std::string> used_;  // hosts that ran the job
+  RemoteJob remote_;
+  std::string lost_host_, moving_off_;
+  int runs_ = 0;
+  bool wrote_stop_ = false;  // a stop file of bsprun's may be left on a host
+};
+
+}  // namespace
+
+int run_local_restartable(const Options& opt, const MpiSettings& settings, const std::string& program) {
+  LocalPlace place(opt, settings, program);
+  return run_restartable(opt, place);
+}
+
+int run_grid_restartable(const GridJob& job) {
+  GridPlace place(job);
+  return run_restartable(job.opt, place);
+}
+
+}  // namespace bspg::launcher

@@ -1,0 +1,95 @@
+// restart.h - running a job to its end across lost processes and hosts (bsprun --restarts N,
+// --resume, --migrate-load X, --checkpoint-dir DIR).
+//
+// Every process of a job gets BSPG_CHECKPOINT_DIR (and BSPG_RESUME), so that the library writes
+// its checkpoints there (checkpoints.h). When a run ends because the job lost a process or a host
+// (not because the program failed), bsprun stops what is left of it on every host, probes the
+// candidates again without the lost hosts, places the processes by load as at the start, finds
+// the newest checkpoint that the reachable hosts hold whole, brings each process's shard to its
+// new host, and starts the job again from there, at most --restarts times.
+#ifndef BSPG_LAUNCHER_RESTART_H
+#define BSPG_LAUNCHER_RESTART_H
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "checkpoints.h"
+#include "mpistart.h"
+#include "options.h"
+#include "runner.h"
+
+namespace bspg::launcher {
+
+struct GridJob;
+
+// How a run of the job ended, as far as restarting goes.
+enum class Ending {
+  kFinished,                // exit status 0
+  kProgramFailed,           // the program's own failure (exit status, bsp_abort, misuse, a crash)
+  kStoppedByUser,           // a signal to bsprun
+  kTimeLimit,               // --time-limit
+  kStoppedAfterCheckpoint,  // a stop file (not bsprun's) stopped it after a checkpoint
+  kMoved,                   // bsprun's stop file stopped it, to move it off a busy host
+  kLost,                    // a process or a host was lost
+};
+
+struct RunEnding {
+  Ending kind = Ending::kProgramFailed;
+  std::string what;  // kLost: what was lost and how it was noticed, e.g. "emu2: ..."
+  std::string host;  // kLost: the host that is gone ("" when only a process was lost)
+};
+
+// Signals with which a process ends by its own doing (a crash: SIGSEGV, SIGBUS, SIGILL, SIGFPE,
+// SIGABRT, SIGSYS, SIGTRAP): restarting would only repeat it. Any other signal came from outside
+// (SIGKILL from an owner or the OOM killer, SIGTERM, SIGHUP, ...).
+bool is_crash_signal(int signal);
+
+// Classifies a run. watched_host: the host bsprun's monitor declared lost (if it stopped the
+// run); moving_off: the host whose stop file bsprun wrote ("" when none).
+RunEnding classify(const RunResult& result, const std::string& watched_host, const std::string& moving_off);
+
+// Where the job runs: this machine, or hosts chosen among candidates. The restart loop asks it
+// to plan a run, to say what the hosts hold, to bring shards over and to run.
+class JobPlace {
+ public:
+  virtual ~JobPlace() = default;
+  // Chooses where the next run goes, leaving out the hosts in left_out (host -> why). `first`:
+  // the job's first run (as bsprun has always said it). 0 or bsprun's exit status (said).
+  virtual int plan(const std::map<std::string, std::string>& left_out, bool first) = 0;
+  // What each reachable host holds in the checkpoint directory (removing stop files first).
+  virtual std::vector<Holdings> survey() = 0;
+  // The host each process of the planned run goes to, and the hosts for messages ("emu1 emu3").
+  virtual std::vector<std::string> host_of_pid() const = 0;
+  virtual std::string hosts_text() const = 0;
+  // Copies shards between hosts: "" or the problem.
+  virtual std::string bring(const std::vector<Transfer>& transfers) = 0;
+  // Runs the planned job from checkpoint `resume` (0: from the beginning).
+  virtual RunResult run(std::uint64_t resume, double time_limit_s) = 0;
+  // After run(): the host the monitor declared lost, and the one the job was moved off.
+  virtual std::string watched_lost_host() const { return ""; }
+  virtual std::string moving_off() const { return ""; }
+  // Stops whatever of the last run is left on its hosts.
+  virtual void sweep() {}
+  // `host` is lost: not asked about checkpoints any more.
+  virtual void lose(const std::string& host) { (void)host; }
+  // The job is over: removes stop files, and the whole directory when remove_directory.
+  virtual void clean_up(bool remove_directory) = 0;
+};
+
+// Runs the job in `place` to its end as opt says: bsprun's exit status.
+int run_restartable(const Options& opt, JobPlace& place);
+
+// The local path (-p N without a host file).
+int run_local_restartable(const Options& opt, const MpiSettings& settings, const std::string& program);
+
+// The grid path with -p N (grid.h).
+int run_grid_restartable(const GridJob& job);
+
+// The checkpoint directory of this run (opt.checkpoint_dir, or the job id's default).
+std::string checkpoint_directory(const Options& opt);
+
+}  // namespace bspg::launcher
+
+#endif

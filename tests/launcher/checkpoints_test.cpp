@@ -1,0 +1,227 @@
+// checkpoints_test.cpp - what bsprun reads from a host's checkpoint directory and how it picks the
+// checkpoint to restart from: the survey script run here with sh on real shard files (made with the
+// library's format code), hostile listings, whole and partial checkpoints, and the copies a
+// restart needs.
+#include "checkpoints.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "shard.hpp"
+
+using namespace bspg::launcher;
+
+namespace {
+
+// A scratch directory, removed with everything in it.
+class Scratch {
+ public:
+  Scratch() {
+    char pattern[] = "/tmp/bspg-ckpt-unit.XXXXXX";
+    path_ = mkdtemp(pattern);
+  }
+  ~Scratch() { std::system(("rm -rf '" + path_ + "'").c_str()); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Writes a whole shard of `pid` for checkpoint n (no areas, no messages) at `path`.
+void write_shard(const std::string& path, int pid, std::uint64_t n, int nprocs) {
+  bspg::ShardHeader header{};
+  std::memcpy(header.magic, bspg::kShardMagic, sizeof header.magic);
+  header.version = bspg::kShardVersion;
+  header.pid = static_cast<std::uint32_t>(pid);
+  header.nprocs = static_cast<std::uint32_t>(nprocs);
+  header.checkpoint = n;
+  header.file_bytes = sizeof header + 8;
+  bspg::ShardHash hash;
+  hash.update(&header, sizeof header);
+  const std::uint64_t sum = hash.value();
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(&header), sizeof header);
+  out.write(reinterpret_cast<const char*>(&sum), sizeof sum);
+}
+
+void write_text(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+// Runs a script with sh here; its stdout.
+std::string run_sh(const std::string& script) {
+  FILE* pipe = popen(("sh -c '" + script + "'").c_str(), "r");
+  std::string out;
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
+  pclose(pipe);
+  return out;
+}
+
+Holdings holdings(const std::string& host, const std::string& listing) {
+  Holdings h;
+  h.host = host;
+  EXPECT_EQ(read_survey(listing, h), "") << listing;
+  return h;
+}
+
+}  // namespace
+
+TEST(Checkpoints, JobIdsAndDirectories) {
+  EXPECT_EQ(job_id_problem(new_job_id()), "");
+  EXPECT_NE(new_job_id(), new_job_id());
+  EXPECT_EQ(job_id_problem("nightly-run_2.a"), "");
+  EXPECT_NE(job_id_problem(""), "");
+  EXPECT_NE(job_id_problem("-x"), "");
+  EXPECT_NE(job_id_problem(".hidden"), "");
+  EXPECT_NE(job_id_problem("a/b"), "");
+  EXPECT_NE(job_id_problem("a b"), "");
+  EXPECT_NE(job_id_problem(std::string(65, 'a')), "");
+  EXPECT_EQ(default_checkpoint_dir("j1"), "~/.cache/bspg/checkpoints/j1");
+  EXPECT_EQ(checkpoint_dir_problem("~/.cache/bspg/checkpoints/j1"), "");
+  EXPECT_EQ(checkpoint_dir_problem("/scratch/my job/ckpt"), "");
+  EXPECT_EQ(checkpoint_dir_problem("relative/dir"), "it must be an absolute path");
+  EXPECT_EQ(checkpoint_dir_problem("/a/../etc"), "it must not have a '.' or '..' component");
+  EXPECT_EQ(checkpoint_dir_problem("/a/./b"), "it must not have a '.' or '..' component");
+  EXPECT_NE(checkpoint_dir_problem("/"), "");
+  EXPECT_NE(checkpoint_dir_problem("~/"), "");
+  EXPECT_NE(checkpoint_dir_problem("/tmp/a\nProxyCommand x"), "");
+  EXPECT_NE(checkpoint_dir_problem("/" + std::string(1100, 'a')), "");
+  EXPECT_EQ(sftp_path("~/.cache/x"), ".cache/x");
+  EXPECT_EQ(sftp_path("/abs/x"), "/abs/x");
+  setenv("HOME", "/home/someone", 1);
+  EXPECT_EQ(local_path("~/.cache/x"), "/home/someone/.cache/x");
+  EXPECT_EQ(local_path("/abs/x"), "/abs/x");
+}
+
+// The survey script as a host runs it, on files of every kind, with a name that tries to add a line.
+TEST(Checkpoints, SurveyReportsMarkersAndCheckedShards) {
+  Scratch dir;
+  const std::string job = dir.path() + "/job dir";  // a space: the script quotes
+  mkdir(job.c_str(), 0700);
+  mkdir((job + "/c3").c_str(), 0700);
+  mkdir((job + "/c4").c_str(), 0700);
+  mkdir((job + "/c4x").c_str(), 0700);
+  write_shard(job + "/c3/shard-0", 0, 3, 2);
+  write_shard(job + "/c4/shard-0", 0, 4, 2);
+  write_shard(job + "/c4/copy-1", 1, 4, 2);
+  write_shard(job + "/c4/shard-1", 0, 4, 2);  // whole, but process 0's
+  write_text(job + "/c4/copy-0", "damaged");
+  write_text(job + "/c4/shard-1.part", "half written");
+  write_text(job + "/c4/shard-2\nfile 4 shard 9 0 ok 9 4", "a name with a newline");
+  write_text(job + "/c4/complete-0", "bspg checkpoint 4 of 2 processes\n");
+  write_text(job + "/c4x/shard-0", "not a checkpoint directory");
+  write_text(job + "/stop", "");
+  const char* hostinfo = std::getenv("BSPG_TEST_HOSTINFO");
+  ASSERT_NE(hostinfo, nullptr) << "set BSPG_TEST_HOSTINFO to bspg-hostinfo";
+
+  const std::string listing = run_sh(survey_script(job, hostinfo, true));
+  Holdings h;
+  ASSERT_EQ(read_survey(listing, h), "") << listing;
+  EXPECT_EQ(access((job + "/stop").c_str(), F_OK), -1) << "the stop file was not removed";
+  ASSERT_EQ(h.complete.size(), 1u) << listing;
+  EXPECT_EQ(h.complete.at(4), 2);
+  std::map<std::string, const HeldFile*> by_name;
+  for (const HeldFile& f : h.files) by_name[f.name()] = &f;
+  ASSERT_EQ(by_name.size(), 5u) << listing;
+  EXPECT_TRUE(by_name.at("c3/shard-0")->whole);
+  EXPECT_TRUE(by_name.at("c4/shard-0")->whole && by_name.at("c4/shard-0")->checked);
+  EXPECT_TRUE(by_name.at("c4/copy-1")->whole);
+  EXPECT_FALSE(by_name.at("c4/shard-1")->whole);
+  EXPECT_NE(by_name.at("c4/shard-1")->problem.find("another process"), std::string::npos);
+  EXPECT_FALSE(by_name.at("c4/copy-0")->whole);
+  EXPECT_EQ(by_name.at("c4/copy-0")->problem, "shorter than its header");
+
+  // Without bspg-hostinfo the files are listed as not checked (and taken as whole).
+  Holdings unchecked;
+  ASSERT_EQ(read_survey(run_sh("PATH=/usr/bin:/bin; " + survey_script(job, "/nonexistent/hostinfo", false)), unchecked), "");
+  ASSERT_EQ(unchecked.files.size(), 5u);
+  for (const HeldFile& f : unchecked.files) EXPECT_TRUE(!f.checked && f.whole) << f.name();
+
+  // A directory that does not exist holds nothing.
+  Holdings none;
+  EXPECT_EQ(read_survey(run_sh(survey_script(dir.path() + "/none", hostinfo, false)), none), "");
+  EXPECT_TRUE(none.files.empty() && none.complete.empty());
+}
+
+TEST(Checkpoints, HostileListingsAreRefused) {
+  const std::string begin = "motd line\nbspg-survey-v1\n", end = "bspg-survey-end\n";
+  Holdings h;
+  EXPECT_EQ(read_survey(begin + "file 4 shard 0 0 ok 0 4\n" + end, h), "");
+  for (const char* line :
+       {"file 4 shard -1 0 ok", "file 4 other 0 0 ok", "file x shard 0 0 ok", "file 0 shard 0 0 ok",
+        "complete 4 0 bspg checkpoint 5 of 2 processes", "complete 4 0 bspg checkpoint 4 of 0 processes",
+        "complete 4 0 something else", "rm -rf /", "file 99999999999999999999 shard 0 0 ok"}) {
+    Holdings bad;
+    EXPECT_NE(read_survey(begin + line + "\n" + end, bad), "") << line;
+  }
+  Holdings cut;
+  EXPECT_EQ(read_survey(begin + "file 4 shard 0 0 ok 0 4\n", cut), "the listing of the checkpoint directory was cut short");
+  EXPECT_EQ(read_survey("Permission denied\n", cut), "no listing of the checkpoint directory");
+}
+
+TEST(Checkpoints, NewestWholeCheckpointAndTheCopiesItNeeds) {
+  const std::string begin = "bspg-survey-v1\n", end = "bspg-survey-end\n";
+  // emu1 ran pids 0, 1 and keeps the copy of 3; emu3 ran 3 and keeps the copies of 0 and 2. emu2
+  // (pid 2, copies of 1) is lost. Checkpoint 5 was being written: no marker.
+  std::vector<Holdings> hosts = {
+      holdings("emu1", begin + "complete 4 0 bspg checkpoint 4 of 4 processes\n"
+                               "file 4 shard 0 0 ok 0 4\nfile 4 shard 1 0 ok 1 4\nfile 4 copy 3 0 ok 3 4\n"
+                               "file 5 shard 0 0 ok 0 5\n" + end),
+      holdings("emu3", begin + "complete 4 3 bspg checkpoint 4 of 4 processes\n"
+                               "file 4 shard 3 0 ok 3 4\nfile 4 copy 0 1 damaged (checksum mismatch)\n"
+                               "file 4 copy 2 - \n" + end),
+  };
+  CheckpointChoice choice = choose_checkpoint(hosts, 4);
+  ASSERT_EQ(choice.checkpoint, 4u) << choice.why_none;
+  EXPECT_EQ(choice.nprocs, 4);
+  // The new job: pids 0, 1 on emu1, 2, 3 on emu4 (a spare).
+  std::vector<Transfer> transfers = plan_transfers(choice, {"emu1", "emu1", "emu4", "emu4"});
+  ASSERT_EQ(transfers.size(), 2u);
+  EXPECT_EQ(transfers[0].pid, 2);
+  EXPECT_EQ(transfers[0].from_host + ":" + transfers[0].from_name, "emu3:c4/copy-2");
+  EXPECT_EQ(transfers[0].to_host + ":" + transfers[0].to_name, "emu4:c4/shard-2");
+  EXPECT_EQ(transfers[1].pid, 3);
+  EXPECT_EQ(transfers[1].from_host + ":" + transfers[1].from_name, "emu1:c4/copy-3");
+  EXPECT_EQ(transfers[1].to_name, "c4/shard-3");
+
+  // Processes whose host holds their shard need nothing.
+  EXPECT_TRUE(plan_transfers(choice, {"emu1", "emu1", "emu3", "emu3"}).empty());
+
+  // Without emu3 nothing is whole: process 2's only copy was there (emu1 holds a copy of 3).
+  CheckpointChoice partial = choose_checkpoint({hosts[0]}, 4);
+  EXPECT_EQ(partial.checkpoint, 0u);
+  EXPECT_TRUE(partial.any_marked);
+  EXPECT_EQ(partial.why_none, "checkpoint 4 lacks a whole shard of process 2 on the reachable hosts");
+
+  // Another process count is said.
+  CheckpointChoice other = choose_checkpoint(hosts, 3);
+  EXPECT_EQ(other.checkpoint, 0u);
+  EXPECT_EQ(other.other_nprocs, "checkpoint 4 of 4 processes");
+  EXPECT_FALSE(other.any_marked);
+
+  // No marker anywhere: the job never checkpointed.
+  CheckpointChoice never = choose_checkpoint({holdings("emu1", begin + "file 5 shard 0 0 ok 0 5\n" + end)}, 1);
+  EXPECT_EQ(never.checkpoint, 0u);
+  EXPECT_FALSE(never.any_marked);
+}
+
+TEST(Checkpoints, DamagedFilesAreNamedWhenNothingIsWhole) {
+  const std::string begin = "bspg-survey-v1\n", end = "bspg-survey-end\n";
+  CheckpointChoice choice = choose_checkpoint(
+      {holdings("emu1", begin + "complete 2 0 bspg checkpoint 2 of 2 processes\nfile 2 shard 0 0 ok 0 2\n"
+                                "file 2 copy 1 1 damaged (checksum mismatch)\n" + end)},
+      2);
+  EXPECT_EQ(choice.checkpoint, 0u);
+  EXPECT_EQ(choice.why_none,
+            "checkpoint 2 lacks a whole shard of process 1 on the reachable hosts; emu1:c2/copy-1 is damaged "
+            "(checksum mismatch)");
+}

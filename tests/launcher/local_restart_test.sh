@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# local_restart_test.sh BSPRUN CKPT_JOB - checkpoints and restarts on this machine (no host file):
+# a process of the job killed from outside (SIGKILL) is restarted from the last checkpoint
+# (--restarts 1), and a job whose bsprun was stopped (SIGTERM) is finished with --resume; both
+# give the answer of an uninterrupted run, and nothing of the job is left running.
+set -u
+bsprun=$1 job=$2
+dir=$(mktemp -d /tmp/bspg-local-restart.XXXXXX)
+tag=local-restart-$$
+pid=
+cleanup() {
+  [ -z "$pid" ] || kill -KILL "$pid" 2>/dev/null
+  pkill -KILL -f "$tag" 2>/dev/null
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+out=$dir/out
+fail() { echo "FAIL: $*"; echo "---- output:"; cat "$out"; exit 1; }
+expect() { grep -Eq -- "$1" "$out" || fail "no line matching '$1'"; }
+wait_for() {
+  for _ in $(seq 1 600); do grep -Eq -- "$1" "$out" && return; sleep 0.1; done
+  fail "no line matching '$1' within 60 s"
+}
+wait_exit() {
+  status=
+  for _ in $(seq 1 1200); do
+    if ! kill -0 "$pid" 2>/dev/null; then wait "$pid"; status=$?; break; fi
+    sleep 0.1
+  done
+  [ -n "$status" ] || fail "bsprun still running after 120 s"
+  pid=
+}
+nothing_left() {
+  for _ in $(seq 1 50); do [ "$(pgrep -f "$tag" | wc -l)" -eq 0 ] && return; sleep 0.1; done
+  fail "processes of the job still running: $(pgrep -af "$tag")"
+}
+args=(30 3 --ms 100 "$tag")
+want=$("$bsprun" -p 3 --checkpoint-dir "$dir/reference" "$job" 30 3 2>&1 | grep '^RESULT')
+[ -n "$want" ] || fail "the uninterrupted run printed no RESULT"
+
+# A process killed by SIGKILL: restart 1 of 1, from the last checkpoint, here. bsprun's output
+# goes through a process substitution, a child bsprun had before the job: not the job's, so not
+# stopped with what is left of it (bsprun would then die writing its next line).
+: >"$out"
+"$bsprun" -p 3 --restarts 1 --checkpoint-dir "$dir/a" "$job" "${args[@]}" > >(cat >>"$out") 2>&1 &
+pid=$!
+wait_for "^checkpoint 2 at step"
+victim=$(pgrep -f "^$job ${args[*]}" | tail -n 1)
+[ -n "$victim" ] || fail "no process of the job found"
+kill -KILL "$victim"
+wait_exit
+[ "$status" -eq 0 ] || fail "exit $status after a restart, not 0"
+expect "^bsprun: lost process [0-2] on [^ ]+: killed by signal 9 \(Killed\), said mpirun$"
+expect "^bsprun: restart 1 of 1: from checkpoint [0-9]+ on this machine$"
+expect "^resumed from checkpoint [0-9]+ at step "
+[ "$(grep '^RESULT' "$out")" = "$want" ] || fail "answer $(grep '^RESULT' "$out"), not $want"
+if grep -Eq "exited on signal|^-----" "$out"; then fail "Open MPI's notice of the lost process was shown"; fi
+nothing_left
+echo "ok: restarted after a lost process"
+
+# bsprun stopped by SIGTERM, then --resume.
+"$bsprun" -p 3 --checkpoint-dir "$dir/b" "$job" "${args[@]}" >"$out" 2>&1 &
+pid=$!
+wait_for "^checkpoint 2 at step"
+kill -TERM "$pid"
+wait_exit
+[ "$status" -eq 143 ] || fail "exit $status after SIGTERM, not 143"
+expect "^bsprun: to continue the job from its last checkpoint: bsprun --resume --checkpoint-dir $dir/b -p 3 $job ${args[*]}$"
+nothing_left
+"$bsprun" --resume --checkpoint-dir "$dir/b" -p 3 "$job" "${args[@]}" >"$out" 2>&1 || fail "the resumed job failed"
+expect "^bsprun: resuming job [^ ]+: from checkpoint [0-9]+ on this machine$"
+[ "$(grep '^RESULT' "$out")" = "$want" ] || fail "answer $(grep '^RESULT' "$out"), not $want"
+nothing_left
+echo "ok: resumed after SIGTERM"

@@ -1,0 +1,277 @@
+#!/usr/bin/env bash
+# restart_e2e.sh SCENARIO - bsprun's checkpoints and restarts against emulated hosts
+# (emuhosts.sh), each host with a private checkpoint directory that dies with it
+# (EMU_PRIVATE_DIRS), so that a lost host's files are really gone.
+#
+# The job is ckpt_job (tests/launcher/progs): its answer ("RESULT ...") changes if a superstep is
+# lost, repeated or restored wrongly, and is checked against an uninterrupted run on this machine.
+# Every scenario ends with no process of the job left on any host or here.
+# Environment: BSPRUN, EMUHOSTS, CKPT_JOB. Runs sealed, skipped without root (e2e_lib.sh).
+#   host_lost       a host killed mid-run (sshd and every process): the job finishes on a spare
+#   frozen          a host frozen mid-run (SIGSTOP): declared lost within --host-timeout
+#   resume          bsprun stopped by SIGTERM; --resume of the wrong size, of an unknown job, and
+#                   of the job with a damaged shard (its copy is used); the default directory
+#   second_loss     the spare the job restarts on is lost too while it starts: restart 2 of 2
+#   exhausted       the same with --restarts 1: exit 75 and the command that continues it, which works
+#   not_restarted   bsp_abort, exit(3) and SIGSEGV in the program are not restarted
+#   migrate         --migrate-load: the job moves off a host whose load was raised (setload)
+set -u
+scenario=${1:?scenario}
+: "${CKPT_JOB:?}"
+# shellcheck source=e2e_lib.sh
+. "$(dirname "$0")/e2e_lib.sh"
+
+tag=restart-e2e-$$                  # on every process's command line
+ckpt=$dir/ckpt                      # the checkpoint directory, private on each host
+steps=40 every=4
+[ "$scenario" = migrate ] && steps=80  # room for the probes that see the load before the end
+job=("$CKPT_JOB" "$steps" "$every" --ms 100 "$tag")
+
+# The answer of an uninterrupted run of P processes on this machine.
+reference() {
+  "$BSPRUN" -p "$1" --checkpoint-dir "$dir/reference" "$CKPT_JOB" "$steps" "$every" 2>&1 | grep '^RESULT'
+}
+
+# bsprun ARGS... in the background: pid in $pid, output in $out and $err.
+start_job() {
+  echo "---- bsprun $* (in the background)"
+  "$BSPRUN" "$@" >"$out" 2>"$err" </dev/null &
+  pid=$!
+}
+
+# wait_for FILE REGEX SECONDS: until a line matches (fails the scenario if none does in time).
+wait_for() {
+  local t
+  for ((t = 0; t < $3 * 10; t++)); do
+    grep -Eq -- "$2" "$1" && return 0
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  grep -Eq -- "$2" "$1" && return 0
+  fail "no line matching '$2' in $(basename "$1") within $3 s"
+  return 1
+}
+
+# wait_job SECONDS: bsprun's exit status in $status (killed and failed after SECONDS).
+wait_job() {
+  local t
+  for ((t = 0; t < $1 * 10; t++)); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    fail "bsprun still running after $1 s"
+    kill -KILL "$pid"
+  fi
+  wait "$pid"
+  status=$?
+  cat "$err" "$out" | sed 's/^/    | /'
+}
+
+# Processes of the job on host I (its private namespace), or here with I = here.
+job_processes() {
+  local p n=0
+  if [ "$1" = here ]; then
+    pgrep -f "$tag" | grep -vx "$$" | wc -l
+    return
+  fi
+  for p in $("$EMUHOSTS" pids "$dir" "$1"); do
+    grep -q "$tag" "/proc/$p/cmdline" 2>/dev/null && n=$((n + 1))
+  done
+  echo "$n"
+}
+
+# No process of the job left anywhere (hosts 1..N and here), allowing a few seconds to go.
+expect_nothing_left() {
+  local t where left
+  for ((t = 0; t < 100; t++)); do
+    left=
+    for where in here $(seq 1 "$1"); do
+      [ "$(job_processes "$where")" -eq 0 ] || left="$left $where"
+    done
+    [ -z "$left" ] && return 0
+    sleep 0.1
+  done
+  fail "processes of the job still running on:$left"
+}
+
+# The job's answer, and on which hosts its last run's processes were.
+expect_answer() {
+  local got
+  got=$(grep '^RESULT' "$out")
+  [ "$got" = "$1" ] || fail "answer '$got', not the uninterrupted run's '$1'"
+}
+expect_last_run_on() {  # expect_last_run_on REGEX: the last P "pid" lines name hosts matching REGEX
+  local p=$1 regex=$2 n
+  n=$(grep '^pid ' "$out" | tail -n "$p" | grep -Ec " on ($regex)$")
+  [ "$n" -eq "$p" ] || fail "the last run's processes are not all on $regex: $(grep '^pid ' "$out" | tail -n "$p" | tr '\n' ';')"
+}
+
+restarted_from() { sed -n 's/^bsprun: restart [0-9]* of [0-9]*: from checkpoint \([0-9]*\) .*/\1/p' "$err" | tail -n 1; }
+
+export EMU_PRIVATE_DIRS=$ckpt EMU_NO_RC=1
+
+case $scenario in
+host_lost)
+  # emu1 and emu2 take the job (2 processes each); emu3, busy, is the spare.
+  start_hosts 0.1 0.2 3.5
+  want=$(reference 4)
+  start_job -p 4 --hostfile hosts.yaml --restarts 2 --checkpoint-dir "$ckpt" "${job[@]}"
+  wait_for "$out" "^checkpoint 2 at step" 60
+  "$EMUHOSTS" crash "$dir" 2
+  wait_job 120
+  expect_status 0
+  expect_match "$err" "^bsprun: lost (emu2: |process [23] on emu2: killed by signal)"
+  expect_count "$err" "^bsprun: restart " 1
+  expect_match "$err" "^bsprun: restart 1 of 2: from checkpoint [0-9]+ on emu1 emu3 \(2 shards brought over\)$"
+  expect_match "$out" "^resumed from checkpoint $(restarted_from) at step "
+  expect_last_run_on 4 "emu1|emu3"
+  expect_answer "$want"
+  expect_count "$err" "^-----|ORTE|Primary job" 0
+  expect_nothing_left 3
+  ;;
+
+frozen)
+  # emu2 freezes (sshd and every process SIGSTOPped): lost within --host-timeout, restarted on emu3.
+  start_hosts 0.1 0.2 3.5
+  want=$(reference 4)
+  start_job -p 4 --hostfile hosts.yaml --restarts 2 --host-timeout 4 --checkpoint-dir "$ckpt" "${job[@]}"
+  wait_for "$out" "^checkpoint 2 at step" 60
+  "$EMUHOSTS" freeze "$dir" 2
+  frozen_at=$SECONDS
+  wait_for "$err" "^bsprun: lost emu2: no answer for [0-9.]+ s \(.*\), noticed by bsprun's probes; stopping the job$" 60
+  noticed=$((SECONDS - frozen_at))
+  # 4 s, a probe round and its timeout; generous for a loaded machine.
+  [ "$noticed" -le 20 ] || fail "the frozen host was noticed after $noticed s (--host-timeout 4)"
+  wait_job 120
+  expect_status 0
+  expect_match "$err" "^bsprun: restart 1 of 2: from checkpoint [0-9]+ on emu1 emu3 \(2 shards brought over\)$"
+  expect_last_run_on 4 "emu1|emu3"
+  expect_answer "$want"
+  # Thawed, what was left on emu2 finds its job gone and ends.
+  "$EMUHOSTS" thaw "$dir" 2
+  expect_nothing_left 3
+  ;;
+
+resume)
+  # The default checkpoint directory (~/.cache/bspg/checkpoints/JOB on each host), private per host.
+  home=$(getent passwd "$(id -un)" | cut -d: -f6)
+  export EMU_PRIVATE_DIRS="$home/.cache/bspg/checkpoints"
+  start_hosts 0.1 0.2
+  want=$(reference 4)
+  id=e2e-$$
+  start_job -p 4 --hostfile hosts.yaml --job-id "$id" "${job[@]}"
+  wait_for "$out" "^checkpoint 2 at step" 60
+  kill -TERM "$pid"
+  wait_job 60
+  expect_status 143
+  expect_match "$err" "^bsprun: job $id: checkpoints in ~/\.cache/bspg/checkpoints/$id on each host$"
+  expect_match "$err" "^bsprun: to continue the job from its last checkpoint: bsprun --resume --job-id $id -p 4 --hostfile hosts\.yaml $CKPT_JOB $steps $every --ms 100 $tag$"
+  expect_nothing_left 2
+  # Another process count, and a job that never ran, are refused before anything starts.
+  run_bsprun --resume --job-id "$id" -p 3 --hostfile hosts.yaml "${job[@]}"
+  expect_status 2
+  expect_match "$err" "^bsprun: the checkpoints in ~/\.cache/bspg/checkpoints/$id are of another job size \(checkpoint [0-9]+ of 4 processes\); this run has -p 3$"
+  expect_count "$out" "^pid " 0
+  run_bsprun --resume --job-id no-such-job -p 4 --hostfile hosts.yaml "${job[@]}"
+  expect_status 125
+  expect_match "$err" "^bsprun: nothing to resume: no reachable host holds a checkpoint of this job in ~/\.cache/bspg/checkpoints/no-such-job$"
+  # Process 0's shard (on emu1) is damaged: its copy, on emu2, is brought over.
+  newest=$(ssh -F ssh_config emu1 "ls ~/.cache/bspg/checkpoints/$id" | sed -n 's/^c\([0-9]*\)$/\1/p' | sort -n | tail -n 1)
+  [ -n "$newest" ] || fail "no checkpoint on emu1"
+  ssh -F ssh_config emu1 "printf garbage | dd of=.cache/bspg/checkpoints/$id/c$newest/shard-0 bs=1 seek=100 conv=notrunc status=none"
+  run_bsprun -v --resume --job-id "$id" -p 4 --hostfile hosts.yaml "${job[@]}"
+  expect_status 0
+  expect_match "$err" "^bsprun: copying emu2:c$newest/copy-0 to emu1:c$newest/shard-0$"
+  expect_match "$err" "^bsprun: resuming job $id: from checkpoint $newest on emu1 emu2 \(1 shard brought over\)$"
+  expect_match "$out" "^resumed from checkpoint $newest at step "
+  expect_answer "$want"
+  # Finished: the job's default directory is gone from its hosts.
+  for h in emu1 emu2; do
+    ssh -F ssh_config "$h" "test ! -e ~/.cache/bspg/checkpoints/$id" || fail "~/.cache/bspg/checkpoints/$id is still on $h"
+  done
+  expect_nothing_left 2
+  ;;
+
+second_loss | exhausted)
+  # emu1 and emu2 take the job; emu3 and emu4 are spares (emu3 the less busy: after emu2 the job
+  # fills emu1 and emu3). emu2 is lost, and then emu3 while the job restarts there.
+  start_hosts 0.1 0.2 2.0 5.0
+  want=$(reference 4)
+  restarts=2
+  [ "$scenario" = exhausted ] && restarts=1
+  start_job -p 4 --hostfile hosts.yaml --restarts "$restarts" --checkpoint-dir "$ckpt" "${job[@]}"
+  wait_for "$out" "^checkpoint 2 at step" 60
+  "$EMUHOSTS" crash "$dir" 2
+  wait_for "$err" "^bsprun: restart 1 of $restarts: from checkpoint [0-9]+ on emu1 emu3 " 60
+  "$EMUHOSTS" crash "$dir" 3
+  wait_job 120
+  expect_match "$err" "^bsprun: lost (emu3: |process [23] on emu3: )"
+  if [ "$scenario" = second_loss ]; then
+    expect_status 0
+    expect_match "$err" "^bsprun: restart 2 of 2: from checkpoint [0-9]+ on emu1 emu4 \(2 shards brought over\)$"
+    expect_last_run_on 4 "emu1|emu4"
+    expect_answer "$want"
+  else
+    expect_status 75
+    expect_count "$err" "^bsprun: restart 2 " 0
+    last=$(tail -n 1 "$err")
+    case $last in
+      "bsprun: no restarts left (1 of 1 used); checkpoint "*" is whole: continue the job with: bsprun --resume --checkpoint-dir $ckpt -p 4 --hostfile hosts.yaml --restarts 1 ${job[*]}") ;;
+      *) fail "the last line is not the one saying how to continue: $last" ;;
+    esac
+    expect_nothing_left 4
+    # The command it gives finishes the job (on emu1 and emu4).
+    run_bsprun --resume --checkpoint-dir "$ckpt" -p 4 --hostfile hosts.yaml --restarts 1 "${job[@]}"
+    expect_status 0
+    expect_match "$err" "^bsprun: resuming job [^ ]+: from checkpoint [0-9]+ on emu1 emu4 "
+    expect_answer "$want"
+  fi
+  expect_nothing_left 4
+  ;;
+
+not_restarted)
+  # The program's own failures end the job as they always did, with restarts to spare.
+  start_hosts 0.1 0.2 3.5
+  for failure in "--abort-at 6" "--exit-at 6" "--segv-at 6"; do
+    # shellcheck disable=SC2086
+    run_bsprun -p 4 --hostfile hosts.yaml --restarts 2 --checkpoint-dir "$ckpt" "${job[@]}" $failure
+    expect_status nonzero
+    expect_count "$err" "^bsprun: (restart|lost)" 0
+    expect_count "$out" "^pid " 4
+    case $failure in
+      --abort*) expect_status 1; cat "$out" "$err" >both; expect_count both "^ckpt_job: process 3 aborts at step 6$" 1 ;;
+      --exit*) expect_status 3 ;;
+      --segv*) expect_status 139; expect_match "$err" "^bsprun: process 3 on emu2 ended by signal 11 \(Segmentation fault\): the program failed; not restarted$" ;;
+    esac
+    expect_nothing_left 3
+  done
+  ;;
+
+migrate)
+  # emu1 and emu2 take the job; emu3 (load 1.9) is free enough. emu2's load goes up to 9 (its
+  # owner is back): after 3 probes in a row above 4 besides the job's own 2 processes, the job
+  # stops after its next checkpoint and continues on emu1 and emu3.
+  start_hosts 0.1 0.2 1.9
+  want=$(reference 4)
+  start_job -p 4 --hostfile hosts.yaml --restarts 1 --host-timeout 3 --migrate-load 4 --checkpoint-dir "$ckpt" "${job[@]}"
+  wait_for "$out" "^checkpoint 1 at step" 60
+  "$EMUHOSTS" setload "$dir" 2 9
+  wait_job 120
+  expect_status 0
+  expect_match "$err" "^bsprun: emu2 is busy \(load 7\.00 besides the job's 2 processes, above --migrate-load 4 in 3 probes in a row\): moving the job to other hosts after its next checkpoint$"
+  expect_match "$err" "^bspg: stopping after checkpoint [0-9]+, as asked \($ckpt/stop\)$"
+  expect_match "$err" "^bsprun: moving the job off emu2: from checkpoint [0-9]+ on emu1 emu3 \(2 shards brought over\)$"
+  expect_count "$err" "^bsprun: (restart|lost)" 0
+  expect_last_run_on 4 "emu1|emu3"
+  expect_answer "$want"
+  expect_nothing_left 3
+  ;;
+
+*)
+  echo "unknown scenario $scenario"
+  exit 2
+  ;;
+esac
+
+finish
