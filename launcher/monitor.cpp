@@ -17,6 +17,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// A probe gets at least this long, however near a host's deadline (seconds).
+constexpr double kShortestProbe = 0.5;
+// A host whose silence is this close to --host-timeout when its probe fails is lost (seconds):
+// the round that ends at the deadline may end a little before it.
+constexpr double kDeadlineSlack = 0.05;
+
 // One line on stderr in one write, so that it does not mix with the job's output.
 void say(const std::string& line) {
   const std::string text = "bsprun: " + line + "\n";
@@ -77,15 +83,22 @@ std::string HostMonitor::moving_off() const {
 }
 
 void HostMonitor::run() {
-  const auto interval = std::chrono::duration<double>(interval_s(options_.host_timeout_s));
+  using Seconds = std::chrono::duration<double>;
+  const Seconds interval(interval_s(options_.host_timeout_s));
+  const auto host_timeout = std::chrono::duration_cast<Clock::duration>(Seconds(options_.host_timeout_s));
   hosts::ProbeOptions probe = options_.probe;
-  probe.timeout_ms = static_cast<int>(probe_timeout_s(options_.host_timeout_s, probe.timeout_ms / 1000.0) * 1000);
+  const double probe_timeout = probe_timeout_s(options_.host_timeout_s, probe.timeout_ms / 1000.0);
   probe.program.clear();
   std::vector<hosts::HostSpec> specs;
   for (const auto& w : hosts_) specs.push_back(w.host);
   std::vector<Clock::time_point> answered(hosts_.size(), Clock::now());
   for (;;) {
     const auto round = Clock::now();
+    // The round ends by the earliest host's deadline (its last answer plus --host-timeout), so
+    // that a silent host is declared lost at its timeout rather than up to a probe later.
+    const auto deadline = *std::min_element(answered.begin(), answered.end()) + host_timeout;
+    const double until_deadline = Seconds(deadline - round).count();
+    probe.timeout_ms = static_cast<int>(std::clamp(until_deadline, kShortestProbe, probe_timeout) * 1000);
     const std::vector<hosts::ProbeResult> results = hosts::probe_hosts(specs, probe);
     const auto now = Clock::now();
     for (std::size_t i = 0; i < hosts_.size(); ++i) {
@@ -94,17 +107,20 @@ void HostMonitor::run() {
         if (options_.migrate_load > 0) busy(hosts_[i], results[i].load1 - hosts_[i].job_processes);
         continue;
       }
-      const double silent = std::chrono::duration<double>(now - answered[i]).count();
-      if (silent < options_.host_timeout_s) continue;
+      const double silent = Seconds(now - answered[i]).count();
+      if (silent < options_.host_timeout_s - kDeadlineSlack) continue;
       std::lock_guard<std::mutex> lock(mutex_);
       lost_host_ = hosts_[i].host.name;
       lost_ = lost_host_ + ": no answer for " + seconds_text(silent) + " s (" + untrusted::printable(results[i].error) +
               "), noticed by bsprun's probes";
       return;
     }
+    // The next round: after the interval, or earlier when a deadline needs a probe before it.
+    const auto next_deadline = *std::min_element(answered.begin(), answered.end()) + host_timeout;
+    const auto last_chance = next_deadline - std::chrono::duration_cast<Clock::duration>(Seconds(kShortestProbe));
+    const auto next = std::min(round + std::chrono::duration_cast<Clock::duration>(interval), last_chance);
     std::unique_lock<std::mutex> lock(mutex_);
-    if (wake_.wait_until(lock, round + std::chrono::duration_cast<Clock::duration>(interval), [&] { return stopping_; }))
-      return;
+    if (wake_.wait_until(lock, next, [&] { return stopping_; })) return;
   }
 }
 
