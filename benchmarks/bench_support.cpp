@@ -78,8 +78,8 @@ std::string OptionReader::take_count(long lo, long hi, long* count) {
   const std::string missing = take_value();
   if (!missing.empty()) return missing;
   if (parse_count(value_, lo, hi, count)) return "";
-  return name_ + " needs a whole number from " + std::to_string(lo) + " to " +
-         std::to_string(hi) + ", not '" + value_ + "'";
+  return name_ + " needs a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) +
+         ", not '" + value_ + "'";
 }
 
 std::string OptionReader::unmatched() const {
@@ -210,8 +210,10 @@ Alternation summarize(std::vector<double> bspg_seconds, std::vector<double> raw_
   Alternation result;
   result.bspg_us = median(bspg_seconds) * 1e6;
   result.raw_us = median(raw_seconds) * 1e6;
-  if (!bspg_seconds.empty()) result.bspg_min_us = *std::min_element(bspg_seconds.begin(), bspg_seconds.end()) * 1e6;
-  if (!raw_seconds.empty()) result.raw_min_us = *std::min_element(raw_seconds.begin(), raw_seconds.end()) * 1e6;
+  if (!bspg_seconds.empty())
+    result.bspg_min_us = *std::min_element(bspg_seconds.begin(), bspg_seconds.end()) * 1e6;
+  if (!raw_seconds.empty())
+    result.raw_min_us = *std::min_element(raw_seconds.begin(), raw_seconds.end()) * 1e6;
   return result;
 }
 

@@ -183,7 +183,8 @@ class Report {
 // Both variants alternately (see bench::time_alternating); the figures land in row on process 0.
 template <typename Bspg, typename Raw>
 void time_alternating(long reps, Bspg bspg_once, Raw raw_once, Row& row) {
-  const bench::Alternation t = bench::time_alternating(reps, kWarmupRepetitions, bspg_once, raw_once);
+  const bench::Alternation t =
+      bench::time_alternating(reps, kWarmupRepetitions, bspg_once, raw_once);
   row.bspg_us = t.bspg_us;
   row.raw_us = t.raw_us;
   row.bspg_min_us = t.bspg_min_us;

@@ -22,15 +22,18 @@ int usable_slots(const hosts::ProbeResult& p) {
 
 std::string memory_text(long long kb) {
   char buf[32];
-  if (kb >= 1024LL * 1024) std::snprintf(buf, sizeof buf, "%.1fG", kb / (1024.0 * 1024.0));
-  else std::snprintf(buf, sizeof buf, "%lldM", kb / 1024);
+  if (kb >= 1024LL * 1024)
+    std::snprintf(buf, sizeof buf, "%.1fG", kb / (1024.0 * 1024.0));
+  else
+    std::snprintf(buf, sizeof buf, "%lldM", kb / 1024);
   return buf;
 }
 
 std::string address_of(const hosts::HostSpec& h) { return h.address.empty() ? h.name : h.address; }
 
 // One row per candidate; `status` is the last column.
-std::string render_table(const std::vector<hosts::ProbeResult>& probes, const std::vector<std::string>& status) {
+std::string render_table(const std::vector<hosts::ProbeResult>& probes,
+                         const std::vector<std::string>& status) {
   size_t name_w = 4, addr_w = 7;
   for (const auto& p : probes) {
     name_w = std::max(name_w, p.host.name.size());
@@ -38,17 +41,18 @@ std::string render_table(const std::vector<hosts::ProbeResult>& probes, const st
   }
   std::ostringstream out;
   char buf[512];
-  std::snprintf(buf, sizeof buf, "%-*s  %-*s  %5s  %6s  %8s  %s\n", int(name_w), "HOST", int(addr_w), "ADDRESS",
-                "CORES", "LOAD", "FREE-MEM", "PROCESSES");
+  std::snprintf(buf, sizeof buf, "%-*s  %-*s  %5s  %6s  %8s  %s\n", int(name_w), "HOST",
+                int(addr_w), "ADDRESS", "CORES", "LOAD", "FREE-MEM", "PROCESSES");
   out << buf;
   for (size_t i = 0; i < probes.size(); ++i) {
     const auto& p = probes[i];
     if (p.ok) {
-      std::snprintf(buf, sizeof buf, "%-*s  %-*s  %5d  %6.2f  %8s  ", int(name_w), p.host.name.c_str(), int(addr_w),
-                    address_of(p.host).c_str(), p.cores, p.load1, memory_text(p.mem_available_kb).c_str());
+      std::snprintf(buf, sizeof buf, "%-*s  %-*s  %5d  %6.2f  %8s  ", int(name_w),
+                    p.host.name.c_str(), int(addr_w), address_of(p.host).c_str(), p.cores, p.load1,
+                    memory_text(p.mem_available_kb).c_str());
     } else {
-      std::snprintf(buf, sizeof buf, "%-*s  %-*s  %5s  %6s  %8s  ", int(name_w), p.host.name.c_str(), int(addr_w),
-                    address_of(p.host).c_str(), "-", "-", "-");
+      std::snprintf(buf, sizeof buf, "%-*s  %-*s  %5s  %6s  %8s  ", int(name_w),
+                    p.host.name.c_str(), int(addr_w), address_of(p.host).c_str(), "-", "-", "-");
     }
     out << buf << untrusted::printable(status[i]) << "\n";
   }
@@ -89,9 +93,11 @@ Allocation allocate(const std::vector<hosts::ProbeResult>& probes, int nprocs) {
       msg << "none of the " << probes.size() << " candidate hosts is reachable";
     } else {
       msg << "the " << order.size() << " reachable host" << (order.size() == 1 ? "" : "s") << " of "
-          << probes.size() << " have " << total_slots << " slot" << (total_slots == 1 ? "" : "s") << " (";
+          << probes.size() << " have " << total_slots << " slot" << (total_slots == 1 ? "" : "s")
+          << " (";
       for (size_t r = 0; r < order.size(); ++r)
-        msg << (r ? ", " : "") << a.candidates[order[r]].probe.host.name << ": " << a.candidates[order[r]].slots;
+        msg << (r ? ", " : "") << a.candidates[order[r]].probe.host.name << ": "
+            << a.candidates[order[r]].slots;
       msg << ")";
     }
     size_t unreachable = probes.size() - order.size();
@@ -105,7 +111,8 @@ Allocation allocate(const std::vector<hosts::ProbeResult>& probes, int nprocs) {
   using Entry = std::pair<double, int>;  // (capacity left, -rank): the largest is next
   std::priority_queue<Entry> next;
   for (size_t r = 0; r < order.size(); ++r)
-    if (a.candidates[order[r]].slots > 0) next.emplace(a.candidates[order[r]].free_capacity, -static_cast<int>(r));
+    if (a.candidates[order[r]].slots > 0)
+      next.emplace(a.candidates[order[r]].free_capacity, -static_cast<int>(r));
   for (int placed = 0; placed < nprocs; ++placed) {
     auto [left, neg_rank] = next.top();  // never empty: total slots >= nprocs
     next.pop();
@@ -142,7 +149,8 @@ int usable_slot_total(const std::vector<hosts::ProbeResult>& probes) {
 }
 
 std::vector<rsl::Subjob> subjobs_for(const Allocation& allocation, const std::string& executable,
-                                     const std::vector<std::string>& arguments, const std::string& directory) {
+                                     const std::vector<std::string>& arguments,
+                                     const std::string& directory) {
   std::vector<rsl::Subjob> subjobs;
   for (size_t k = 0; k < allocation.subjobs.size(); ++k) {
     const auto& planned = allocation.subjobs[k];
@@ -206,7 +214,8 @@ std::string format_probe_table(const Allocation& allocation) {
     } else if (c.count == 0) {
       status.push_back("0 (not needed: less free capacity than the hosts chosen)");
     } else {
-      std::string s = std::to_string(c.count) + " (subjob " + std::to_string(subjob_of[c.probe.host.name]);
+      std::string s =
+          std::to_string(c.count) + " (subjob " + std::to_string(subjob_of[c.probe.host.name]);
       if (!c.probe.host.site.empty()) s += ", site " + c.probe.host.site;
       status.push_back(s + ")");
     }

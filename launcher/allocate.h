@@ -29,10 +29,10 @@ namespace bspg::launcher {
 // One candidate host, as the table shows it.
 struct HostChoice {
   hosts::ProbeResult probe;
-  int slots = 0;              // usable slots (0 when unreachable)
-  double free_capacity = 0;   // cores - load1
-  int rank = -1;              // 0 = least loaded; -1 when unreachable
-  int count = 0;              // processes placed here
+  int slots = 0;             // usable slots (0 when unreachable)
+  double free_capacity = 0;  // cores - load1
+  int rank = -1;             // 0 = least loaded; -1 when unreachable
+  int count = 0;             // processes placed here
 };
 
 struct PlacedHost {
@@ -41,9 +41,9 @@ struct PlacedHost {
 };
 
 struct PlannedSubjob {
-  std::string site;                // empty: a single host outside any site
-  std::vector<PlacedHost> hosts;   // in rank order; never empty
-  int count = 0;                   // sum of hosts[i].count
+  std::string site;               // empty: a single host outside any site
+  std::vector<PlacedHost> hosts;  // in rank order; never empty
+  int count = 0;                  // sum of hosts[i].count
 };
 
 struct Allocation {
@@ -69,7 +69,8 @@ int usable_slot_total(const std::vector<hosts::ProbeResult>& probes);
 // The RSL subjobs for an allocation: contact = the host's name (for a site: the site's name,
 // with hosts=("h:n" ...)), label "subjob k", environment BSPG_SUBJOB=k. directory may be empty.
 std::vector<rsl::Subjob> subjobs_for(const Allocation& allocation, const std::string& executable,
-                                     const std::vector<std::string>& arguments, const std::string& directory);
+                                     const std::vector<std::string>& arguments,
+                                     const std::string& directory);
 
 // A chosen host where the probe found the program missing or unusable (ProbeOptions::program):
 // exit_status 127 (not found) or 126 (not a regular file, not executable) and one line naming

@@ -1,9 +1,9 @@
 // bsprun.cpp - the launcher's main: parse, then the local path or the grid path.
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
-
-#include <unistd.h>
 
 #include "checkpoints.h"
 #include "grid.h"
@@ -45,7 +45,8 @@ int run_local(const Options& opt, const MpiSettings& settings) {
     for (const auto& [key, value] : settings.mca)
       user_chose_tcp = user_chose_tcp || key == "btl_tcp_if_include" || key == "btl_tcp_if_exclude";
     if (!user_chose_tcp) master.mca.emplace_back("btl_tcp_if_include", "lo");
-    const auto argv = local_mpirun_argv(master, 1, available > local_core_count(), prog.path, opt.program_args);
+    const auto argv =
+        local_mpirun_argv(master, 1, available > local_core_count(), prog.path, opt.program_args);
     return exit_status_of(run_mpirun(argv, opt.verbose, opt.time_limit_s), opt.time_limit_s);
   }
   return run_local_restartable(opt, settings, prog.path);
@@ -73,7 +74,8 @@ int main(int argc, char** argv) {
   }
 
   // Master mode is what this run says it is, whatever a calling master process left behind.
-  for (const char* stale : {"BSPG_MASTER_PROCS", "BSPG_MASTER_SLOTS", "BSPG_MASTER_ENV", "BSPG_SPAWNED_BY_MASTER"})
+  for (const char* stale :
+       {"BSPG_MASTER_PROCS", "BSPG_MASTER_SLOTS", "BSPG_MASTER_ENV", "BSPG_SPAWNED_BY_MASTER"})
     unsetenv(stale);
 
   // Every job has an id and a checkpoint directory, which every process learns (checkpoints.h);
@@ -104,7 +106,8 @@ int launch(const Options& opt, const MpiSettings& settings) {
   const bool grid = !opt.hostfile.empty() || !opt.rsl_in.empty();
   // A dry run starts nothing, so it does not need mpirun.
   if (settings.mpirun.empty() && !opt.dry_run)
-    return fail(kExitLaunchFailed, "mpirun not found (install Open MPI, put mpirun on PATH, or set BSPG_MPIRUN)");
+    return fail(kExitLaunchFailed,
+                "mpirun not found (install Open MPI, put mpirun on PATH, or set BSPG_MPIRUN)");
   if (!grid) return run_local(opt, settings);
 
   return run_grid(opt, settings);

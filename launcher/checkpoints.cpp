@@ -23,11 +23,13 @@ constexpr std::size_t kMaxDirBytes = 1024;
 
 // sh: d = the directory, with a leading ~/ made $HOME/ (the host's own home).
 std::string set_directory(const std::string& dir) {
-  return "d=$(printf \"" + hosts::octal_escaped(dir) + "_\"); d=${d%_}; case $d in \"~/\"*) d=$HOME/${d#??};; esac; ";
+  return "d=$(printf \"" + hosts::octal_escaped(dir) +
+         "_\"); d=${d%_}; case $d in \"~/\"*) d=$HOME/${d#??};; esac; ";
 }
 
 bool all_digits(const std::string& text) {
-  return !text.empty() && text.size() <= 18 && text.find_first_not_of("0123456789") == std::string::npos;
+  return !text.empty() && text.size() <= 18 &&
+         text.find_first_not_of("0123456789") == std::string::npos;
 }
 
 }  // namespace
@@ -53,10 +55,13 @@ std::string job_id_problem(const std::string& id) {
   return "";
 }
 
-std::string default_checkpoint_dir(const std::string& job_id) { return "~/.cache/bspg/checkpoints/" + job_id; }
+std::string default_checkpoint_dir(const std::string& job_id) {
+  return "~/.cache/bspg/checkpoints/" + job_id;
+}
 
 std::string checkpoint_dir_problem(const std::string& dir) {
-  if (std::string problem = untrusted::control_character_problem(dir); !problem.empty()) return problem;
+  if (std::string problem = untrusted::control_character_problem(dir); !problem.empty())
+    return problem;
   if (dir.size() > kMaxDirBytes) return "it is longer than 1024 bytes";
   const bool home = dir.rfind("~/", 0) == 0;
   if (!home && (dir.empty() || dir[0] != '/')) return "it must be an absolute path";
@@ -71,7 +76,9 @@ std::string checkpoint_dir_problem(const std::string& dir) {
   return "";
 }
 
-std::string sftp_path(const std::string& dir) { return dir.rfind("~/", 0) == 0 ? dir.substr(2) : dir; }
+std::string sftp_path(const std::string& dir) {
+  return dir.rfind("~/", 0) == 0 ? dir.substr(2) : dir;
+}
 
 std::string local_path(const std::string& dir) {
   if (dir.rfind("~/", 0) != 0) return dir;
@@ -84,15 +91,20 @@ std::string survey_script(const std::string& dir, const std::string& hostinfo, b
   // the host cannot add lines; marker text is cut to its letters, digits and spaces.
   return set_directory(dir) + "h=$(printf \"" + hosts::octal_escaped(hostinfo) +
          "_\"); h=${h%_}; if [ ! -x \"$h\" ]; then h=$(command -v bspg-hostinfo 2>/dev/null); fi; "
-         "echo " + kSurveyBegin + "; " + (remove_stop ? "rm -f \"$d/stop\"; " : "") +
+         "echo " +
+         kSurveyBegin + "; " + (remove_stop ? "rm -f \"$d/stop\"; " : "") +
          "if cd \"$d\" 2>/dev/null; then for c in c[0-9]*; do n=${c#c}; "
          "case $n in *[!0-9]*) continue;; esac; [ -d \"$c\" ] || continue; "
-         "for f in \"$c\"/complete-*; do p=${f##*/complete-}; case $p in \"\"|*[!0-9]*) continue;; esac; "
-         "[ -f \"$f\" ] && echo \"complete $n $p $(head -c 100 \"$f\" | head -n 1 | tr -cd \"a-z0-9 \")\"; done; "
+         "for f in \"$c\"/complete-*; do p=${f##*/complete-}; case $p in \"\"|*[!0-9]*) continue;; "
+         "esac; "
+         "[ -f \"$f\" ] && echo \"complete $n $p $(head -c 100 \"$f\" | head -n 1 | tr -cd "
+         "\"a-z0-9 \")\"; done; "
          "for f in \"$c\"/shard-* \"$c\"/copy-*; do b=${f##*/}; k=${b%%-*}; p=${b#*-}; "
          "case $p in \"\"|*[!0-9]*) continue;; esac; [ -f \"$f\" ] || continue; "
-         "if [ -n \"$h\" ]; then v=$(\"$h\" --check-shard \"$f\" 2>/dev/null); s=$?; else v=; s=-; fi; "
-         "echo \"file $n $k $p $s $v\"; done; done; fi; echo " + kSurveyEnd;
+         "if [ -n \"$h\" ]; then v=$(\"$h\" --check-shard \"$f\" 2>/dev/null); s=$?; else v=; s=-; "
+         "fi; "
+         "echo \"file $n $k $p $s $v\"; done; done; fi; echo " +
+         kSurveyEnd;
 }
 
 std::string stop_file_script(const std::string& dir) {
@@ -100,7 +112,8 @@ std::string stop_file_script(const std::string& dir) {
 }
 
 std::string remove_script(const std::string& dir, bool whole_directory) {
-  return set_directory(dir) + (whole_directory ? "rm -rf \"$d\"" : "rm -f \"$d/stop\"") + "; echo removed";
+  return set_directory(dir) + (whole_directory ? "rm -rf \"$d\"" : "rm -f \"$d/stop\"") +
+         "; echo removed";
 }
 
 std::string HeldFile::name() const {
@@ -120,7 +133,10 @@ std::string read_survey(const std::string& output, Holdings& holdings) {
     std::istringstream words(line);
     std::string key, n, a;
     words >> key >> n >> a;
-    const auto bad = [&] { return "unexpected line '" + untrusted::excerpt(line) + "' in the checkpoint directory's listing"; };
+    const auto bad = [&] {
+      return "unexpected line '" + untrusted::excerpt(line) +
+             "' in the checkpoint directory's listing";
+    };
     if (!all_digits(n) || std::stoull(n) == 0) return bad();
     const std::uint64_t checkpoint = std::stoull(n);
     if (key == "complete") {
@@ -128,7 +144,8 @@ std::string read_survey(const std::string& output, Holdings& holdings) {
       std::string bspg, word, again, of, count, processes;
       words >> bspg >> word >> again >> of >> count >> processes;
       if (!all_digits(a) || bspg != "bspg" || word != "checkpoint" || again != n || of != "of" ||
-          !all_digits(count) || processes != "processes" || std::stoull(count) == 0 || std::stoull(count) > 1000000)
+          !all_digits(count) || processes != "processes" || std::stoull(count) == 0 ||
+          std::stoull(count) > 1000000)
         return bad();
       holdings.complete[checkpoint] = static_cast<int>(std::stoull(count));
     } else if (key == "file") {
@@ -137,7 +154,9 @@ std::string read_survey(const std::string& output, Holdings& holdings) {
       words >> b >> status;
       std::getline(words, verdict);
       verdict.erase(0, verdict.find_first_not_of(' '));
-      if ((a != "shard" && a != "copy") || !all_digits(b) || std::stoull(b) >= 1000000 || status.empty()) return bad();
+      if ((a != "shard" && a != "copy") || !all_digits(b) || std::stoull(b) >= 1000000 ||
+          status.empty())
+        return bad();
       HeldFile file;
       file.checkpoint = checkpoint;
       file.pid = static_cast<int>(std::stoull(b));
@@ -147,7 +166,9 @@ std::string read_survey(const std::string& output, Holdings& holdings) {
         file.whole = true;  // no bspg-hostinfo there: the library checks it when it reads it
       } else if (status == "0") {
         file.whole = verdict == "ok " + b + " " + n;
-        if (!file.whole) file.problem = "it holds another process's or checkpoint's shard (" + untrusted::excerpt(verdict) + ")";
+        if (!file.whole)
+          file.problem = "it holds another process's or checkpoint's shard (" +
+                         untrusted::excerpt(verdict) + ")";
       } else {
         file.problem = verdict.empty() ? "unusable" : untrusted::excerpt(verdict);
       }
@@ -156,7 +177,8 @@ std::string read_survey(const std::string& output, Holdings& holdings) {
       return bad();
     }
   }
-  return begun ? "the listing of the checkpoint directory was cut short" : "no listing of the checkpoint directory";
+  return begun ? "the listing of the checkpoint directory was cut short"
+               : "no listing of the checkpoint directory";
 }
 
 CheckpointChoice choose_checkpoint(const std::vector<Holdings>& hosts, int nprocs) {
@@ -171,19 +193,24 @@ CheckpointChoice choose_checkpoint(const std::vector<Holdings>& hosts, int nproc
     const auto [n, p] = *it;
     if (p != nprocs) {
       if (choice.other_nprocs.empty())
-        choice.other_nprocs = "checkpoint " + std::to_string(n) + " of " + std::to_string(p) + " processes";
+        choice.other_nprocs =
+            "checkpoint " + std::to_string(n) + " of " + std::to_string(p) + " processes";
       continue;
     }
     std::vector<std::vector<Source>> sources(static_cast<std::size_t>(nprocs));
     for (const Holdings& h : hosts)
       for (const HeldFile& f : h.files)
-        if (f.checkpoint == n && f.whole && f.pid < nprocs) sources[static_cast<std::size_t>(f.pid)].push_back({h.host, f});
+        if (f.checkpoint == n && f.whole && f.pid < nprocs)
+          sources[static_cast<std::size_t>(f.pid)].push_back({h.host, f});
     std::string missing;
     int lacking = 0;
     for (int pid = 0; pid < nprocs; ++pid) {
       auto& list = sources[static_cast<std::size_t>(pid)];
-      std::stable_sort(list.begin(), list.end(), [](const Source& x, const Source& y) { return x.file.checked > y.file.checked; });
-      if (list.empty() && lacking++ < 8) missing += (missing.empty() ? "" : ", ") + std::to_string(pid);
+      std::stable_sort(list.begin(), list.end(), [](const Source& x, const Source& y) {
+        return x.file.checked > y.file.checked;
+      });
+      if (list.empty() && lacking++ < 8)
+        missing += (missing.empty() ? "" : ", ") + std::to_string(pid);
     }
     if (lacking == 0) {
       choice.checkpoint = n;
@@ -206,16 +233,19 @@ CheckpointChoice choose_checkpoint(const std::vector<Holdings>& hosts, int nproc
   return choice;
 }
 
-std::vector<Transfer> plan_transfers(const CheckpointChoice& choice, const std::vector<std::string>& host_of_pid) {
+std::vector<Transfer> plan_transfers(const CheckpointChoice& choice,
+                                     const std::vector<std::string>& host_of_pid) {
   std::vector<Transfer> transfers;
   for (std::size_t pid = 0; pid < host_of_pid.size() && pid < choice.sources.size(); ++pid) {
     const auto& list = choice.sources[pid];
     const std::string& target = host_of_pid[pid];
-    const bool there = std::any_of(list.begin(), list.end(), [&](const Source& s) { return s.host == target; });
+    const bool there =
+        std::any_of(list.begin(), list.end(), [&](const Source& s) { return s.host == target; });
     if (there || list.empty()) continue;
     HeldFile as_shard = list.front().file;
     as_shard.copy = false;
-    transfers.push_back({static_cast<int>(pid), list.front().host, list.front().file.name(), target, as_shard.name()});
+    transfers.push_back({static_cast<int>(pid), list.front().host, list.front().file.name(), target,
+                         as_shard.name()});
   }
   return transfers;
 }

@@ -52,10 +52,10 @@ std::string remove_script(const std::string& dir, bool whole_directory);
 struct HeldFile {
   std::uint64_t checkpoint = 0;
   int pid = 0;
-  bool copy = false;     // c<N>/copy-<pid>, else c<N>/shard-<pid>
-  bool checked = false;  // bspg-hostinfo --check-shard ran
-  bool whole = false;    // it said "ok <pid> <N>" (or it could not run: then assumed whole)
-  std::string problem;   // when checked and not whole: its verdict (untrusted text)
+  bool copy = false;         // c<N>/copy-<pid>, else c<N>/shard-<pid>
+  bool checked = false;      // bspg-hostinfo --check-shard ran
+  bool whole = false;        // it said "ok <pid> <N>" (or it could not run: then assumed whole)
+  std::string problem;       // when checked and not whole: its verdict (untrusted text)
   std::string name() const;  // "c<N>/shard-<pid>" or "c<N>/copy-<pid>"
 };
 
@@ -77,13 +77,13 @@ struct Source {
 };
 
 struct CheckpointChoice {
-  std::uint64_t checkpoint = 0;  // the newest whole one; 0 when there is none
-  int nprocs = 0;                // the processes its markers name
+  std::uint64_t checkpoint = 0;              // the newest whole one; 0 when there is none
+  int nprocs = 0;                            // the processes its markers name
   std::vector<std::vector<Source>> sources;  // per pid: usable files, checked ones first
-  bool any_marked = false;       // some host holds a complete marker of a checkpoint of nprocs
-  std::string why_none;          // when checkpoint == 0 and any_marked: why none is whole
-  std::string other_nprocs;      // the newest marked checkpoint of another process count,
-                                 // e.g. "checkpoint 4 of 3 processes"
+  bool any_marked = false;   // some host holds a complete marker of a checkpoint of nprocs
+  std::string why_none;      // when checkpoint == 0 and any_marked: why none is whole
+  std::string other_nprocs;  // the newest marked checkpoint of another process count,
+                             // e.g. "checkpoint 4 of 3 processes"
 };
 
 // The newest checkpoint of `nprocs` processes that the hosts hold whole.
@@ -97,7 +97,8 @@ struct Transfer {
 
 // For each process whose new host (host_of_pid[pid]) holds no usable file of the checkpoint: one
 // copy from a host that does, written there as its shard.
-std::vector<Transfer> plan_transfers(const CheckpointChoice& choice, const std::vector<std::string>& host_of_pid);
+std::vector<Transfer> plan_transfers(const CheckpointChoice& choice,
+                                     const std::vector<std::string>& host_of_pid);
 
 }  // namespace bspg::launcher
 

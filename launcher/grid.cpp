@@ -51,7 +51,9 @@ class TempFile {
     std::vector<char> buf(pattern.begin(), pattern.end());
     buf.push_back('\0');
     int fd = mkstemp(buf.data());
-    if (fd < 0) throw std::runtime_error("cannot create a file in " + temp_dir() + ": " + std::strerror(errno));
+    if (fd < 0)
+      throw std::runtime_error("cannot create a file in " + temp_dir() + ": " +
+                               std::strerror(errno));
     path_ = buf.data();
     size_t done = 0;
     while (done < text.size()) {
@@ -78,10 +80,13 @@ void write_file(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::trunc);
   out << text;
   out.close();
-  if (!out) throw std::runtime_error("cannot write the allocation to " + path + ": " + std::strerror(errno));
+  if (!out)
+    throw std::runtime_error("cannot write the allocation to " + path + ": " +
+                             std::strerror(errno));
 }
 
-std::unique_ptr<TempFile> write_ssh_config(const std::vector<hosts::HostSpec>& hosts, bool verbose) {
+std::unique_ptr<TempFile> write_ssh_config(const std::vector<hosts::HostSpec>& hosts,
+                                           bool verbose) {
   const std::string text = hosts::ssh_config_for(hosts);
   auto file = std::make_unique<TempFile>("bspg-ssh-config-", text);
   if (verbose) std::cerr << "bsprun: ssh configuration " << file->path() << ":\n" << text;
@@ -118,15 +123,16 @@ std::vector<std::string> placed_hosts(const std::vector<rsl::Subjob>& subjobs) {
 
 }  // namespace
 
-RemoteJob remote_job(const std::vector<rsl::Subjob>& subjobs, const std::vector<hosts::HostSpec>& hosts,
-                     const std::string& ssh_config) {
+RemoteJob remote_job(const std::vector<rsl::Subjob>& subjobs,
+                     const std::vector<hosts::HostSpec>& hosts, const std::string& ssh_config) {
   RemoteJob remote{placed_hosts(subjobs), ssh_config, new_job_marker(), {}};
   for (const auto& name : remote.hosts) remote.address_names[name] = name;
   for (const auto& h : hosts) remote.address_names[h.address] = h.name;
   return remote;
 }
 
-std::vector<WatchedHost> watched_hosts(const std::vector<rsl::Subjob>& subjobs, const std::vector<hosts::HostSpec>& hosts) {
+std::vector<WatchedHost> watched_hosts(const std::vector<rsl::Subjob>& subjobs,
+                                       const std::vector<hosts::HostSpec>& hosts) {
   std::map<std::string, int> processes;
   for (const auto& sj : subjobs) {
     if (sj.hosts.empty()) processes[sj.contact] += sj.count;
@@ -144,8 +150,8 @@ std::vector<WatchedHost> watched_hosts(const std::vector<rsl::Subjob>& subjobs, 
   return watched;
 }
 
-RunResult run_subjobs(const std::vector<rsl::Subjob>& subjobs, const MpiSettings& settings, const RemoteJob& remote,
-                      const JobWatch& watch, double time_limit_s) {
+RunResult run_subjobs(const std::vector<rsl::Subjob>& subjobs, const MpiSettings& settings,
+                      const RemoteJob& remote, const JobWatch& watch, double time_limit_s) {
   MpiSettings job = settings;
   job.job_marker = remote.marker;
   std::vector<std::string> argv;
@@ -165,8 +171,8 @@ namespace {
 
 // Writes an ssh configuration for `hosts` (kept while the object lives) and runs the subjobs as
 // one mpirun, once, watching their hosts; bsprun's exit status.
-int start_job(const Options& opt, const std::vector<rsl::Subjob>& subjobs, const std::vector<hosts::HostSpec>& hosts,
-              const MpiSettings& settings) {
+int start_job(const Options& opt, const std::vector<rsl::Subjob>& subjobs,
+              const std::vector<hosts::HostSpec>& hosts, const MpiSettings& settings) {
   std::unique_ptr<TempFile> ssh_config;
   if (!hosts.empty()) ssh_config = write_ssh_config(hosts, settings.verbose);
   const RemoteJob remote = remote_job(subjobs, hosts, ssh_config ? ssh_config->path() : "");
@@ -178,7 +184,8 @@ int start_job(const Options& opt, const std::vector<rsl::Subjob>& subjobs, const
   JobWatch watch;
   watch.lost = [&monitor] { return monitor.lost(); };
   watch.lost_host = [&monitor] { return monitor.lost_host(); };
-  return exit_status_of(run_subjobs(subjobs, settings, remote, watch, opt.time_limit_s), opt.time_limit_s);
+  return exit_status_of(run_subjobs(subjobs, settings, remote, watch, opt.time_limit_s),
+                        opt.time_limit_s);
 }
 
 // --rsl FILE: run the allocation as written, once it passed check_subjobs.
@@ -204,10 +211,12 @@ int replay(const Options& opt, const MpiSettings& settings) {
   long long total = 0;
   for (const auto& sj : subjobs) total += sj.count;
   if (is_master(subjobs))
-    std::cerr << "bsprun: running " << untrusted::printable(opt.rsl_in) << ": the master, in master mode\n";
+    std::cerr << "bsprun: running " << untrusted::printable(opt.rsl_in)
+              << ": the master, in master mode\n";
   else
-    std::cerr << "bsprun: running " << untrusted::printable(opt.rsl_in) << ": " << total << " processes in "
-              << subjobs.size() << " subjob" << (subjobs.size() == 1 ? "" : "s") << "\n";
+    std::cerr << "bsprun: running " << untrusted::printable(opt.rsl_in) << ": " << total
+              << " processes in " << subjobs.size() << " subjob" << (subjobs.size() == 1 ? "" : "s")
+              << "\n";
   try {
     return start_job(opt, subjobs, used, settings);
   } catch (const std::exception& e) {
@@ -216,7 +225,8 @@ int replay(const Options& opt, const MpiSettings& settings) {
 }
 
 // --stage: copies the program to every chosen host at once; fills staged_path per host name.
-bool stage_everywhere(const Allocation& allocation, const std::string& program, const hosts::ProbeOptions& probe_opt,
+bool stage_everywhere(const Allocation& allocation, const std::string& program,
+                      const hosts::ProbeOptions& probe_opt,
                       std::map<std::string, std::string>& staged_path) {
   std::vector<std::pair<std::string, std::future<hosts::StageResult>>> jobs;
   for (const auto& c : allocation.candidates) {
@@ -257,30 +267,35 @@ rsl::Subjob master_subjob(const Allocation& allocation, const std::vector<rsl::S
   }
   std::string order;
   for (const auto& slot : slots) order += " " + slot.host;
-  std::cerr << "bsprun: master mode: the master starts on " << slots.front().host << "; bsp_begin(P) places the "
+  std::cerr << "bsprun: master mode: the master starts on " << slots.front().host
+            << "; bsp_begin(P) places the "
             << "processes on the first P of these " << slots.size() << " slots:" << order << "\n";
   rsl::Subjob master = subjobs.front();
   master.contact = slots.front().host;
   master.count = 1;
   master.hosts.clear();
   master.label = "master";
-  for (auto& variable : master_environment(settings, allocation.nprocs, slots)) master.environment.push_back(variable);
+  for (auto& variable : master_environment(settings, allocation.nprocs, slots))
+    master.environment.push_back(variable);
   return master;
 }
 
 }  // namespace
 
-int plan_grid(const GridJob& job, const std::map<std::string, std::string>& left_out, bool show_table, GridPlan& plan) {
+int plan_grid(const GridJob& job, const std::map<std::string, std::string>& left_out,
+              bool show_table, GridPlan& plan) {
   const Options& opt = job.opt;
   std::vector<hosts::HostSpec> asked;
   for (const auto& h : job.candidates)
     if (!left_out.count(h.name)) asked.push_back(h);
   if (show_table)
-    std::cerr << "bsprun: probing " << asked.size() << " candidate host" << (asked.size() == 1 ? "" : "s") << " from "
-              << opt.hostfile << " (timeout " << opt.probe_timeout_s << " s)\n";
+    std::cerr << "bsprun: probing " << asked.size() << " candidate host"
+              << (asked.size() == 1 ? "" : "s") << " from " << opt.hostfile << " (timeout "
+              << opt.probe_timeout_s << " s)\n";
   auto probe_start = std::chrono::steady_clock::now();
   std::vector<hosts::ProbeResult> asked_probes = hosts::probe_hosts(asked, job.probe);
-  double probe_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - probe_start).count();
+  double probe_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - probe_start).count();
   // In host file order, those left out with their reason.
   std::vector<hosts::ProbeResult> probes;
   for (std::size_t i = 0, next = 0; i < job.candidates.size(); ++i) {
@@ -296,7 +311,8 @@ int plan_grid(const GridJob& job, const std::map<std::string, std::string>& left
 
   // Master mode: every slot (or --max-procs of them) is available to the master's bsp_begin.
   int wanted = opt.nprocs;
-  if (wanted == 0) wanted = opt.max_procs > 0 ? opt.max_procs : std::max(1, usable_slot_total(probes));
+  if (wanted == 0)
+    wanted = opt.max_procs > 0 ? opt.max_procs : std::max(1, usable_slot_total(probes));
   Allocation& allocation = plan.allocation;
   try {
     allocation = allocate(probes, wanted);
@@ -312,7 +328,8 @@ int plan_grid(const GridJob& job, const std::map<std::string, std::string>& left
       sum += p.elapsed_s;
     }
     char buf[160];
-    std::snprintf(buf, sizeof buf, "probing took %.2f s (slowest host %.2f s, all probes together %.2f s)", probe_s,
+    std::snprintf(buf, sizeof buf,
+                  "probing took %.2f s (slowest host %.2f s, all probes together %.2f s)", probe_s,
                   slowest, sum);
     std::cerr << "bsprun: " << buf << "\n";
   }
@@ -338,8 +355,9 @@ int plan_grid(const GridJob& job, const std::map<std::string, std::string>& left
       std::set<std::string> paths;
       for (const auto& h : allocation.subjobs[k].hosts) paths.insert(staged_path[h.name]);
       if (paths.size() != 1)
-        return fail(kExitLaunchFailed, "the hosts of site " + allocation.subjobs[k].site +
-                                           " staged the program at different paths; run without --stage");
+        return fail(kExitLaunchFailed,
+                    "the hosts of site " + allocation.subjobs[k].site +
+                        " staged the program at different paths; run without --stage");
       subjobs[k].executable = *paths.begin();
     }
   }
@@ -347,8 +365,9 @@ int plan_grid(const GridJob& job, const std::map<std::string, std::string>& left
     // Spawned processes run the master's executable path, wherever they are.
     for (const auto& sj : subjobs)
       if (sj.executable != subjobs.front().executable)
-        return fail(kExitLaunchFailed, "the chosen hosts staged the program at different paths, but in master mode "
-                                       "every process runs the master's; run without --stage");
+        return fail(kExitLaunchFailed,
+                    "the chosen hosts staged the program at different paths, but in master mode "
+                    "every process runs the master's; run without --stage");
     subjobs = {master_subjob(allocation, subjobs, job.settings)};
   }
   plan.chosen.clear();
@@ -375,11 +394,13 @@ int write_allocation(const Options& opt, const std::vector<rsl::Subjob>& subjobs
       std::cout << rsl_text;
       return 0;
     }
-    std::string rsl_path = opt.rsl_out.empty() ? temp_dir() + "/bspg-" + std::to_string(getpid()) + ".rsl" : opt.rsl_out;
+    std::string rsl_path = opt.rsl_out.empty()
+                               ? temp_dir() + "/bspg-" + std::to_string(getpid()) + ".rsl"
+                               : opt.rsl_out;
     write_file(rsl_path, rsl_text);
     if (say)
-      std::cerr << "bsprun: allocation written to " << rsl_path << " (run it again: bsprun --rsl " << rsl_path
-                << " --hostfile " << opt.hostfile << ")\n";
+      std::cerr << "bsprun: allocation written to " << rsl_path << " (run it again: bsprun --rsl "
+                << rsl_path << " --hostfile " << opt.hostfile << ")\n";
   } catch (const std::exception& e) {
     return fail(kExitLaunchFailed, e.what());
   }
@@ -413,7 +434,8 @@ int run_grid(const Options& opt, const MpiSettings& settings) {
   }
   GridPlan plan;
   if (int status = plan_grid(job, {}, true, plan); status != 0) return status;
-  if (int status = write_allocation(opt, plan.subjobs, true); status != 0 || opt.dry_run) return status;
+  if (int status = write_allocation(opt, plan.subjobs, true); status != 0 || opt.dry_run)
+    return status;
   try {
     return start_job(opt, plan.subjobs, plan.chosen, settings);
   } catch (const std::exception& e) {

@@ -25,40 +25,42 @@ int run_grid(const Options& opt, const MpiSettings& settings);
 struct GridJob {
   const Options& opt;
   const MpiSettings& settings;
-  std::string program;                     // absolute path here
+  std::string program;  // absolute path here
   std::vector<hosts::HostSpec> candidates;
   hosts::ProbeOptions probe;
-  std::string ssh_config;                  // an ssh configuration for every candidate
+  std::string ssh_config;  // an ssh configuration for every candidate
 };
 
 struct GridPlan {
   Allocation allocation;
   std::vector<rsl::Subjob> subjobs;
-  std::vector<hosts::HostSpec> chosen;     // hosts with processes
+  std::vector<hosts::HostSpec> chosen;  // hosts with processes
 };
 
 // Probes the candidates but those in left_out (shown as not used, with the reason given), places
 // opt.nprocs processes (master mode: every slot), checks the program on the chosen hosts (or
 // stages it) and makes the RSL subjobs. Prints the probe table when show_table. Returns 0, or
 // bsprun's exit status once it said why not.
-int plan_grid(const GridJob& job, const std::map<std::string, std::string>& left_out, bool show_table, GridPlan& plan);
+int plan_grid(const GridJob& job, const std::map<std::string, std::string>& left_out,
+              bool show_table, GridPlan& plan);
 
 // Checks the subjobs as an RSL file would be checked and writes them to opt.rsl_out (default
 // bspg-PID.rsl in TMPDIR), saying so when `say`. 0 or bsprun's exit status.
 int write_allocation(const Options& opt, const std::vector<rsl::Subjob>& subjobs, bool say);
 
 // How to reach the processes of a job started with these subjobs (a new marker for them).
-RemoteJob remote_job(const std::vector<rsl::Subjob>& subjobs, const std::vector<hosts::HostSpec>& hosts,
-                     const std::string& ssh_config);
+RemoteJob remote_job(const std::vector<rsl::Subjob>& subjobs,
+                     const std::vector<hosts::HostSpec>& hosts, const std::string& ssh_config);
 
 // The hosts of the subjobs for the monitor, with the job's processes on each; a host missing
 // from `hosts` is reached as the user's ssh configuration says.
-std::vector<WatchedHost> watched_hosts(const std::vector<rsl::Subjob>& subjobs, const std::vector<hosts::HostSpec>& hosts);
+std::vector<WatchedHost> watched_hosts(const std::vector<rsl::Subjob>& subjobs,
+                                       const std::vector<hosts::HostSpec>& hosts);
 
 // Runs the subjobs as one mpirun, with the monitor's watch. The result's start_failure says why
 // when no mpirun command line could be made (exit_status 125).
-RunResult run_subjobs(const std::vector<rsl::Subjob>& subjobs, const MpiSettings& settings, const RemoteJob& remote,
-                      const JobWatch& watch, double time_limit_s);
+RunResult run_subjobs(const std::vector<rsl::Subjob>& subjobs, const MpiSettings& settings,
+                      const RemoteJob& remote, const JobWatch& watch, double time_limit_s);
 
 }  // namespace bspg::launcher
 

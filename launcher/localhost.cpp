@@ -1,15 +1,15 @@
 // localhost.cpp - core count, PATH lookups.
 #include "localhost.h"
 
-#include "cores.h"
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
 
-#include <sys/stat.h>
-#include <unistd.h>
+#include "cores.h"
 
 #ifndef BSPG_MPIEXEC_FALLBACK
 #define BSPG_MPIEXEC_FALLBACK ""

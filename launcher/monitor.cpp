@@ -50,7 +50,9 @@ HostMonitor::~HostMonitor() {
   if (thread_.joinable()) thread_.join();
 }
 
-double HostMonitor::interval_s(double host_timeout_s) { return std::clamp(host_timeout_s / 3, 0.5, 10.0); }
+double HostMonitor::interval_s(double host_timeout_s) {
+  return std::clamp(host_timeout_s / 3, 0.5, 10.0);
+}
 
 double HostMonitor::probe_timeout_s(double host_timeout_s, double probe_timeout_s) {
   return std::clamp(std::min(probe_timeout_s, host_timeout_s / 2), 0.5, 600.0);
@@ -85,7 +87,8 @@ std::string HostMonitor::moving_off() const {
 void HostMonitor::run() {
   using Seconds = std::chrono::duration<double>;
   const Seconds interval(interval_s(options_.host_timeout_s));
-  const auto host_timeout = std::chrono::duration_cast<Clock::duration>(Seconds(options_.host_timeout_s));
+  const auto host_timeout =
+      std::chrono::duration_cast<Clock::duration>(Seconds(options_.host_timeout_s));
   hosts::ProbeOptions probe = options_.probe;
   const double probe_timeout = probe_timeout_s(options_.host_timeout_s, probe.timeout_ms / 1000.0);
   probe.program.clear();
@@ -98,7 +101,8 @@ void HostMonitor::run() {
     // that a silent host is declared lost at its timeout rather than up to a probe later.
     const auto deadline = *std::min_element(answered.begin(), answered.end()) + host_timeout;
     const double until_deadline = Seconds(deadline - round).count();
-    probe.timeout_ms = static_cast<int>(std::clamp(until_deadline, kShortestProbe, probe_timeout) * 1000);
+    probe.timeout_ms =
+        static_cast<int>(std::clamp(until_deadline, kShortestProbe, probe_timeout) * 1000);
     const std::vector<hosts::ProbeResult> results = hosts::probe_hosts(specs, probe);
     const auto now = Clock::now();
     for (std::size_t i = 0; i < hosts_.size(); ++i) {
@@ -111,14 +115,16 @@ void HostMonitor::run() {
       if (silent < options_.host_timeout_s - kDeadlineSlack) continue;
       std::lock_guard<std::mutex> lock(mutex_);
       lost_host_ = hosts_[i].host.name;
-      lost_ = lost_host_ + ": no answer for " + seconds_text(silent) + " s (" + untrusted::printable(results[i].error) +
-              "), noticed by bsprun's probes";
+      lost_ = lost_host_ + ": no answer for " + seconds_text(silent) + " s (" +
+              untrusted::printable(results[i].error) + "), noticed by bsprun's probes";
       return;
     }
     // The next round: after the interval, or earlier when a deadline needs a probe before it.
     const auto next_deadline = *std::min_element(answered.begin(), answered.end()) + host_timeout;
-    const auto last_chance = next_deadline - std::chrono::duration_cast<Clock::duration>(Seconds(kShortestProbe));
-    const auto next = std::min(round + std::chrono::duration_cast<Clock::duration>(interval), last_chance);
+    const auto last_chance =
+        next_deadline - std::chrono::duration_cast<Clock::duration>(Seconds(kShortestProbe));
+    const auto next =
+        std::min(round + std::chrono::duration_cast<Clock::duration>(interval), last_chance);
     std::unique_lock<std::mutex> lock(mutex_);
     if (wake_.wait_until(lock, next, [&] { return stopping_; })) return;
   }
@@ -133,8 +139,9 @@ void HostMonitor::busy(const WatchedHost& watched, double other_load) {
   char load[64];
   std::snprintf(load, sizeof load, "%.2f", std::max(0.0, other_load));
   const std::string what = watched.host.name + " is busy (load " + load + " besides the job's " +
-                           std::to_string(watched.job_processes) + " process" + (watched.job_processes == 1 ? "" : "es") +
-                           ", above --migrate-load " + seconds_text(options_.migrate_load) + " in " +
+                           std::to_string(watched.job_processes) + " process" +
+                           (watched.job_processes == 1 ? "" : "es") + ", above --migrate-load " +
+                           seconds_text(options_.migrate_load) + " in " +
                            std::to_string(kBusyRounds) + " probes in a row)";
   if (options_.room_elsewhere && !options_.room_elsewhere(watched.host.name)) {
     if (!said_no_room_) say(what + ", but the other hosts have no room for the job; it stays");
@@ -142,10 +149,13 @@ void HostMonitor::busy(const WatchedHost& watched, double other_load) {
     return;
   }
   hosts::ProbeOptions opt = options_.probe;
-  const auto run = hosts::run_on_hosts({watched.host}, hosts::guarded_command(stop_file_script(options_.checkpoint_dir), opt.timeout_ms), opt);
+  const auto run = hosts::run_on_hosts(
+      {watched.host},
+      hosts::guarded_command(stop_file_script(options_.checkpoint_dir), opt.timeout_ms), opt);
   if (!run.front().ok || run.front().exit_status != 0) {
     say(what + ", but its stop file could not be written (" +
-        untrusted::printable(run.front().ok ? run.front().err : run.front().error) + "); the job stays");
+        untrusted::printable(run.front().ok ? run.front().err : run.front().error) +
+        "); the job stays");
     busy_rounds_[i] = 0;
     return;
   }

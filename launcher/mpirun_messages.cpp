@@ -74,7 +74,8 @@ bool read_death(const std::string& text, ProcessDeath& death) {
   std::istringstream words(text.substr(at + 33));
   std::string with, pid_word, pid, on, node, host, exited, on2, signal_word;
   int rank = -1, signal = 0;
-  if (!(words >> rank >> with >> pid_word >> pid >> on >> node >> host >> exited >> on2 >> signal_word >> signal) ||
+  if (!(words >> rank >> with >> pid_word >> pid >> on >> node >> host >> exited >> on2 >>
+        signal_word >> signal) ||
       with != "with" || node != "node" || exited != "exited" || signal_word != "signal")
     return false;
   std::string name;
@@ -181,8 +182,9 @@ std::string MpirunStderr::end_block() {
   const std::string text = joined(lines);
   // What the other processes say when a lost one hangs up on them: held until it is known
   // whether a loss explains it.
-  if (quiet_losses_ && (contains(text, "communication peer process has unexpectedly disconnected") ||
-                        contains(text, "failed to TCP connect to a peer MPI process"))) {
+  if (quiet_losses_ &&
+      (contains(text, "communication peer process has unexpectedly disconnected") ||
+       contains(text, "failed to TCP connect to a peer MPI process"))) {
     for (const auto& line : lines) consequences_ += line + "\n";
     return "";
   }
@@ -244,7 +246,8 @@ bool MpirunStderr::recognise(const std::string& text, const std::vector<std::str
     ssh_lines_.clear();
     if (reason.empty()) reason = "Open MPI's daemon did not start (mpirun gives no reason)";
     set(125, host,
-        (host.empty() ? "could not start the job on every host: " : host + ": could not start the job there: ") +
+        (host.empty() ? "could not start the job on every host: "
+                      : host + ": could not start the job there: ") +
             reason);
     // A daemon that did not start is a host's failure (unreachable, or cut off as it started),
     // whether or not ssh said which.

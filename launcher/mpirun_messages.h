@@ -75,7 +75,7 @@ class MpirunStderr {
   bool stopping_ = false;
   bool quiet_losses_ = false;
   std::string consequences_;  // held with quiet_losses until finish()
-  bool reported_ = false;  // the failure's line was written
+  bool reported_ = false;     // the failure's line was written
   StartFailure failure_;
   ProcessDeath death_;
   unsigned long long stopped_after_checkpoint_ = 0;

@@ -32,15 +32,16 @@ void add_common_options(std::vector<std::string>& argv, const MpiSettings& s) {
 
 }  // namespace
 
-std::vector<std::string> local_mpirun_argv(const MpiSettings& settings, int nprocs, bool oversubscribe,
-                                           const std::string& executable, const std::vector<std::string>& args) {
+std::vector<std::string> local_mpirun_argv(const MpiSettings& settings, int nprocs,
+                                           bool oversubscribe, const std::string& executable,
+                                           const std::vector<std::string>& args) {
   std::vector<std::string> argv;
   add_common_options(argv, settings);
   if (oversubscribe) argv.push_back("--oversubscribe");
   // One subjob holding everything: set explicitly so a stale value in the caller's
   // environment cannot mislead the library.
-  argv.insert(argv.end(), {"-x", "BSPG_SUBJOB=0", "-x", "BSPG_NSUBJOBS=1",
-                           "-x", "BSPG_SUBJOB_SIZES=" + std::to_string(nprocs)});
+  argv.insert(argv.end(), {"-x", "BSPG_SUBJOB=0", "-x", "BSPG_NSUBJOBS=1", "-x",
+                           "BSPG_SUBJOB_SIZES=" + std::to_string(nprocs)});
   for (const auto& e : settings.exports) argv.insert(argv.end(), {"-x", e});
   argv.insert(argv.end(), {"-np", std::to_string(nprocs), executable});
   argv.insert(argv.end(), args.begin(), args.end());
@@ -66,7 +67,8 @@ std::vector<std::string> host_lists(const std::vector<rsl::Subjob>& subjobs) {
   std::vector<std::vector<rsl::HostSlots>> placed;
   std::map<std::string, int> total, mentions;
   for (const auto& sj : subjobs) {
-    placed.push_back(sj.hosts.empty() ? std::vector<rsl::HostSlots>{{sj.contact, sj.count}} : rsl::host_slots(sj));
+    placed.push_back(sj.hosts.empty() ? std::vector<rsl::HostSlots>{{sj.contact, sj.count}}
+                                      : rsl::host_slots(sj));
     for (const auto& h : placed.back()) {
       total[h.host] += h.count;
       ++mentions[h.host];
@@ -78,9 +80,11 @@ std::vector<std::string> host_lists(const std::vector<rsl::Subjob>& subjobs) {
     for (const auto& h : hosts) {
       bool shared = mentions[h.host] > 1;
       if (shared && hosts.size() > 1)
-        throw std::invalid_argument("host " + h.host + " is in several subjobs and one of them spans several " +
-                                    "hosts; Open MPI cannot place that exactly (give each host one subjob)");
-      list += (list.empty() ? "" : ",") + h.host + ":" + std::to_string(shared ? total[h.host] : h.count);
+        throw std::invalid_argument(
+            "host " + h.host + " is in several subjobs and one of them spans several " +
+            "hosts; Open MPI cannot place that exactly (give each host one subjob)");
+      list += (list.empty() ? "" : ",") + h.host + ":" +
+              std::to_string(shared ? total[h.host] : h.count);
     }
     lists.push_back(list);
   }
@@ -89,11 +93,13 @@ std::vector<std::string> host_lists(const std::vector<rsl::Subjob>& subjobs) {
 
 }  // namespace
 
-std::vector<std::string> grid_mpirun_argv(const MpiSettings& settings, const std::vector<rsl::Subjob>& subjobs,
+std::vector<std::string> grid_mpirun_argv(const MpiSettings& settings,
+                                          const std::vector<rsl::Subjob>& subjobs,
                                           const std::string& ssh_config) {
   std::vector<std::string> argv;
   add_common_options(argv, settings);
-  if (!ssh_config.empty()) argv.insert(argv.end(), {"--mca", "plm_rsh_agent", "ssh -F " + ssh_config});
+  if (!ssh_config.empty())
+    argv.insert(argv.end(), {"--mca", "plm_rsh_agent", "ssh -F " + ssh_config});
   // Every ssh starts here: the generated ssh configuration exists only on this machine.
   argv.insert(argv.end(), {"--mca", "plm_rsh_no_tree_spawn", "1"});
   // Host names are the host file's, used as given (no domain stripping).
@@ -113,7 +119,8 @@ std::vector<std::string> grid_mpirun_argv(const MpiSettings& settings, const std
     argv.insert(argv.end(), {"-np", std::to_string(sj.count), "-host", lists[k]});
     if (!sj.directory.empty()) argv.insert(argv.end(), {"-wdir", sj.directory});
     argv.insert(argv.end(), {"-x", "BSPG_SUBJOB=" + std::to_string(k), "-x",
-                             "BSPG_NSUBJOBS=" + std::to_string(subjobs.size()), "-x", "BSPG_SUBJOB_SIZES=" + sizes});
+                             "BSPG_NSUBJOBS=" + std::to_string(subjobs.size()), "-x",
+                             "BSPG_SUBJOB_SIZES=" + sizes});
     if (!settings.job_marker.empty())
       argv.insert(argv.end(), {"-x", std::string(kJobMarkerVariable) + "=" + settings.job_marker});
     for (const auto& name : mca_env) argv.insert(argv.end(), {"-x", name});
@@ -130,14 +137,17 @@ std::vector<std::string> grid_mpirun_argv(const MpiSettings& settings, const std
   return argv;
 }
 
-std::vector<std::pair<std::string, std::string>> master_environment(const MpiSettings& settings, int available,
-                                                                    const std::vector<MasterSlot>& slots) {
-  std::vector<std::pair<std::string, std::string>> env = {{"BSPG_MASTER_PROCS", std::to_string(available)}};
+std::vector<std::pair<std::string, std::string>> master_environment(
+    const MpiSettings& settings, int available, const std::vector<MasterSlot>& slots) {
+  std::vector<std::pair<std::string, std::string>> env = {
+      {"BSPG_MASTER_PROCS", std::to_string(available)}};
   std::string list;
-  for (const auto& slot : slots) list += (list.empty() ? "" : ",") + slot.host + "/" + std::to_string(slot.subjob);
+  for (const auto& slot : slots)
+    list += (list.empty() ? "" : ",") + slot.host + "/" + std::to_string(slot.subjob);
   if (!list.empty()) env.emplace_back("BSPG_MASTER_SLOTS", list);
   std::string names;
-  for (const auto& e : settings.exports) names += (names.empty() ? "" : ",") + e.substr(0, e.find('='));
+  for (const auto& e : settings.exports)
+    names += (names.empty() ? "" : ",") + e.substr(0, e.find('='));
   for (const auto& kv : settings.environment)
     if (kv.first.rfind("OMPI_MCA_", 0) == 0) names += (names.empty() ? "" : ",") + kv.first;
   if (!names.empty()) env.emplace_back("BSPG_MASTER_ENV", names);
@@ -155,7 +165,8 @@ const std::string* environment_value(const rsl::Subjob& subjob, const std::strin
 bool plain_host_name(const std::string& name) {
   if (name.empty() || name[0] == '-') return false;
   for (char c : name)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_')) return false;
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_'))
+      return false;
   return true;
 }
 
@@ -165,7 +176,8 @@ std::vector<rsl::HostSlots> master_slot_hosts(const rsl::Subjob& subjob) {
   const std::string* list = environment_value(subjob, "BSPG_MASTER_SLOTS");
   if (!list) return {};
   const std::string* procs = environment_value(subjob, "BSPG_MASTER_PROCS");
-  if (subjob.count != 1) throw std::invalid_argument("a master subjob (with BSPG_MASTER_SLOTS) has count 1");
+  if (subjob.count != 1)
+    throw std::invalid_argument("a master subjob (with BSPG_MASTER_SLOTS) has count 1");
   std::vector<rsl::HostSlots> hosts;
   std::map<std::string, size_t> index;
   size_t slots = 0, begin = 0;
@@ -179,8 +191,8 @@ std::vector<rsl::HostSlots> master_slot_hosts(const rsl::Subjob& subjob) {
         subjob_text.find_first_not_of("0123456789") != std::string::npos)
       throw std::invalid_argument("BSPG_MASTER_SLOTS entry '" + entry + "' is not HOST/SUBJOB");
     if (slots == 0 && host != subjob.contact)
-      throw std::invalid_argument("the first of BSPG_MASTER_SLOTS is the master's own, on " + subjob.contact +
-                                  ", not on " + host);
+      throw std::invalid_argument("the first of BSPG_MASTER_SLOTS is the master's own, on " +
+                                  subjob.contact + ", not on " + host);
     auto [it, added] = index.emplace(host, hosts.size());
     if (added) hosts.push_back({host, 0});
     ++hosts[it->second].count;
@@ -189,17 +201,20 @@ std::vector<rsl::HostSlots> master_slot_hosts(const rsl::Subjob& subjob) {
   }
   if (!procs || *procs != std::to_string(slots))
     throw std::invalid_argument("BSPG_MASTER_SLOTS names " + std::to_string(slots) +
-                                " slots, but BSPG_MASTER_PROCS is " + (procs ? "'" + *procs + "'" : "not set"));
+                                " slots, but BSPG_MASTER_PROCS is " +
+                                (procs ? "'" + *procs + "'" : "not set"));
   return hosts;
 }
 
-std::vector<std::string> master_grid_mpirun_argv(const MpiSettings& settings, const rsl::Subjob& master,
+std::vector<std::string> master_grid_mpirun_argv(const MpiSettings& settings,
+                                                 const rsl::Subjob& master,
                                                  const std::string& ssh_config) {
   std::vector<rsl::HostSlots> hosts = master_slot_hosts(master);
   std::vector<std::string> argv = grid_mpirun_argv(settings, {master}, ssh_config);
   if (hosts.empty()) return argv;
   std::string list;
-  for (const auto& h : hosts) list += (list.empty() ? "" : ",") + h.host + ":" + std::to_string(h.count);
+  for (const auto& h : hosts)
+    list += (list.empty() ? "" : ",") + h.host + ":" + std::to_string(h.count);
   // The app context starts "-np 1 -host HOST:1"; options before it may hold anything.
   for (size_t i = 0; i + 3 < argv.size(); ++i)
     if (argv[i] == "-np" && argv[i + 1] == "1" && argv[i + 2] == "-host") {
@@ -223,9 +238,14 @@ std::string shell_quote_command(const std::vector<std::string>& argv) {
   std::string out;
   for (const auto& a : argv) {
     if (!out.empty()) out += ' ';
-    bool plain = !a.empty() && a.find_first_not_of(
-        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=/.,:@%^") == std::string::npos;
-    if (plain) { out += a; continue; }
+    bool plain = !a.empty() &&
+                 a.find_first_not_of(
+                     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=/.,:@%^") ==
+                     std::string::npos;
+    if (plain) {
+      out += a;
+      continue;
+    }
     if (!untrusted::control_character_problem(a).empty()) {
       // $'...' (bash, zsh, ksh) reads back printable()'s escapes; '\' and '\'' are escaped too.
       std::string escaped;
@@ -238,7 +258,10 @@ std::string shell_quote_command(const std::vector<std::string>& argv) {
     }
     out += '\'';
     for (char c : a) {
-      if (c == '\'') out += "'\\''"; else out += c;
+      if (c == '\'')
+        out += "'\\''";
+      else
+        out += c;
     }
     out += '\'';
   }

@@ -14,18 +14,19 @@ namespace bspg::launcher {
 // What does not depend on the allocation.
 struct MpiSettings {
   std::string mpirun = "mpirun";
-  bool run_as_root = false;         // adds --allow-run-as-root
-  std::map<std::string, std::string> environment;  // bsprun's environment (for OMPI_MCA_*)
+  bool run_as_root = false;                              // adds --allow-run-as-root
+  std::map<std::string, std::string> environment;        // bsprun's environment (for OMPI_MCA_*)
   std::vector<std::pair<std::string, std::string>> mca;  // user's --mca KEY VALUE
-  std::vector<std::string> exports;  // user's -x NAME[=VALUE]
+  std::vector<std::string> exports;                      // user's -x NAME[=VALUE]
   bool verbose = false;
   // Grid path: exported to every process as BSPG_JOB_MARKER (remote_stop.h).
   std::string job_marker;
 };
 
 // Local path: mpirun -np N prog args on this machine. oversubscribe when N exceeds the cores.
-std::vector<std::string> local_mpirun_argv(const MpiSettings& settings, int nprocs, bool oversubscribe,
-                                           const std::string& executable, const std::vector<std::string>& args);
+std::vector<std::string> local_mpirun_argv(const MpiSettings& settings, int nprocs,
+                                           bool oversubscribe, const std::string& executable,
+                                           const std::vector<std::string>& args);
 
 // Grid path: one mpirun for every subjob, one app context per subjob:
 //   mpirun [common options] --mca plm_rsh_agent "ssh -F CONFIG" ...
@@ -38,7 +39,8 @@ std::vector<std::string> local_mpirun_argv(const MpiSettings& settings, int npro
 // a host shared by a multi-host subjob and another one is refused (std::invalid_argument).
 // BSPG_SUBJOB* always come from the subjob's position, whatever the RSL environment says.
 // ssh_config empty: Open MPI's default ssh.
-std::vector<std::string> grid_mpirun_argv(const MpiSettings& settings, const std::vector<rsl::Subjob>& subjobs,
+std::vector<std::string> grid_mpirun_argv(const MpiSettings& settings,
+                                          const std::vector<rsl::Subjob>& subjobs,
                                           const std::string& ssh_config);
 
 // The -host value of a subjob: "h1:c1,h2:c2" (contact:count when it names no hosts).
@@ -57,8 +59,8 @@ struct MasterSlot {
 // BSPG_MASTER_SLOTS ("host/subjob,..." in the order processes take them, the master's first;
 // only when `slots` is not empty) and BSPG_MASTER_ENV (the variables the spawned processes get
 // too: the names of the -x exports and the caller's OMPI_MCA_* variables).
-std::vector<std::pair<std::string, std::string>> master_environment(const MpiSettings& settings, int available,
-                                                                    const std::vector<MasterSlot>& slots);
+std::vector<std::pair<std::string, std::string>> master_environment(
+    const MpiSettings& settings, int available, const std::vector<MasterSlot>& slots);
 
 // The hosts named by a subjob's BSPG_MASTER_SLOTS, each with its number of slots, in the order
 // of their first slot; empty when the subjob has no such variable. Throws std::invalid_argument
@@ -68,7 +70,8 @@ std::vector<rsl::HostSlots> master_slot_hosts(const rsl::Subjob& subjob);
 
 // The master's mpirun: grid_mpirun_argv for that one subjob (-np 1 on its host), with -host
 // naming every slot, so that MPI_Comm_spawn may place processes there.
-std::vector<std::string> master_grid_mpirun_argv(const MpiSettings& settings, const rsl::Subjob& master,
+std::vector<std::string> master_grid_mpirun_argv(const MpiSettings& settings,
+                                                 const rsl::Subjob& master,
                                                  const std::string& ssh_config);
 
 // The environment as a map (from environ).

@@ -15,7 +15,8 @@
 namespace bspg::launcher {
 namespace {
 
-int parse_positive_int(const std::string& text, const std::string& option, const char* what = "processes") {
+int parse_positive_int(const std::string& text, const std::string& option,
+                       const char* what = "processes") {
   errno = 0;
   char* end = nullptr;
   long value = std::strtol(text.c_str(), &end, 10);
@@ -29,7 +30,8 @@ int parse_count(const std::string& text, const std::string& option, int most) {
   char* end = nullptr;
   const long value = std::strtol(text.c_str(), &end, 10);
   if (text.empty() || *end != '\0' || errno == ERANGE || value < 0 || value > most)
-    throw UsageError(option + " needs a whole number from 0 to " + std::to_string(most) + ", not '" + text + "'");
+    throw UsageError(option + " needs a whole number from 0 to " + std::to_string(most) +
+                     ", not '" + text + "'");
   return static_cast<int>(value);
 }
 
@@ -50,25 +52,37 @@ double parse_seconds(const std::string& text, const std::string& option, double 
 // What --restarts, --resume, --migrate-load and --host-timeout need (after the other checks).
 void check_checkpoint_options(const Options& opt, bool host_timeout_given) {
   const bool grid = !opt.hostfile.empty() || !opt.rsl_in.empty();
-  const char* restarting = opt.resume ? "--resume" : opt.restarts > 0 ? "--restarts" : opt.migrate_load > 0 ? "--migrate-load" : nullptr;
+  const char* restarting = opt.resume             ? "--resume"
+                           : opt.restarts > 0     ? "--restarts"
+                           : opt.migrate_load > 0 ? "--migrate-load"
+                                                  : nullptr;
   if (restarting && !opt.rsl_in.empty())
-    throw UsageError(std::string(restarting) + " cannot be combined with --rsl: a restarted job is placed anew on the " +
+    throw UsageError(std::string(restarting) +
+                     " cannot be combined with --rsl: a restarted job is placed anew on the " +
                      "candidates of a host file (--hostfile and -p)");
   if (restarting && opt.nprocs == 0)
-    throw UsageError(std::string(restarting) + " needs -p N: a restarted job starts all its processes at once " +
+    throw UsageError(std::string(restarting) +
+                     " needs -p N: a restarted job starts all its processes at once " +
                      "(master mode spawns them from the master)");
   if (opt.resume && opt.checkpoint_dir.empty() && opt.job_id.empty())
-    throw UsageError("--resume needs the job's --job-id ID or --checkpoint-dir DIR (bsprun printed them when the job started)");
+    throw UsageError(
+        "--resume needs the job's --job-id ID or --checkpoint-dir DIR (bsprun printed them when "
+        "the job started)");
   if (opt.migrate_load > 0 && opt.hostfile.empty())
-    throw UsageError("--migrate-load needs a host file (--hostfile or BSPG_HOSTFILE): it moves the job between hosts");
+    throw UsageError(
+        "--migrate-load needs a host file (--hostfile or BSPG_HOSTFILE): it moves the job between "
+        "hosts");
   if (host_timeout_given && !grid)
-    throw UsageError("--host-timeout needs a host file or --rsl: on this machine alone no host can stop answering");
+    throw UsageError(
+        "--host-timeout needs a host file or --rsl: on this machine alone no host can stop "
+        "answering");
 }
 
 }  // namespace
 
 bool uses_checkpoints(const Options& opt) {
-  return opt.restarts > 0 || opt.resume || !opt.checkpoint_dir.empty() || !opt.job_id.empty() || opt.migrate_load > 0;
+  return opt.restarts > 0 || opt.resume || !opt.checkpoint_dir.empty() || !opt.job_id.empty() ||
+         opt.migrate_load > 0;
 }
 
 Options parse_options(int argc, char** argv) {
@@ -87,60 +101,70 @@ Options parse_options(int argc, char** argv) {
       {"--hostfile", [&](auto&, auto& v) { opt.hostfile = v; }},
       {"--rsl", [&](auto&, auto& v) { opt.rsl_in = v; }},
       {"--rsl-out", [&](auto&, auto& v) { opt.rsl_out = v; }},
-      {"--probe-timeout", [&](auto& n, auto& v) { opt.probe_timeout_s = parse_seconds(v, n, 600); }},
+      {"--probe-timeout",
+       [&](auto& n, auto& v) { opt.probe_timeout_s = parse_seconds(v, n, 600); }},
       {"--fanout", [&](auto& n, auto& v) { opt.fanout = parse_positive_int(v, n, "hosts"); }},
       {"--time-limit", [&](auto& n, auto& v) { opt.time_limit_s = parse_seconds(v, n, 1e8); }},
-      {"-x", [&](auto& n, auto& v) {
+      {"-x",
+       [&](auto& n, auto& v) {
          const std::string name = v.substr(0, v.find('='));
          if (!untrusted::is_environment_name(name))
-           throw UsageError(n + " needs NAME or NAME=VALUE with a valid variable name, not '" + v + "'");
+           throw UsageError(n + " needs NAME or NAME=VALUE with a valid variable name, not '" + v +
+                            "'");
          if (name == "BSPG_CHECKPOINT_DIR" || name == "BSPG_RESUME")
            throw UsageError("bsprun sets " + name + " for every process itself: use " +
-                            (name == "BSPG_RESUME" ? "--resume" : "--checkpoint-dir DIR") + " instead of -x");
+                            (name == "BSPG_RESUME" ? "--resume" : "--checkpoint-dir DIR") +
+                            " instead of -x");
          opt.exports.push_back(v);
        }},
       {"--restarts", [&](auto& n, auto& v) { opt.restarts = parse_count(v, n, 1000); }},
-      {"--host-timeout", [&](auto& n, auto& v) { opt.host_timeout_s = parse_seconds(v, n, 86400); }},
-      {"--checkpoint-dir", [&](auto& n, auto& v) {
+      {"--host-timeout",
+       [&](auto& n, auto& v) { opt.host_timeout_s = parse_seconds(v, n, 86400); }},
+      {"--checkpoint-dir",
+       [&](auto& n, auto& v) {
          if (const std::string problem = checkpoint_dir_problem(v); !problem.empty())
            throw UsageError(n + " '" + untrusted::printable(v) + "': " + problem);
          opt.checkpoint_dir = v;
        }},
-      {"--job-id", [&](auto& n, auto& v) {
+      {"--job-id",
+       [&](auto& n, auto& v) {
          if (const std::string problem = job_id_problem(v); !problem.empty())
            throw UsageError(n + " '" + untrusted::printable(v) + "': " + problem);
          opt.job_id = v;
        }},
-      {"--migrate-load", [&](auto& n, auto& v) {
+      {"--migrate-load",
+       [&](auto& n, auto& v) {
          errno = 0;
          char* end = nullptr;
          const double load = std::strtod(v.c_str(), &end);
-         if (v.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(load) || load <= 0 || load > 1e6)
+         if (v.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(load) || load <= 0 ||
+             load > 1e6)
            throw UsageError(n + " needs a positive load average (e.g. 2.5), not '" + v + "'");
          opt.migrate_load = load;
        }},
   };
   const std::map<std::string, bool*> flags = {
-      {"--dry-run", &opt.dry_run},
-      {"--resume", &opt.resume},
-      {"--stage", &opt.stage},
-      {"--accept-unknown-host-keys", &opt.accept_unknown_host_keys},
-      {"-v", &opt.verbose},
-      {"--verbose", &opt.verbose},
-      {"-h", &opt.help},
-      {"--help", &opt.help},
-      {"-V", &opt.version},
-      {"--version", &opt.version},
+      {"--dry-run", &opt.dry_run}, {"--resume", &opt.resume},
+      {"--stage", &opt.stage},     {"--accept-unknown-host-keys", &opt.accept_unknown_host_keys},
+      {"-v", &opt.verbose},        {"--verbose", &opt.verbose},
+      {"-h", &opt.help},           {"--help", &opt.help},
+      {"-V", &opt.version},        {"--version", &opt.version},
   };
 
   bool host_timeout_given = false;
   int i = 1;
   for (; i < argc; ++i) {
     std::string arg = argv[i];
-    if (arg == "--") { ++i; break; }
+    if (arg == "--") {
+      ++i;
+      break;
+    }
     if (arg.size() < 2 || arg[0] != '-') break;  // the program (or a lone "-")
 
-    if (auto flag = flags.find(arg); flag != flags.end()) { *flag->second = true; continue; }
+    if (auto flag = flags.find(arg); flag != flags.end()) {
+      *flag->second = true;
+      continue;
+    }
 
     if (arg == "--mca") {
       if (i + 2 >= argc) throw UsageError("--mca needs two values: KEY VALUE");
@@ -184,28 +208,35 @@ Options parse_options(int argc, char** argv) {
     opt.program_args.assign(argv + i, argv + argc);
   }
   for (const auto& a : opt.program_args)
-    if (a == ":") throw UsageError("the program argument ':' cannot be passed on (mpirun reads it as a separator)");
+    if (a == ":")
+      throw UsageError(
+          "the program argument ':' cannot be passed on (mpirun reads it as a separator)");
   if (opt.hostfile.empty()) {
     if (const char* env = std::getenv("BSPG_HOSTFILE"); env && *env) opt.hostfile = env;
   }
   if (opt.nprocs != 0 && opt.max_procs != 0)
-    throw UsageError("--max-procs is for master mode (no -p): with -p N, N processes start at once");
+    throw UsageError(
+        "--max-procs is for master mode (no -p): with -p N, N processes start at once");
   if (opt.rsl_in.empty()) {
     if (opt.program.empty()) throw UsageError("missing program: say what to run after the options");
   } else {
-    if (opt.max_procs != 0) throw UsageError("--max-procs cannot be combined with --rsl (the RSL file gives the slots)");
-    if (opt.nprocs != 0) throw UsageError("--rsl takes the process counts from the RSL file; leave out -p");
+    if (opt.max_procs != 0)
+      throw UsageError("--max-procs cannot be combined with --rsl (the RSL file gives the slots)");
+    if (opt.nprocs != 0)
+      throw UsageError("--rsl takes the process counts from the RSL file; leave out -p");
     if (!opt.program.empty())
-      throw UsageError("--rsl takes the program and its arguments from the RSL file; '" + opt.program +
-                       "' is not expected");
-    if (opt.stage) throw UsageError("--stage cannot be combined with --rsl (the RSL names the paths to run)");
+      throw UsageError("--rsl takes the program and its arguments from the RSL file; '" +
+                       opt.program + "' is not expected");
+    if (opt.stage)
+      throw UsageError("--stage cannot be combined with --rsl (the RSL names the paths to run)");
   }
   if (!opt.rsl_in.empty() && !opt.rsl_out.empty())
     throw UsageError("--rsl-out cannot be combined with --rsl (the allocation is already a file)");
   check_checkpoint_options(opt, host_timeout_given);
   if (opt.hostfile.empty() && opt.rsl_in.empty()) {
     if (opt.dry_run) throw UsageError("--dry-run needs a host file (--hostfile or BSPG_HOSTFILE)");
-    if (!opt.rsl_out.empty()) throw UsageError("--rsl-out needs a host file (--hostfile or BSPG_HOSTFILE)");
+    if (!opt.rsl_out.empty())
+      throw UsageError("--rsl-out needs a host file (--hostfile or BSPG_HOSTFILE)");
     if (opt.stage) throw UsageError("--stage needs a host file (--hostfile or BSPG_HOSTFILE)");
   }
   return opt;
@@ -213,7 +244,8 @@ Options parse_options(int argc, char** argv) {
 
 std::string usage_text() {
   return "Usage: bsprun -p N [--hostfile FILE] [OPTIONS] PROGRAM [ARGS...]\n"
-         "       bsprun [--max-procs N] [--hostfile FILE] [OPTIONS] PROGRAM [ARGS...]  (master mode)\n"
+         "       bsprun [--max-procs N] [--hostfile FILE] [OPTIONS] PROGRAM [ARGS...]  (master "
+         "mode)\n"
          "       bsprun --rsl FILE [--hostfile FILE] [OPTIONS]\n"
          "Try 'bsprun --help' for more information.\n";
 }

@@ -11,40 +11,40 @@ namespace bspg::launcher {
 
 // Exit statuses of bsprun itself; any other status is the program's own (through mpirun).
 enum ExitStatus {
-  kExitUsage = 2,          // bad command line
-  kExitResumable = 75,     // the job stopped before its end but can be continued (--resume)
-  kExitTimeLimit = 124,    // --time-limit expired, the job was stopped
-  kExitLaunchFailed = 125, // host file, probing, allocation, RSL or mpirun problem
+  kExitUsage = 2,           // bad command line
+  kExitResumable = 75,      // the job stopped before its end but can be continued (--resume)
+  kExitTimeLimit = 124,     // --time-limit expired, the job was stopped
+  kExitLaunchFailed = 125,  // host file, probing, allocation, RSL or mpirun problem
   kExitNotExecutable = 126,
   kExitNotFound = 127,
 };
 
 struct Options {
-  int nprocs = 0;                 // -p (-n, -np, -npes); 0 = not given: master mode, unless --rsl
-  int max_procs = 0;              // --max-procs: processes available in master mode; 0 = default
-  std::string hostfile;           // --hostfile, else $BSPG_HOSTFILE
-  std::string rsl_in;             // --rsl: run this allocation as is
-  std::string rsl_out;            // --rsl-out: where to write the allocation
+  int nprocs = 0;        // -p (-n, -np, -npes); 0 = not given: master mode, unless --rsl
+  int max_procs = 0;     // --max-procs: processes available in master mode; 0 = default
+  std::string hostfile;  // --hostfile, else $BSPG_HOSTFILE
+  std::string rsl_in;    // --rsl: run this allocation as is
+  std::string rsl_out;   // --rsl-out: where to write the allocation
   bool dry_run = false;
   double probe_timeout_s = 5.0;
-  int fanout = 0;                 // --fanout: most hosts probed at once; 0 = the probe's default
+  int fanout = 0;  // --fanout: most hosts probed at once; 0 = the probe's default
   bool accept_unknown_host_keys = false;
   bool stage = false;
-  double time_limit_s = 0;        // 0 = none
+  double time_limit_s = 0;  // 0 = none
   bool verbose = false;
   bool help = false;
   bool version = false;
   // Checkpoints and restarts (see restart.h).
-  int restarts = 0;               // --restarts N: restarts after a lost process or host
-  double host_timeout_s = 30;     // --host-timeout: a host silent this long is lost
-  std::string checkpoint_dir;     // --checkpoint-dir; empty: default_checkpoint_dir(job_id)
-  std::string job_id;             // --job-id; empty: a new one
-  bool resume = false;            // --resume: continue from the last whole checkpoint
-  double migrate_load = 0;        // --migrate-load X; 0: off
-  std::vector<std::string> exports;                           // -x NAME[=VALUE]
-  std::vector<std::pair<std::string, std::string>> mca;       // --mca KEY VALUE
-  std::string program;            // first non-option
-  std::vector<std::string> program_args;  // everything after it, untouched
+  int restarts = 0;                  // --restarts N: restarts after a lost process or host
+  double host_timeout_s = 30;        // --host-timeout: a host silent this long is lost
+  std::string checkpoint_dir;        // --checkpoint-dir; empty: default_checkpoint_dir(job_id)
+  std::string job_id;                // --job-id; empty: a new one
+  bool resume = false;               // --resume: continue from the last whole checkpoint
+  double migrate_load = 0;           // --migrate-load X; 0: off
+  std::vector<std::string> exports;  // -x NAME[=VALUE]
+  std::vector<std::pair<std::string, std::string>> mca;  // --mca KEY VALUE
+  std::string program;                                   // first non-option
+  std::vector<std::string> program_args;                 // everything after it, untouched
 };
 
 // A command-line mistake: bsprun prints it with a hint and exits kExitUsage.

@@ -100,7 +100,8 @@ void RemoteStop::leave_out(const std::string& host) {
   hosts.erase(std::remove_if(hosts.begin(), hosts.end(),
                              [&](const std::string& h) {
                                auto name = job_.address_names.find(h);
-                               return h == host || (name != job_.address_names.end() && name->second == host);
+                               return h == host ||
+                                      (name != job_.address_names.end() && name->second == host);
                              }),
               hosts.end());
 }

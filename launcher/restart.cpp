@@ -51,7 +51,8 @@ std::string sibling_hostinfo() {
 }
 
 // The settings of one run: the checkpoint directory and where to resume from, for every process.
-MpiSettings run_settings(const MpiSettings& settings, const std::string& dir, std::uint64_t resume) {
+MpiSettings run_settings(const MpiSettings& settings, const std::string& dir,
+                         std::uint64_t resume) {
   MpiSettings run = settings;
   run.exports.push_back("BSPG_CHECKPOINT_DIR=" + dir);
   run.exports.push_back("BSPG_RESUME=" + std::to_string(resume));
@@ -86,9 +87,11 @@ std::string run_here(const std::string& script, double timeout_s, std::string& e
     close(out[0]);
     return "";
   }
-  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
+  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(timeout_s));
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
     pollfd wait{out[0], POLLIN, 0};
     if (left <= 0 || ::poll(&wait, 1, static_cast<int>(left)) == 0) {
       kill(pid, SIGKILL);
@@ -131,12 +134,15 @@ struct RestartTimes {
   double stopping_s = 0;
   Clock::time_point planning, surveying, bringing, starting;
   std::string text() const {
-    const auto s = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
+    const auto s = [](Clock::time_point a, Clock::time_point b) {
+      return std::chrono::duration<double>(b - a).count();
+    };
     char line[256];
-    std::snprintf(line, sizeof line,
-                  "restart timing: stopping the job %.2f s, probing %.2f s, finding the checkpoint %.2f s, "
-                  "copying shards %.2f s",
-                  stopping_s, s(planning, surveying), s(surveying, bringing), s(bringing, starting));
+    std::snprintf(
+        line, sizeof line,
+        "restart timing: stopping the job %.2f s, probing %.2f s, finding the checkpoint %.2f s, "
+        "copying shards %.2f s",
+        stopping_s, s(planning, surveying), s(surveying, bringing), s(bringing, starting));
     return line;
   }
 };
@@ -144,11 +150,12 @@ struct RestartTimes {
 }  // namespace
 
 bool is_crash_signal(int signal) {
-  return signal == SIGSEGV || signal == SIGBUS || signal == SIGILL || signal == SIGFPE || signal == SIGABRT ||
-         signal == SIGSYS || signal == SIGTRAP;
+  return signal == SIGSEGV || signal == SIGBUS || signal == SIGILL || signal == SIGFPE ||
+         signal == SIGABRT || signal == SIGSYS || signal == SIGTRAP;
 }
 
-RunEnding classify(const RunResult& r, const std::string& watched_host, const std::string& moving_off) {
+RunEnding classify(const RunResult& r, const std::string& watched_host,
+                   const std::string& moving_off) {
   RunEnding e;
   if (r.forwarded_signal) {
     e.kind = Ending::kStoppedByUser;
@@ -160,19 +167,23 @@ RunEnding classify(const RunResult& r, const std::string& watched_host, const st
     e.host = watched_host;
   } else if (r.started && r.exit_status == 0) {
     e.kind = Ending::kFinished;
-  } else if (r.exit_status == kExitResumable && (r.stopped_after_checkpoint > 0 || !moving_off.empty())) {
+  } else if (r.exit_status == kExitResumable &&
+             (r.stopped_after_checkpoint > 0 || !moving_off.empty())) {
     e.kind = moving_off.empty() ? Ending::kStoppedAfterCheckpoint : Ending::kMoved;
   } else if (r.start_failure.host_lost) {
     e.kind = Ending::kLost;
     e.host = r.start_failure.host;
-    e.what = r.start_failure.message.rfind("lost contact", 0) == 0
-                 ? e.host + ": mpirun lost contact with it while the job ran (the host or its network failed)"
-             : e.host.empty() ? "a host: " + r.start_failure.message
-                              : r.start_failure.message;
+    e.what =
+        r.start_failure.message.rfind("lost contact", 0) == 0
+            ? e.host +
+                  ": mpirun lost contact with it while the job ran (the host or its network failed)"
+        : e.host.empty() ? "a host: " + r.start_failure.message
+                         : r.start_failure.message;
   } else if (r.death.rank >= 0 && !is_crash_signal(r.death.signal)) {
     e.kind = Ending::kLost;
-    e.what = "process " + std::to_string(r.death.rank) + " on " + r.death.host + ": killed by signal " +
-             std::to_string(r.death.signal) + (r.death.signal_name.empty() ? "" : " (" + r.death.signal_name + ")") +
+    e.what = "process " + std::to_string(r.death.rank) + " on " + r.death.host +
+             ": killed by signal " + std::to_string(r.death.signal) +
+             (r.death.signal_name.empty() ? "" : " (" + r.death.signal_name + ")") +
              ", said mpirun";
   } else if (r.mpirun_signal != 0 && !is_crash_signal(r.mpirun_signal)) {
     e.kind = Ending::kLost;
@@ -190,10 +201,12 @@ std::string checkpoint_directory(const Options& opt) {
 int run_restartable(const Options& opt, JobPlace& place) {
   const std::string dir = checkpoint_directory(opt);
   if (uses_checkpoints(opt))
-    say("job " + opt.job_id + ": checkpoints in " + dir + (opt.hostfile.empty() ? "" : " on each host") +
-        (opt.restarts > 0 ? "; up to " + plural(static_cast<std::size_t>(opt.restarts), "restart", "restarts") +
-                                " after a lost process or host"
-                          : ""));
+    say("job " + opt.job_id + ": checkpoints in " + dir +
+        (opt.hostfile.empty() ? "" : " on each host") +
+        (opt.restarts > 0
+             ? "; up to " + plural(static_cast<std::size_t>(opt.restarts), "restart", "restarts") +
+                   " after a lost process or host"
+             : ""));
   const auto began = Clock::now();
   std::map<std::string, std::string> left_out;  // lost hosts, for the rest of this run
   std::string moved_off;                        // left out of the next placement only
@@ -204,7 +217,8 @@ int run_restartable(const Options& opt, JobPlace& place) {
   for (;;) {
     timings.planning = Clock::now();
     std::map<std::string, std::string> excluded = left_out;
-    if (!moved_off.empty()) excluded.emplace(moved_off, "left out: the job moved off it (--migrate-load)");
+    if (!moved_off.empty())
+      excluded.emplace(moved_off, "left out: the job moved off it (--migrate-load)");
     if (const int status = place.plan(excluded, first); status != 0) {
       if (!first) say("could not restart the job; continue it later with: " + resume_command(opt));
       return status;
@@ -219,12 +233,13 @@ int run_restartable(const Options& opt, JobPlace& place) {
       timings.bringing = Clock::now();
       if (choice.checkpoint == 0) {
         if (!choice.other_nprocs.empty() && !choice.any_marked) {
-          say("the checkpoints in " + dir + " are of another job size (" + choice.other_nprocs + "); this run has -p " +
-              std::to_string(opt.nprocs));
+          say("the checkpoints in " + dir + " are of another job size (" + choice.other_nprocs +
+              "); this run has -p " + std::to_string(opt.nprocs));
           return kExitUsage;
         }
         if (choice.any_marked) {
-          say("no whole checkpoint to " + std::string(first ? "resume" : "restart") + " from: " + choice.why_none);
+          say("no whole checkpoint to " + std::string(first ? "resume" : "restart") +
+              " from: " + choice.why_none);
           return kExitLaunchFailed;
         }
         if (first) {
@@ -235,18 +250,22 @@ int run_restartable(const Options& opt, JobPlace& place) {
         from = choice.checkpoint;
         const std::vector<Transfer> transfers = plan_transfers(choice, place.host_of_pid());
         if (const std::string problem = place.bring(transfers); !problem.empty()) {
-          say("could not bring the shards of checkpoint " + std::to_string(from) + " over: " + problem);
+          say("could not bring the shards of checkpoint " + std::to_string(from) +
+              " over: " + problem);
           return kExitLaunchFailed;
         }
-        if (!transfers.empty()) copied = " (" + plural(transfers.size(), "shard", "shards") + " brought over)";
+        if (!transfers.empty())
+          copied = " (" + plural(transfers.size(), "shard", "shards") + " brought over)";
       }
     }
     timings.starting = Clock::now();
     const std::string start =
         from > 0 ? "from checkpoint " + std::to_string(from) + " on " + place.hosts_text() + copied
-                 : "from the beginning on " + place.hosts_text() + " (the job wrote no checkpoint that the reachable hosts hold)";
+                 : "from the beginning on " + place.hosts_text() +
+                       " (the job wrote no checkpoint that the reachable hosts hold)";
     if (!lost_what.empty())
-      say("restart " + std::to_string(restarts_used) + " of " + std::to_string(opt.restarts) + ": " + start);
+      say("restart " + std::to_string(restarts_used) + " of " + std::to_string(opt.restarts) +
+          ": " + start);
     else if (!moved_off.empty())
       say("moving the job off " + moved_off + ": " + start);
     else if (opt.resume && first)
@@ -272,18 +291,20 @@ int run_restartable(const Options& opt, JobPlace& place) {
         continue;
       case Ending::kStoppedAfterCheckpoint:
         say("the job stopped after checkpoint " + std::to_string(result.stopped_after_checkpoint) +
-            ", as a stop file in its checkpoint directory asked; continue it with: " + resume_command(opt));
+            ", as a stop file in its checkpoint directory asked; continue it with: " +
+            resume_command(opt));
         place.clean_up(false);
         return kExitResumable;
       case Ending::kStoppedByUser:
       case Ending::kTimeLimit:
-        if (uses_checkpoints(opt)) say("to continue the job from its last checkpoint: " + resume_command(opt));
+        if (uses_checkpoints(opt))
+          say("to continue the job from its last checkpoint: " + resume_command(opt));
         return exit_status_of(result, opt.time_limit_s);
       case Ending::kProgramFailed:
         // With restarts, Open MPI's notice of a death was held back: say it.
         if (opt.restarts > 0 && result.death.rank >= 0)
-          say("process " + std::to_string(result.death.rank) + " on " + result.death.host + " ended by signal " +
-              std::to_string(result.death.signal) +
+          say("process " + std::to_string(result.death.rank) + " on " + result.death.host +
+              " ended by signal " + std::to_string(result.death.signal) +
               (result.death.signal_name.empty() ? "" : " (" + result.death.signal_name + ")") +
               ": the program failed; not restarted");
         if (!result.remote_stop_ran) place.sweep();
@@ -295,13 +316,15 @@ int run_restartable(const Options& opt, JobPlace& place) {
     if (opt.restarts == 0) {
       if (!result.remote_stop_ran) place.sweep();
       const int status = exit_status_of(result, opt.time_limit_s);
-      if (uses_checkpoints(opt)) say("to continue the job from its last checkpoint: " + resume_command(opt));
+      if (uses_checkpoints(opt))
+        say("to continue the job from its last checkpoint: " + resume_command(opt));
       return status;
     }
     if (result.lost.empty()) say("lost " + ending.what);  // the watch said it when it noticed
     const auto sweep_began = Clock::now();
     if (!result.remote_stop_ran) place.sweep();
-    timings.stopping_s = result.stopping_s + std::chrono::duration<double>(Clock::now() - sweep_began).count();
+    timings.stopping_s =
+        result.stopping_s + std::chrono::duration<double>(Clock::now() - sweep_began).count();
     if (!ending.host.empty()) {
       left_out[ending.host] = "left out: lost earlier in this run";
       place.lose(ending.host);
@@ -310,13 +333,15 @@ int run_restartable(const Options& opt, JobPlace& place) {
     if (restarts_used >= opt.restarts) {
       const CheckpointChoice choice = whole_checkpoint(opt, place);
       if (choice.checkpoint > 0) {
-        say("no restarts left (" + std::to_string(restarts_used) + " of " + std::to_string(opt.restarts) +
-            " used); checkpoint " + std::to_string(choice.checkpoint) + " is whole: continue the job with: " +
-            resume_command(opt));
+        say("no restarts left (" + std::to_string(restarts_used) + " of " +
+            std::to_string(opt.restarts) + " used); checkpoint " +
+            std::to_string(choice.checkpoint) +
+            " is whole: continue the job with: " + resume_command(opt));
         return kExitResumable;
       }
-      say("no restarts left (" + std::to_string(restarts_used) + " of " + std::to_string(opt.restarts) +
-          " used), and no whole checkpoint to continue from" + (choice.why_none.empty() ? "" : ": " + choice.why_none));
+      say("no restarts left (" + std::to_string(restarts_used) + " of " +
+          std::to_string(opt.restarts) + " used), and no whole checkpoint to continue from" +
+          (choice.why_none.empty() ? "" : ": " + choice.why_none));
       return kExitLaunchFailed;
     }
     ++restarts_used;
@@ -332,16 +357,21 @@ namespace {
 class LocalPlace : public JobPlace {
  public:
   LocalPlace(const Options& opt, const MpiSettings& settings, std::string program)
-      : opt_(opt), settings_(settings), program_(std::move(program)), dir_(checkpoint_directory(opt)) {}
+      : opt_(opt),
+        settings_(settings),
+        program_(std::move(program)),
+        dir_(checkpoint_directory(opt)) {}
 
   int plan(const std::map<std::string, std::string>&, bool) override { return 0; }
 
   std::vector<Holdings> survey() override {
     std::string error;
-    const std::string listing = run_here(survey_script(dir_, sibling_hostinfo(), true), kSurveySeconds, error);
+    const std::string listing =
+        run_here(survey_script(dir_, sibling_hostinfo(), true), kSurveySeconds, error);
     Holdings here;
     here.host = kHere;
-    if (const std::string problem = error.empty() ? read_survey(listing, here) : error; !problem.empty()) {
+    if (const std::string problem = error.empty() ? read_survey(listing, here) : error;
+        !problem.empty()) {
       say("cannot look at the checkpoints in " + dir_ + ": " + problem);
       return {};
     }
@@ -358,7 +388,8 @@ class LocalPlace : public JobPlace {
     const MpiSettings run = run_settings(settings_, dir_, resume);
     JobWatch watch;
     watch.quiet_losses = opt_.restarts > 0;
-    return run_mpirun(local_mpirun_argv(run, opt_.nprocs, opt_.nprocs > local_core_count(), program_, opt_.program_args),
+    return run_mpirun(local_mpirun_argv(run, opt_.nprocs, opt_.nprocs > local_core_count(),
+                                        program_, opt_.program_args),
                       opt_.verbose, time_limit_s, {}, watch);
   }
 
@@ -384,14 +415,17 @@ class GridPlace : public JobPlace {
 
   int plan(const std::map<std::string, std::string>& left_out, bool first) override {
     left_out_ = left_out;
-    if (const int status = plan_grid(job_, left_out, first || job_.opt.verbose, plan_); status != 0) return status;
+    if (const int status = plan_grid(job_, left_out, first || job_.opt.verbose, plan_); status != 0)
+      return status;
     reachable_.clear();
     for (const auto& c : plan_.allocation.candidates)
       if (c.probe.ok) reachable_.push_back(c.probe.host);
     host_of_pid_.clear();
     for (const auto& sj : plan_.subjobs) {
-      if (sj.hosts.empty()) host_of_pid_.insert(host_of_pid_.end(), static_cast<std::size_t>(sj.count), sj.contact);
-      for (const auto& h : rsl::host_slots(sj)) host_of_pid_.insert(host_of_pid_.end(), static_cast<std::size_t>(h.count), h.host);
+      if (sj.hosts.empty())
+        host_of_pid_.insert(host_of_pid_.end(), static_cast<std::size_t>(sj.count), sj.contact);
+      for (const auto& h : rsl::host_slots(sj))
+        host_of_pid_.insert(host_of_pid_.end(), static_cast<std::size_t>(h.count), h.host);
     }
     for (const auto& h : plan_.chosen) used_.insert(h.name);
     return 0;
@@ -401,15 +435,20 @@ class GridPlace : public JobPlace {
     hosts::ProbeOptions opt = job_.probe;
     opt.program.clear();
     opt.timeout_ms = static_cast<int>((job_.opt.probe_timeout_s + kSurveySeconds) * 1000);
-    const auto runs = hosts::run_on_hosts(reachable_, hosts::guarded_command(survey_script(dir_, sibling_hostinfo(), true), opt.timeout_ms), opt);
+    const auto runs = hosts::run_on_hosts(
+        reachable_,
+        hosts::guarded_command(survey_script(dir_, sibling_hostinfo(), true), opt.timeout_ms), opt);
     std::vector<Holdings> holdings;
     for (const auto& run : runs) {
       Holdings h;
       h.host = run.host.name;
-      const std::string problem = !run.ok ? run.error : run.exit_status != 0 ? "exit status " + std::to_string(run.exit_status)
-                                                                              : read_survey(run.out, h);
+      const std::string problem = !run.ok ? run.error
+                                  : run.exit_status != 0
+                                      ? "exit status " + std::to_string(run.exit_status)
+                                      : read_survey(run.out, h);
       if (!problem.empty()) {
-        if (job_.opt.verbose) say(run.host.name + ": cannot look at the checkpoints in " + dir_ + ": " + problem);
+        if (job_.opt.verbose)
+          say(run.host.name + ": cannot look at the checkpoints in " + dir_ + ": " + problem);
         continue;
       }
       holdings.push_back(std::move(h));
@@ -430,9 +469,13 @@ class GridPlace : public JobPlace {
     std::vector<std::future<hosts::RelayResult>> copies;
     for (const Transfer& t : transfers) {
       const hosts::HostSpec from = spec(t.from_host), to = spec(t.to_host);
-      const std::string from_path = sftp_path(dir_) + "/" + t.from_name, to_path = sftp_path(dir_) + "/" + t.to_name;
-      if (job_.opt.verbose) say("copying " + t.from_host + ":" + t.from_name + " to " + t.to_host + ":" + t.to_name);
-      copies.push_back(std::async(std::launch::async, [=] { return hosts::relay_file(from, from_path, to, to_path, opt); }));
+      const std::string from_path = sftp_path(dir_) + "/" + t.from_name,
+                        to_path = sftp_path(dir_) + "/" + t.to_name;
+      if (job_.opt.verbose)
+        say("copying " + t.from_host + ":" + t.from_name + " to " + t.to_host + ":" + t.to_name);
+      copies.push_back(std::async(std::launch::async, [=] {
+        return hosts::relay_file(from, from_path, to, to_path, opt);
+      }));
     }
     std::string problem;
     for (auto& copy : copies) {
@@ -463,7 +506,8 @@ class GridPlace : public JobPlace {
     watch.lost = [&monitor] { return monitor.lost(); };
     watch.lost_host = [&monitor] { return monitor.lost_host(); };
     watch.quiet_losses = job_.opt.restarts > 0;
-    RunResult result = run_subjobs(plan_.subjobs, run_settings(job_.settings, dir_, resume), remote_, watch, time_limit_s);
+    RunResult result = run_subjobs(plan_.subjobs, run_settings(job_.settings, dir_, resume),
+                                   remote_, watch, time_limit_s);
     lost_host_ = monitor.lost_host();
     moving_off_ = monitor.moving_off();
     wrote_stop_ = wrote_stop_ || !moving_off_.empty();
@@ -494,7 +538,8 @@ class GridPlace : public JobPlace {
       if (used_.count(h.name) && !left_out_.count(h.name)) hosts.push_back(h);
     hosts::ProbeOptions opt = job_.probe;
     opt.program.clear();
-    hosts::run_on_hosts(hosts, hosts::guarded_command(remove_script(dir_, remove_directory), opt.timeout_ms), opt);
+    hosts::run_on_hosts(
+        hosts, hosts::guarded_command(remove_script(dir_, remove_directory), opt.timeout_ms), opt);
   }
 
  private:
@@ -539,7 +584,8 @@ class GridPlace : public JobPlace {
 
 }  // namespace
 
-int run_local_restartable(const Options& opt, const MpiSettings& settings, const std::string& program) {
+int run_local_restartable(const Options& opt, const MpiSettings& settings,
+                          const std::string& program) {
   LocalPlace place(opt, settings, program);
   return run_restartable(opt, place);
 }

@@ -48,7 +48,8 @@ bool is_crash_signal(int signal);
 
 // Classifies a run. watched_host: the host bsprun's monitor declared lost (if it stopped the
 // run); moving_off: the host whose stop file bsprun wrote ("" when none).
-RunEnding classify(const RunResult& result, const std::string& watched_host, const std::string& moving_off);
+RunEnding classify(const RunResult& result, const std::string& watched_host,
+                   const std::string& moving_off);
 
 // Where the job runs: this machine, or hosts chosen among candidates. The restart loop asks it
 // to plan a run, to say what the hosts hold, to bring shards over and to run.
@@ -82,7 +83,8 @@ class JobPlace {
 int run_restartable(const Options& opt, JobPlace& place);
 
 // The local path (-p N without a host file).
-int run_local_restartable(const Options& opt, const MpiSettings& settings, const std::string& program);
+int run_local_restartable(const Options& opt, const MpiSettings& settings,
+                          const std::string& program);
 
 // The grid path with -p N (grid.h).
 int run_grid_restartable(const GridJob& job);

@@ -15,9 +15,6 @@
 // job alive. mpirun's stderr passes through MpirunStderr (mpirun_messages.h).
 #include "runner.h"
 
-#include "mpistart.h"
-#include "options.h"
-
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -39,6 +36,9 @@
 #include <map>
 #include <string_view>
 #include <vector>
+
+#include "mpistart.h"
+#include "options.h"
 
 namespace bspg::launcher {
 namespace {
@@ -97,7 +97,9 @@ std::vector<pid_t> descendants_of(pid_t root, const std::vector<pid_t>& not_belo
     todo.pop_back();
     auto range = tree.equal_range(parent);
     for (auto it = range.first; it != range.second; ++it) {
-      if (parent == root && std::find(not_below.begin(), not_below.end(), it->second) != not_below.end()) continue;
+      if (parent == root &&
+          std::find(not_below.begin(), not_below.end(), it->second) != not_below.end())
+        continue;
       found.push_back(it->second);
       todo.push_back(it->second);
     }
@@ -404,11 +406,13 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
   remote_stop.finish();
   result.remote_stop_ran = remote_stop.started();
   result.not_stopped = remote_stop.unreachable();
-  const Leftovers leftovers = stop_leftovers(stop_requested ? 1.0 : kill_grace_s / 3, children_before);
+  const Leftovers leftovers =
+      stop_leftovers(stop_requested ? 1.0 : kill_grace_s / 3, children_before);
   result.leftovers_stopped = leftovers.stopped;
   result.leftovers_unkillable = leftovers.unkillable;
   relay.drain(std::chrono::seconds(2));
-  if (stop_requested) result.stopping_s = std::chrono::duration<double>(Clock::now() - stop_requested_at).count();
+  if (stop_requested)
+    result.stopping_s = std::chrono::duration<double>(Clock::now() - stop_requested_at).count();
   result.start_failure = relay.filter().failure();
   result.death = relay.filter().death();
   result.stopped_after_checkpoint = relay.filter().stopped_after_checkpoint();
@@ -436,8 +440,8 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
   return result;
 }
 
-RunResult run_mpirun(const std::vector<std::string>& argv, bool verbose, double time_limit_s, const RemoteJob& remote,
-                     const JobWatch& watch) {
+RunResult run_mpirun(const std::vector<std::string>& argv, bool verbose, double time_limit_s,
+                     const RemoteJob& remote, const JobWatch& watch) {
   if (verbose) std::cerr << "bsprun: " << shell_quote_command(argv) << "\n";
   std::cout.flush();
   std::cerr.flush();

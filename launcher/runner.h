@@ -18,15 +18,15 @@ struct RunResult {
   int forwarded_signal = 0;   // first signal bsprun received and passed on, 0 if none
   int leftovers_stopped = 0;  // processes of the job still alive after mpirun exited, then stopped
   int leftovers_unkillable = 0;  // of those, how many did not end even after SIGKILL
-  bool started = true;        // false: the command could not be executed (error says why)
+  bool started = true;           // false: the command could not be executed (error says why)
   std::string error;
   StartFailure start_failure;  // what mpirun reported, when the job could not start
   std::vector<std::string>
-      not_stopped;  // "host (why)": hosts that could not be reached to stop the job
-  std::string lost;          // the watch's word when it stopped the job (a host lost)
-  ProcessDeath death;        // a process of the job that died of a signal, as mpirun said
+      not_stopped;     // "host (why)": hosts that could not be reached to stop the job
+  std::string lost;    // the watch's word when it stopped the job (a host lost)
+  ProcessDeath death;  // a process of the job that died of a signal, as mpirun said
   unsigned long long stopped_after_checkpoint = 0;  // the library stopped the job (a stop file)
-  int mpirun_signal = 0;     // mpirun itself ended by this signal
+  int mpirun_signal = 0;                            // mpirun itself ended by this signal
   bool remote_stop_ran = false;  // bsprun went to the hosts to stop the job there
   double stopping_s = 0;         // from a stop request (signal, time limit, watch) to the end
 };
@@ -59,7 +59,8 @@ struct JobWatch {
 // MPI's start-up failure blocks with one line (and drops its banners once a stop began).
 // bsprun's own lines about what could not be stopped are printed here.
 RunResult run_job(const std::vector<std::string>& argv, double time_limit_s,
-                  double kill_grace_s = 15, const RemoteJob& remote = {}, const JobWatch& watch = {});
+                  double kill_grace_s = 15, const RemoteJob& remote = {},
+                  const JobWatch& watch = {});
 
 // Prints the command line on stderr when verbose, flushes bsprun's output, and runs it (run_job
 // with a 15 s grace period).

@@ -17,12 +17,15 @@ int main(int argc, char **argv) {
   long long *partial = calloc((size_t)p, sizeof(long long));
   bsp_push_reg(partial, p * (int)sizeof(long long));
   bsp_sync();
-  for (int t = 0; t < p; t++) bsp_put(t, &local, partial, s * (int)sizeof(long long), (int)sizeof(long long));
+  for (int t = 0; t < p; t++)
+    bsp_put(t, &local, partial, s * (int)sizeof(long long), (int)sizeof(long long));
   bsp_sync();
   long long total = 0;
   for (int t = 0; t < p; t++) total += partial[t];
   long long expected = (long long)(n - 1) * n * (2 * n - 1) / 6;
-  if (s == 0) printf("inner product of length %ld on %d processes: %lld (expected %lld)\n", n, p, total, expected);
+  if (s == 0)
+    printf("inner product of length %ld on %d processes: %lld (expected %lld)\n", n, p, total,
+           expected);
   bsp_pop_reg(partial);
   free(partial);
   bsp_end();

@@ -13,9 +13,9 @@ extern "C" {
 /* Subjobs: bsprun groups the processes of one host or site into a subjob and tells each
  * process its index (environment BSPG_SUBJOB). Without bsprun's grid path there is one
  * subjob holding every process. Valid inside the SPMD section. O(1). */
-int bspg_subjob(void);             /* this process's subjob, 0 <= k < bspg_nsubjobs() */
-int bspg_nsubjobs(void);           /* number of subjobs */
-int bspg_subjob_nprocs(int k);     /* processes in subjob k */
+int bspg_subjob(void);         /* this process's subjob, 0 <= k < bspg_nsubjobs() */
+int bspg_nsubjobs(void);       /* number of subjobs */
+int bspg_subjob_nprocs(int k); /* processes in subjob k */
 
 /* Groups: processes that synchronise on their own, cheaper than bsp_sync when a superstep's
  * communication stays inside the group. A group superstep ends with bspg_group_sync(g), called
@@ -63,9 +63,9 @@ int bspg_resume(void);
  * persisted / disk bandwidth + same / network bandwidth + l). */
 int bspg_checkpoint(void);
 
-int bspg_group_nprocs(int group);            /* members of group */
-int bspg_group_pid(int group);               /* this process's rank in group, 0..nprocs-1 */
-int bspg_group_member(int group, int rank);  /* bsp_pid() of the member with that rank */
+int bspg_group_nprocs(int group);           /* members of group */
+int bspg_group_pid(int group);              /* this process's rank in group, 0..nprocs-1 */
+int bspg_group_member(int group, int rank); /* bsp_pid() of the member with that rank */
 
 #ifdef __cplusplus
 }

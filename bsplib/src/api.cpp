@@ -72,35 +72,45 @@ inline int remote_slot(const char* call, const char* role, const char* verb, con
   std::int64_t registered = rt.registry.size(slot, pid);
   std::int64_t end = static_cast<std::int64_t>(offset) + nbytes;
   if (__builtin_expect(end > registered, 0))
-    fail(call, "%s %lld bytes beyond the area registered on process %d (offset %d + %d bytes > %lld registered bytes)",
-         verb, static_cast<long long>(end - registered), pid, offset, nbytes, static_cast<long long>(registered));
+    fail(call,
+         "%s %lld bytes beyond the area registered on process %d (offset %d + %d bytes > %lld "
+         "registered bytes)",
+         verb, static_cast<long long>(end - registered), pid, offset, nbytes,
+         static_cast<long long>(registered));
   return slot;
 }
 
-inline void put(const char* call, int pid, const void* src, void* dst, int offset, int nbytes, bool unbuffered) {
+inline void put(const char* call, int pid, const void* src, void* dst, int offset, int nbytes,
+                bool unbuffered) {
   Runtime& rt = spmd(call);
   check_transfer(call, rt, pid, offset, nbytes);
   if (nbytes == 0) return;
   int slot = remote_slot(call, "destination", "writes", rt, dst, pid, offset, nbytes);
   if (__builtin_expect(src == nullptr, 0)) fail(call, "source is NULL");
-  rt.put(pid, slot, static_cast<std::uint32_t>(offset), src, static_cast<std::uint32_t>(nbytes), unbuffered);
+  rt.put(pid, slot, static_cast<std::uint32_t>(offset), src, static_cast<std::uint32_t>(nbytes),
+         unbuffered);
 }
 
-inline void get(const char* call, int pid, const void* src, int offset, void* dst, int nbytes, bool unbuffered) {
+inline void get(const char* call, int pid, const void* src, int offset, void* dst, int nbytes,
+                bool unbuffered) {
   Runtime& rt = spmd(call);
   check_transfer(call, rt, pid, offset, nbytes);
   if (nbytes == 0) return;
   int slot = remote_slot(call, "source", "reads", rt, src, pid, offset, nbytes);
   if (__builtin_expect(dst == nullptr, 0)) fail(call, "destination is NULL");
-  rt.get(pid, slot, static_cast<std::uint32_t>(offset), dst, static_cast<std::uint32_t>(nbytes), unbuffered);
+  rt.get(pid, slot, static_cast<std::uint32_t>(offset), dst, static_cast<std::uint32_t>(nbytes),
+         unbuffered);
 }
 
-void send(const char* call, int pid, const void* tag, const void* payload, int payload_nbytes, bool unbuffered) {
+void send(const char* call, int pid, const void* tag, const void* payload, int payload_nbytes,
+          bool unbuffered) {
   Runtime& rt = spmd(call);
   check_pid(call, rt, pid);
   if (payload_nbytes < 0) fail(call, "negative size %d", payload_nbytes);
-  if (tag == nullptr && rt.tag_nbytes > 0) fail(call, "tag is NULL but the tag size is %u bytes", rt.tag_nbytes);
-  if (payload == nullptr && payload_nbytes > 0) fail(call, "payload is NULL with size %d", payload_nbytes);
+  if (tag == nullptr && rt.tag_nbytes > 0)
+    fail(call, "tag is NULL but the tag size is %u bytes", rt.tag_nbytes);
+  if (payload == nullptr && payload_nbytes > 0)
+    fail(call, "payload is NULL with size %d", payload_nbytes);
   rt.send(pid, tag, payload, static_cast<std::uint32_t>(payload_nbytes), unbuffered);
 }
 
@@ -109,7 +119,9 @@ bspg::Group& member_group(const char* call, int handle) {
   bspg::Group* group = rt.group(handle);
   if (group == nullptr) {
     if (handle < 0 || static_cast<std::size_t>(handle) >= rt.groups.size())
-      fail(call, "group %d does not exist (handles come from bspg_group_split or bspg_subjob_group)", handle);
+      fail(call,
+           "group %d does not exist (handles come from bspg_group_split or bspg_subjob_group)",
+           handle);
     fail(call, "this process is not a member of group %d", handle);
   }
   return *group;
@@ -202,15 +214,18 @@ void bsp_vabort(const char* format, va_list args) {
 void bsp_push_reg(const void* ident, int size) {
   Runtime& rt = spmd("bsp_push_reg");
   if (size < 0) fail("bsp_push_reg", "negative size %d", size);
-  if (ident == nullptr && size > 0) fail("bsp_push_reg", "NULL address with size %d (NULL needs size 0)", size);
+  if (ident == nullptr && size > 0)
+    fail("bsp_push_reg", "NULL address with size %d (NULL needs size 0)", size);
   rt.registry.push(ident, size);
 }
 
 void bsp_pop_reg(const void* ident) {
   Runtime& rt = spmd("bsp_pop_reg");
-  // A registration pushed in this superstep may be popped too: both take effect at the sync, in order.
+  // A registration pushed in this superstep may be popped too: both take effect at the sync, in
+  // order.
   if (!rt.registry.pop(ident))
-    fail("bsp_pop_reg", "%p is not registered (or all its registrations are already popped)", ident);
+    fail("bsp_pop_reg", "%p is not registered (or all its registrations are already popped)",
+         ident);
 }
 
 void bsp_put(int pid, const void* src, void* dst, int offset, int nbytes) {
@@ -235,7 +250,8 @@ void bsp_direct_get(int pid, const void* src, int offset, void* dst, int nbytes)
   if (nbytes == 0) return;
   int slot = remote_slot("bsp_direct_get", "source", "reads", rt, src, pid, offset, nbytes);
   if (__builtin_expect(dst == nullptr, 0)) fail("bsp_direct_get", "destination is NULL");
-  rt.direct_get(pid, slot, static_cast<std::uint32_t>(offset), dst, static_cast<std::uint32_t>(nbytes));
+  rt.direct_get(pid, slot, static_cast<std::uint32_t>(offset), dst,
+                static_cast<std::uint32_t>(nbytes));
 }
 
 void bsp_set_tagsize(int* tag_nbytes) {
@@ -270,7 +286,8 @@ void bsp_get_tag(int* status, void* tag) {
   const bspg::Message& m = rt.queue[rt.queue_head];
   *status = static_cast<int>(m.payload_nbytes);
   if (m.tag_nbytes) {
-    if (tag == nullptr) fail("bsp_get_tag", "tag buffer is NULL but the message has a %u-byte tag", m.tag_nbytes);
+    if (tag == nullptr)
+      fail("bsp_get_tag", "tag buffer is NULL but the message has a %u-byte tag", m.tag_nbytes);
     std::memcpy(tag, m.tag, m.tag_nbytes);
   }
 }
@@ -285,7 +302,8 @@ void bsp_move(void* payload, int reception_nbytes) {
                         ? m.payload_nbytes
                         : static_cast<std::uint32_t>(reception_nbytes);
   if (n) {
-    if (payload == nullptr) fail("bsp_move", "payload buffer is NULL with size %d", reception_nbytes);
+    if (payload == nullptr)
+      fail("bsp_move", "payload buffer is NULL with size %d", reception_nbytes);
     std::memcpy(payload, m.payload, n);
   }
   rt.queue_payload_bytes -= m.payload_nbytes;
@@ -312,7 +330,8 @@ int bspg_nsubjobs(void) { return static_cast<int>(spmd("bspg_nsubjobs").subjob_s
 int bspg_subjob_nprocs(int k) {
   Runtime& rt = spmd("bspg_subjob_nprocs");
   if (k < 0 || static_cast<std::size_t>(k) >= rt.subjob_sizes.size())
-    fail("bspg_subjob_nprocs", "subjob %d is out of range 0..%d", k, static_cast<int>(rt.subjob_sizes.size()) - 1);
+    fail("bspg_subjob_nprocs", "subjob %d is out of range 0..%d", k,
+         static_cast<int>(rt.subjob_sizes.size()) - 1);
   return rt.subjob_sizes[static_cast<std::size_t>(k)];
 }
 
@@ -327,7 +346,8 @@ int bspg_group_pid(int group) { return member_group("bspg_group_pid", group).ran
 
 int bspg_group_member(int group, int rank) {
   bspg::Group& g = member_group("bspg_group_member", group);
-  if (rank < 0 || rank >= g.size()) fail("bspg_group_member", "rank %d is out of range 0..%d", rank, g.size() - 1);
+  if (rank < 0 || rank >= g.size())
+    fail("bspg_group_member", "rank %d is out of range 0..%d", rank, g.size() - 1);
   return g.members[static_cast<std::size_t>(rank)];
 }
 

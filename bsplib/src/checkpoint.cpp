@@ -136,7 +136,8 @@ Checkpoints::Checkpoints(Runtime& runtime) : rt_(runtime) {
     if (directory_.rfind("~/", 0) == 0) {
       const char* home = std::getenv("HOME");
       if (!home || *home != '/')
-        fail("bspg_checkpoint", "BSPG_CHECKPOINT_DIR='%s' starts with ~/, but HOME is not an absolute path", dir);
+        fail("bspg_checkpoint",
+             "BSPG_CHECKPOINT_DIR='%s' starts with ~/, but HOME is not an absolute path", dir);
       directory_ = home + directory_.substr(1);
     }
     if (directory_[0] != '/')

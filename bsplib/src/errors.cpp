@@ -97,7 +97,8 @@ void abort_with_user_message(const char* format, va_list args) {
   fflush(stdout);
   char text[4096];
   int length = vsnprintf(text, sizeof text, format ? format : "", args);
-  bool newline = length > 0 && static_cast<std::size_t>(length) < sizeof text && text[length - 1] == '\n';
+  bool newline =
+      length > 0 && static_cast<std::size_t>(length) < sizeof text && text[length - 1] == '\n';
   fprintf(stderr, newline ? "%s" : "%s\n", text);
   fflush(stderr);
   stop_job(1);

@@ -11,7 +11,8 @@ namespace bspg {
 // same mistake the message appears once: the lowest pid's abort stops the others first. Before
 // bsp_begin every process runs the same code, so process 0 speaks for all: the others wait up
 // to 15 s for its abort and print only if it never comes.
-[[noreturn]] void fail(const char* call, const char* format, ...) __attribute__((format(printf, 2, 3)));
+[[noreturn]] void fail(const char* call, const char* format, ...)
+    __attribute__((format(printf, 2, 3)));
 
 // A misuse every process sees at the same collective point (e.g. processes disagree at a sync).
 // Only `reporter` prints; the others wait to be stopped by its abort.

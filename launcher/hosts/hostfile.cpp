@@ -59,7 +59,8 @@ std::string expand_path(const std::string& value, const std::string& key,
   std::string result = value;
   if (!value.empty() && value[0] == '~') {
     const auto slash = value.find('/');
-    const std::string user = value.substr(1, slash == std::string::npos ? std::string::npos : slash - 1);
+    const std::string user =
+        value.substr(1, slash == std::string::npos ? std::string::npos : slash - 1);
     const std::string home = home_of(user);
     if (home.empty())
       fail(path, line,
@@ -78,7 +79,8 @@ bool parse_int(const std::string& text, long lo, long hi, int& out) {
   if (text.empty() || text.size() > 9) return false;
   long value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || text[0] == '-' || text[0] == '+') return false;
+  if (ec != std::errc() || end != text.data() + text.size() || text[0] == '-' || text[0] == '+')
+    return false;
   if (value < lo || value > hi) return false;
   out = static_cast<int>(value);
   return true;
@@ -114,22 +116,26 @@ std::string dir_of(const std::string& path) {
   return std::string(cwd) + (dir == "." ? "" : "/" + dir);
 }
 
-// ---- YAML ----------------------------------------------------------------------------------------
+// ---- YAML
+// ----------------------------------------------------------------------------------------
 
 struct YamlReader {
   std::string path, file_dir;
 
-  // `line` is the key's line: an empty value has no position of its own (yaml-cpp marks the next line).
+  // `line` is the key's line: an empty value has no position of its own (yaml-cpp marks the next
+  // line).
   std::string scalar(const YAML::Node& value, const std::string& key, int line) const {
     if (value.IsNull()) fail(path, line, "'" + key + "' needs a value");
-    if (!value.IsScalar()) fail(path, line, "'" + key + "' must be a single value, not a list or map");
+    if (!value.IsScalar())
+      fail(path, line, "'" + key + "' must be a single value, not a list or map");
     const std::string text = value.Scalar();
     if (text.empty()) fail(path, line, "'" + key + "' must not be empty");
     return text;
   }
 
   // Applies one key of a host (or of `defaults`) to spec; `line` is where the key is.
-  void apply(HostSpec& spec, const std::string& key, const YAML::Node& value, bool in_defaults, int line) const {
+  void apply(HostSpec& spec, const std::string& key, const YAML::Node& value, bool in_defaults,
+             int line) const {
     if (key == "name" && !in_defaults) {
       spec.name = scalar(value, key, line);
       check_host_name(path, line, spec.name);
@@ -160,8 +166,9 @@ struct YamlReader {
     } else if (key == "known_hosts") {
       spec.known_hosts = expand_path(scalar(value, key, line), key, file_dir, path, line);
     } else {
-      const std::string allowed = in_defaults ? "slots, site, user, port, identity, known_hosts"
-                                              : "name, address, slots, site, user, port, identity, known_hosts";
+      const std::string allowed =
+          in_defaults ? "slots, site, user, port, identity, known_hosts"
+                      : "name, address, slots, site, user, port, identity, known_hosts";
       fail(path, line,
            "unknown key '" + excerpt(key) + "'" + (in_defaults ? " in defaults" : "") +
                " (allowed: " + allowed + ")");
@@ -185,7 +192,8 @@ struct YamlReader {
     HostSpec defaults;
     YAML::Node hosts_node;
     bool have_hosts = false;
-    each_key(root, [&](const std::string& key, const YAML::Node& key_node, const YAML::Node& value) {
+    each_key(root, [&](const std::string& key, const YAML::Node& key_node,
+                       const YAML::Node& value) {
       if (key == "defaults") {
         if (value.IsNull()) return;
         if (!value.IsMap()) fail(path, line_of(key_node), "'defaults' must be a map of settings");
@@ -221,14 +229,17 @@ struct YamlReader {
       }
       if (spec.address.empty()) spec.address = spec.name;
       if (const auto [it, fresh] = first_line.emplace(spec.name, spec.line); !fresh)
-        fail(path, spec.line, "duplicate host name '" + spec.name + "' (first on line " + std::to_string(it->second) + ")");
+        fail(path, spec.line,
+             "duplicate host name '" + spec.name + "' (first on line " +
+                 std::to_string(it->second) + ")");
       hosts.push_back(spec);
     }
     return hosts;
   }
 };
 
-// ---- Open MPI plain --------------------------------------------------------------------------------
+// ---- Open MPI plain
+// --------------------------------------------------------------------------------
 
 // The slots settings of a plain line, each of which may be given once: slots (also spelled count
 // or cpu) and max_slots (max-slots).
@@ -296,7 +307,8 @@ std::vector<HostSpec> read_plain(const std::string& text, const std::string& pat
     HostSpec spec;
     if (!read_plain_line(path, ++line, line_text, spec)) continue;
     if (const auto [it, fresh] = first_line.emplace(spec.name, line); !fresh)
-      fail(path, line, "duplicate host '" + spec.name + "' (first on line " + std::to_string(it->second) + ")");
+      fail(path, line,
+           "duplicate host '" + spec.name + "' (first on line " + std::to_string(it->second) + ")");
     hosts.push_back(spec);
   }
   if (hosts.empty()) fail(path, std::max(line, 1), "no hosts in file");

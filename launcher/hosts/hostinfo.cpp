@@ -1,7 +1,7 @@
-// bspg-hostinfo: what hwloc says about this host's processors. The probe runs `bspg-hostinfo --cores`
-// where it is on the host's PATH (and falls back to nproc where it is not). bsprun also runs
-// `bspg-hostinfo --check-shard FILE` on a host to learn whether a checkpoint shard there is whole,
-// without copying it anywhere.
+// bspg-hostinfo: what hwloc says about this host's processors. The probe runs `bspg-hostinfo
+// --cores` where it is on the host's PATH (and falls back to nproc where it is not). bsprun also
+// runs `bspg-hostinfo --check-shard FILE` on a host to learn whether a checkpoint shard there is
+// whole, without copying it anywhere.
 #include <hwloc.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -84,8 +84,9 @@ int main(int argc, char** argv) {
   } else {
     char name[256] = "";
     gethostname(name, sizeof name - 1);
-    std::printf("hostname %s\ncores %d\nhardware_threads %d\npackages %d\nnuma_nodes %d\n", name, cores, pus,
-                count(topology, HWLOC_OBJ_PACKAGE), count(topology, HWLOC_OBJ_NUMANODE));
+    std::printf("hostname %s\ncores %d\nhardware_threads %d\npackages %d\nnuma_nodes %d\n", name,
+                cores, pus, count(topology, HWLOC_OBJ_PACKAGE),
+                count(topology, HWLOC_OBJ_NUMANODE));
   }
   hwloc_topology_destroy(topology);
   return cores > 0 ? 0 : 1;

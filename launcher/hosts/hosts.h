@@ -19,15 +19,15 @@
 namespace bspg::hosts {
 
 struct HostSpec {
-  std::string name;          // shown in output and used as RSL resourceManagerContact
-  std::string address;       // where to connect; default = name
-  int slots = 0;             // most processes there; 0 = its core count (from the probe)
-  std::string site;          // hosts of one site form one subjob; empty = own subjob
-  std::string user;          // empty = current user (or ssh config for plain files)
+  std::string name;     // shown in output and used as RSL resourceManagerContact
+  std::string address;  // where to connect; default = name
+  int slots = 0;        // most processes there; 0 = its core count (from the probe)
+  std::string site;     // hosts of one site form one subjob; empty = own subjob
+  std::string user;     // empty = current user (or ssh config for plain files)
   int port = 22;
-  std::string identity;      // private key file; empty = libssh defaults (~/.ssh/id_*, agent)
-  std::string known_hosts;   // empty = ~/.ssh/known_hosts
-  int line = 0;              // line in the host file (for messages)
+  std::string identity;     // private key file; empty = libssh defaults (~/.ssh/id_*, agent)
+  std::string known_hosts;  // empty = ~/.ssh/known_hosts
+  int line = 0;             // line in the host file (for messages)
 };
 
 // Every problem in a host file: "path:line: message".
@@ -74,35 +74,35 @@ struct ProbeResult {
   // "impossible load average '-100' in /proc/loadavg", or "not probed: ..." when this machine
   // could not (out of memory, out of file descriptors; reported once on its own).
   std::string error;
-  std::string hostname;       // what the host calls itself
-  int cores = 0;              // hwloc core count where bspg-hostinfo is installed there, else nproc
+  std::string hostname;  // what the host calls itself
+  int cores = 0;         // hwloc core count where bspg-hostinfo is installed there, else nproc
   double load1 = 0, load5 = 0, load15 = 0;
   long long mem_available_kb = 0;
   ProgramStatus program_status = ProgramStatus::kUnchecked;  // when ok and opt.program is set
-  double elapsed_s = 0;       // how long this probe took
+  double elapsed_s = 0;                                      // how long this probe took
 };
 
 // Probes the hosts with at most opt.fanout at once, from a few threads whatever the number of hosts
-// (non-blocking sessions in poll loops); results are in the order of `hosts`. Each probe has its own
-// deadline (opt.timeout_ms from its start), and a probe that times out ends its command on the host.
-// With no more candidates than the fan-out, the wall time is about that of the slowest probe.
+// (non-blocking sessions in poll loops); results are in the order of `hosts`. Each probe has its
+// own deadline (opt.timeout_ms from its start), and a probe that times out ends its command on the
+// host. With no more candidates than the fan-out, the wall time is about that of the slowest probe.
 std::vector<ProbeResult> probe_hosts(const std::vector<HostSpec>& hosts, const ProbeOptions& opt);
 
 // What a command run on a host over SSH gave (run_on_hosts).
 struct CommandResult {
   HostSpec host;
-  bool ok = false;      // logged in and the command ran to its end; else `error` says why not
-  std::string error;    // as ProbeResult::error ("connection refused", "timed out after 5.0 s", ...)
-  std::string out, err; // its output (each at most 1 MiB), untrusted
-  int exit_status = -1; // -1 when it ended by a signal
+  bool ok = false;    // logged in and the command ran to its end; else `error` says why not
+  std::string error;  // as ProbeResult::error ("connection refused", "timed out after 5.0 s", ...)
+  std::string out, err;  // its output (each at most 1 MiB), untrusted
+  int exit_status = -1;  // -1 when it ended by a signal
   double elapsed_s = 0;
 };
 
 // Runs `command` (for the host's login shell) on every host, as probe_hosts runs its probe: at
 // most opt.fanout at once, each within opt.timeout_ms from its start (a command still running
 // then is killed on the host), host keys checked as for probing. Results in the order of `hosts`.
-std::vector<CommandResult> run_on_hosts(const std::vector<HostSpec>& hosts, const std::string& command,
-                                        const ProbeOptions& opt);
+std::vector<CommandResult> run_on_hosts(const std::vector<HostSpec>& hosts,
+                                        const std::string& command, const ProbeOptions& opt);
 
 // `text` as a printf format that prints it: every byte but letters, digits, '/', '.', '_' and '-'
 // as an octal escape (\ooo), so that it holds no quote, space or other character a shell reads.
@@ -116,20 +116,21 @@ std::string guarded_command(const std::string& script, int timeout_ms);
 
 struct StageResult {
   bool ok = false;
-  std::string remote_path;   // absolute path of the executable on the host
+  std::string remote_path;  // absolute path of the executable on the host
   std::string error;
-  bool copied = false;       // false when an identical file was already there
+  bool copied = false;  // false when an identical file was already there
 };
 
 // Copies an executable over SFTP into ~/.cache/bspg/stage/<size>-<content hash>/<name> on the host,
 // unless that file is already there; keeps the exec bits. opt.timeout_ms bounds the login and each
 // SFTP operation.
-StageResult stage_executable(const HostSpec& host, const std::string& local_path, const ProbeOptions& opt);
+StageResult stage_executable(const HostSpec& host, const std::string& local_path,
+                             const ProbeOptions& opt);
 
 struct RelayResult {
   bool ok = false;
-  std::string error;         // names the host it happened on
-  std::uint64_t bytes = 0;   // copied
+  std::string error;        // names the host it happened on
+  std::uint64_t bytes = 0;  // copied
 };
 
 // Copies the file at from_path on `from` to to_path on `to`, through this machine over SFTP (the

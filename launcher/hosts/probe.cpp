@@ -563,8 +563,8 @@ std::vector<CommandResult> run_all(const std::vector<HostSpec>& hosts, const std
 
 }  // namespace
 
-std::vector<CommandResult> run_on_hosts(const std::vector<HostSpec>& hosts, const std::string& command,
-                                        const ProbeOptions& opt) {
+std::vector<CommandResult> run_on_hosts(const std::vector<HostSpec>& hosts,
+                                        const std::string& command, const ProbeOptions& opt) {
   try {
     return run_all(hosts, command, opt);
   } catch (const std::bad_alloc&) {  // before any probe started: nothing to report per host

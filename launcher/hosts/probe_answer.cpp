@@ -132,9 +132,11 @@ std::string guarded_command(const std::string& script, int timeout_ms) {
   // passes it to sh unchanged.
   const long long bound_s = (static_cast<long long>(timeout_ms) + 999) / 1000 + 1;
   return "sh -c '"
-         "exec 3<&0 </dev/null; t=; if command -v timeout >/dev/null 2>&1; then t=\"timeout -s KILL " +
+         "exec 3<&0 </dev/null; t=; if command -v timeout >/dev/null 2>&1; then t=\"timeout -s "
+         "KILL " +
          std::to_string(bound_s) +
-         "\"; fi; ($t cat <&3 >/dev/null 2>&1; kill -9 0) >/dev/null 2>&1 & exec 3<&-; " + script + "'";
+         "\"; fi; ($t cat <&3 >/dev/null 2>&1; kill -9 0) >/dev/null 2>&1 & exec 3<&-; " + script +
+         "'";
 }
 
 }  // namespace bspg::hosts
@@ -144,8 +146,7 @@ namespace bspg::hosts::detail {
 std::string probe_command(const ProbeOptions& opt) {
   // The figures, then the program check, then the end marker.
   std::string script =
-      "echo " +
-      std::string(kBegin) +
+      "echo " + std::string(kBegin) +
       "; echo load $(cat /proc/loadavg); "
       "echo cores $(bspg-hostinfo --cores 2>/dev/null || nproc 2>/dev/null || getconf "
       "_NPROCESSORS_ONLN); "

@@ -25,8 +25,9 @@ struct FileCloser {
 };
 using File = std::unique_ptr<sftp_file_struct, FileCloser>;
 
-std::string copy_bytes(SftpHost& from, sftp_file in, std::uint64_t size, SftpHost& to, sftp_file out,
-                       const std::string& from_path, const std::string& to_path, std::uint64_t& copied) {
+std::string copy_bytes(SftpHost& from, sftp_file in, std::uint64_t size, SftpHost& to,
+                       sftp_file out, const std::string& from_path, const std::string& to_path,
+                       std::uint64_t& copied) {
   std::deque<int> pending;  // ids of requested reads, in file order
   std::uint64_t requested = 0;
   std::vector<char> buffer(kChunk);
@@ -38,7 +39,8 @@ std::string copy_bytes(SftpHost& from, sftp_file in, std::uint64_t size, SftpHos
       requested += kChunk;
     }
     if (pending.empty()) return "";
-    const int got = sftp_async_read(in, buffer.data(), kChunk, static_cast<std::uint32_t>(pending.front()));
+    const int got =
+        sftp_async_read(in, buffer.data(), kChunk, static_cast<std::uint32_t>(pending.front()));
     pending.pop_front();
     if (got < 0) return "cannot read " + from_path + ": " + from.problem();
     if (got == 0) {  // the end: the file shrank since its size was read
@@ -82,7 +84,8 @@ RelayResult relay_file(const HostSpec& from, const std::string& from_path, const
     result.error = from.name + ": " + in_path + " is not a regular file";
     return result;
   }
-  if (std::string problem = target.make_directories(out_path.substr(0, out_path.rfind('/'))); !problem.empty()) {
+  if (std::string problem = target.make_directories(out_path.substr(0, out_path.rfind('/')));
+      !problem.empty()) {
     result.error = to.name + ": " + problem;
     return result;
   }
@@ -93,15 +96,16 @@ RelayResult relay_file(const HostSpec& from, const std::string& from_path, const
     result.error = to.name + ": cannot create " + part + ": " + target.problem();
     return result;
   }
-  std::string problem = copy_bytes(source, in.get(), attributes->size, target, out.get(), from.name + ":" + in_path,
-                                    to.name + ":" + part, result.bytes);
+  std::string problem = copy_bytes(source, in.get(), attributes->size, target, out.get(),
+                                   from.name + ":" + in_path, to.name + ":" + part, result.bytes);
   if (problem.empty() && sftp_extension_supported(target.sftp(), "fsync@openssh.com", "1") &&
       sftp_fsync(out.get()) != 0)
     problem = to.name + ": cannot sync " + part + ": " + target.problem();
   if (problem.empty() && sftp_close(out.release()) != SSH_NO_ERROR)
     problem = to.name + ": cannot write " + part + ": " + target.problem();
   if (problem.empty()) {
-    if (std::string why = target.replace(part, out_path); !why.empty()) problem = to.name + ": " + why;
+    if (std::string why = target.replace(part, out_path); !why.empty())
+      problem = to.name + ": " + why;
   }
   if (!problem.empty()) {
     out.reset();

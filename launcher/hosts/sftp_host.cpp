@@ -13,7 +13,8 @@ std::string SftpHost::open() {
   if (std::string problem = connection_.open(deadline); !problem.empty()) return problem;
   session_ = connection_.blocking_session();
   sftp_.reset(sftp_new(session_));
-  if (!sftp_ || sftp_init(sftp_.get()) != SSH_OK) return "no SFTP on the host: " + std::string(ssh_get_error(session_));
+  if (!sftp_ || sftp_init(sftp_.get()) != SSH_OK)
+    return "no SFTP on the host: " + std::string(ssh_get_error(session_));
   char* home = sftp_canonicalize_path(sftp_.get(), ".");
   if (home == nullptr) return "cannot find the home directory: " + problem();
   home_ = home;

@@ -22,8 +22,10 @@ using Attributes = std::unique_ptr<sftp_attributes_struct, AttributesDeleter>;
 
 class SftpHost {
  public:
-  SftpHost(const HostSpec& host, const ProbeOptions& opt) : connection_(host, opt), timeout_ms_(opt.timeout_ms) {}
-  // Logs in (within the probe timeout), starts SFTP and finds the home directory. "" or the problem.
+  SftpHost(const HostSpec& host, const ProbeOptions& opt)
+      : connection_(host, opt), timeout_ms_(opt.timeout_ms) {}
+  // Logs in (within the probe timeout), starts SFTP and finds the home directory. "" or the
+  // problem.
   std::string open();
   sftp_session sftp() const { return sftp_.get(); }
   // The server's reason for the last failed operation, in a few words.

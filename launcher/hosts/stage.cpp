@@ -1,7 +1,5 @@
 // stage_executable: copy a program to a host over SFTP, into a cache keyed by its content.
-#include "hosts.h"
-#include "sftp_host.h"
-
+#include <fcntl.h>
 #include <libssh/sftp.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,10 +9,12 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
-#include <fcntl.h>
 #include <fstream>
 #include <memory>
 #include <vector>
+
+#include "hosts.h"
+#include "sftp_host.h"
 
 namespace bspg::hosts {
 namespace {
@@ -22,7 +22,7 @@ namespace {
 struct LocalFile {
   std::string error;
   std::vector<char> bytes;
-  std::string key;       // "<size>-<hash>": names the cache folder, so equal content shares a folder
+  std::string key;  // "<size>-<hash>": names the cache folder, so equal content shares a folder
   unsigned mode = 0700;
 };
 
@@ -98,7 +98,8 @@ std::string upload(SftpHost& host, const LocalFile& local, const std::string& pa
 
 }  // namespace
 
-StageResult stage_executable(const HostSpec& host, const std::string& local_path, const ProbeOptions& opt) {
+StageResult stage_executable(const HostSpec& host, const std::string& local_path,
+                             const ProbeOptions& opt) {
   StageResult result;
   const LocalFile local = read_local(local_path);
   if (!local.error.empty()) {

@@ -1,15 +1,15 @@
 // allocate_test.cpp - ranking and placement of processes on probed hosts.
-#include <gtest/gtest.h>
-
 #include "allocate.h"
+
+#include <gtest/gtest.h>
 
 using bspg::hosts::ProbeResult;
 using namespace bspg::launcher;
 
 namespace {
 
-ProbeResult host(const std::string& name, int cores, double load, long long mem_kb = 4'000'000, int slots = 0,
-                 const std::string& site = "") {
+ProbeResult host(const std::string& name, int cores, double load, long long mem_kb = 4'000'000,
+                 int slots = 0, const std::string& site = "") {
   ProbeResult p;
   p.host.name = name;
   p.host.address = "127.0.9." + name.substr(name.size() - 1);
@@ -42,10 +42,11 @@ std::map<std::string, int> counts(const Allocation& a) {
 
 TEST(Allocate, ChoosesTheLeastLoadedHosts) {
   // The end-to-end scenario: loads 3.5, 0.2, 2.0, 0.1, two slots each, -p 4.
-  auto a = allocate({host("emu1", 2, 3.5, 0, 2), host("emu2", 2, 0.2, 0, 2), host("emu3", 2, 2.0, 0, 2),
-                     host("emu4", 2, 0.1, 0, 2)},
+  auto a = allocate({host("emu1", 2, 3.5, 0, 2), host("emu2", 2, 0.2, 0, 2),
+                     host("emu3", 2, 2.0, 0, 2), host("emu4", 2, 0.1, 0, 2)},
                     4);
-  EXPECT_EQ(counts(a), (std::map<std::string, int>{{"emu1", 0}, {"emu2", 2}, {"emu3", 0}, {"emu4", 2}}));
+  EXPECT_EQ(counts(a),
+            (std::map<std::string, int>{{"emu1", 0}, {"emu2", 2}, {"emu3", 0}, {"emu4", 2}}));
   // Two subjobs, the least loaded host first.
   ASSERT_EQ(a.subjobs.size(), 2u);
   EXPECT_EQ(a.subjobs[0].hosts[0].name, "emu4");
@@ -76,10 +77,11 @@ TEST(Allocate, BeyondFreeCapacityHostsTakeTurns) {
 TEST(Allocate, FullyLoadedHostBeforeOverloadedOne) {
   // emu2 (the idlest) is down: emu4 fills its 2 slots, then emu3 (load 2.0 on 2 cores)
   // is preferred to emu1 (load 3.5) for both remaining processes.
-  auto a = allocate({host("emu1", 2, 3.5, 0, 2), down("emu2", "connection refused"), host("emu3", 2, 2.0, 0, 2),
-                     host("emu4", 2, 0.1, 0, 2)},
+  auto a = allocate({host("emu1", 2, 3.5, 0, 2), down("emu2", "connection refused"),
+                     host("emu3", 2, 2.0, 0, 2), host("emu4", 2, 0.1, 0, 2)},
                     4);
-  EXPECT_EQ(counts(a), (std::map<std::string, int>{{"emu1", 0}, {"emu2", 0}, {"emu3", 2}, {"emu4", 2}}));
+  EXPECT_EQ(counts(a),
+            (std::map<std::string, int>{{"emu1", 0}, {"emu2", 0}, {"emu3", 2}, {"emu4", 2}}));
 }
 
 TEST(Allocate, FractionalLoadsShareByWhatIsLeft) {
@@ -108,7 +110,9 @@ TEST(Allocate, SlotsDefaultToCores) {
 }
 
 TEST(Allocate, UnreachableHostsAreSkipped) {
-  auto a = allocate({down("emu1", "connection refused"), host("emu2", 2, 1.0, 0, 2), host("emu3", 2, 0.5, 0, 2)}, 3);
+  auto a = allocate(
+      {down("emu1", "connection refused"), host("emu2", 2, 1.0, 0, 2), host("emu3", 2, 0.5, 0, 2)},
+      3);
   EXPECT_EQ(counts(a), (std::map<std::string, int>{{"emu1", 0}, {"emu2", 1}, {"emu3", 2}}));
   EXPECT_EQ(a.candidates[0].rank, -1);
   std::string table = format_probe_table(a);
@@ -118,7 +122,9 @@ TEST(Allocate, UnreachableHostsAreSkipped) {
 
 TEST(Allocate, NotEnoughCapacityNamesWhatWasFound) {
   try {
-    allocate({host("emu1", 2, 0.0, 0, 2), down("emu2", "timed out after 5.0 s"), host("emu3", 2, 0.0, 0, 1)}, 4);
+    allocate({host("emu1", 2, 0.0, 0, 2), down("emu2", "timed out after 5.0 s"),
+              host("emu3", 2, 0.0, 0, 1)},
+             4);
     FAIL() << "expected AllocationError";
   } catch (const AllocationError& e) {
     std::string msg = e.what();
@@ -132,7 +138,9 @@ TEST(Allocate, NotEnoughCapacityNamesWhatWasFound) {
     allocate({down("a", "connection refused"), down("b", "connection refused")}, 1);
     FAIL() << "expected AllocationError";
   } catch (const AllocationError& e) {
-    EXPECT_NE(std::string(e.what()).find("none of the 2 candidate hosts is reachable"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("none of the 2 candidate hosts is reachable"),
+              std::string::npos)
+        << e.what();
   }
 }
 
@@ -145,8 +153,10 @@ TEST(Allocate, TiesBrokenByMemoryThenHostFileOrder) {
   EXPECT_EQ(a.candidates[1].rank, 0);
   EXPECT_EQ(a.candidates[0].rank, 1);
   EXPECT_EQ(a.candidates[2].rank, 2);
-  EXPECT_EQ(counts(allocate(same, 2)), (std::map<std::string, int>{{"h1", 1}, {"h2", 1}, {"h3", 0}}));
-  EXPECT_EQ(counts(allocate(same, 4)), (std::map<std::string, int>{{"h1", 1}, {"h2", 2}, {"h3", 1}}));
+  EXPECT_EQ(counts(allocate(same, 2)),
+            (std::map<std::string, int>{{"h1", 1}, {"h2", 1}, {"h3", 0}}));
+  EXPECT_EQ(counts(allocate(same, 4)),
+            (std::map<std::string, int>{{"h1", 1}, {"h2", 2}, {"h3", 1}}));
   // Deterministic: the same input gives the same result every time.
   for (int i = 0; i < 5; ++i) EXPECT_EQ(counts(allocate(same, 4)), counts(allocate(same, 4)));
 }
@@ -181,7 +191,8 @@ TEST(Allocate, RejectsNonPositiveCounts) {
 }
 
 TEST(SubjobsFor, HostsAndSitesBecomeRslSubjobs) {
-  auto a = allocate({host("a1", 2, 0.0, 0, 2, "lab-a"), host("a2", 2, 0.0, 0, 2, "lab-a"), host("c3", 2, 0.5, 0, 2)},
+  auto a = allocate({host("a1", 2, 0.0, 0, 2, "lab-a"), host("a2", 2, 0.0, 0, 2, "lab-a"),
+                     host("c3", 2, 0.5, 0, 2)},
                     5);
   auto subjobs = subjobs_for(a, "/bin/prog", {"x", "y z"}, "/work");
   ASSERT_EQ(subjobs.size(), 2u);
@@ -189,7 +200,8 @@ TEST(SubjobsFor, HostsAndSitesBecomeRslSubjobs) {
   EXPECT_EQ(subjobs[0].count, 4);
   EXPECT_EQ(subjobs[0].hosts, (std::vector<std::string>{"a1:2", "a2:2"}));
   EXPECT_EQ(subjobs[0].label, "subjob 0");
-  EXPECT_EQ(subjobs[0].environment, (std::vector<std::pair<std::string, std::string>>{{"BSPG_SUBJOB", "0"}}));
+  EXPECT_EQ(subjobs[0].environment,
+            (std::vector<std::pair<std::string, std::string>>{{"BSPG_SUBJOB", "0"}}));
   EXPECT_EQ(subjobs[1].contact, "c3");
   EXPECT_EQ(subjobs[1].count, 1);
   EXPECT_TRUE(subjobs[1].hosts.empty());

@@ -102,7 +102,8 @@ TEST(Checkpoints, JobIdsAndDirectories) {
   EXPECT_EQ(local_path("/abs/x"), "/abs/x");
 }
 
-// The survey script as a host runs it, on files of every kind, with a name that tries to add a line.
+// The survey script as a host runs it, on files of every kind, with a name that tries to add a
+// line.
 TEST(Checkpoints, SurveyReportsMarkersAndCheckedShards) {
   Scratch dir;
   const std::string job = dir.path() + "/job dir";  // a space: the script quotes
@@ -142,7 +143,10 @@ TEST(Checkpoints, SurveyReportsMarkersAndCheckedShards) {
 
   // Without bspg-hostinfo the files are listed as not checked (and taken as whole).
   Holdings unchecked;
-  ASSERT_EQ(read_survey(run_sh("PATH=/usr/bin:/bin; " + survey_script(job, "/nonexistent/hostinfo", false)), unchecked), "");
+  ASSERT_EQ(read_survey(
+                run_sh("PATH=/usr/bin:/bin; " + survey_script(job, "/nonexistent/hostinfo", false)),
+                unchecked),
+            "");
   ASSERT_EQ(unchecked.files.size(), 5u);
   for (const HeldFile& f : unchecked.files) EXPECT_TRUE(!f.checked && f.whole) << f.name();
 
@@ -158,13 +162,15 @@ TEST(Checkpoints, HostileListingsAreRefused) {
   EXPECT_EQ(read_survey(begin + "file 4 shard 0 0 ok 0 4\n" + end, h), "");
   for (const char* line :
        {"file 4 shard -1 0 ok", "file 4 other 0 0 ok", "file x shard 0 0 ok", "file 0 shard 0 0 ok",
-        "complete 4 0 bspg checkpoint 5 of 2 processes", "complete 4 0 bspg checkpoint 4 of 0 processes",
-        "complete 4 0 something else", "rm -rf /", "file 99999999999999999999 shard 0 0 ok"}) {
+        "complete 4 0 bspg checkpoint 5 of 2 processes",
+        "complete 4 0 bspg checkpoint 4 of 0 processes", "complete 4 0 something else", "rm -rf /",
+        "file 99999999999999999999 shard 0 0 ok"}) {
     Holdings bad;
     EXPECT_NE(read_survey(begin + line + "\n" + end, bad), "") << line;
   }
   Holdings cut;
-  EXPECT_EQ(read_survey(begin + "file 4 shard 0 0 ok 0 4\n", cut), "the listing of the checkpoint directory was cut short");
+  EXPECT_EQ(read_survey(begin + "file 4 shard 0 0 ok 0 4\n", cut),
+            "the listing of the checkpoint directory was cut short");
   EXPECT_EQ(read_survey("Permission denied\n", cut), "no listing of the checkpoint directory");
 }
 
@@ -173,12 +179,17 @@ TEST(Checkpoints, NewestWholeCheckpointAndTheCopiesItNeeds) {
   // emu1 ran pids 0, 1 and keeps the copy of 3; emu3 ran 3 and keeps the copies of 0 and 2. emu2
   // (pid 2, copies of 1) is lost. Checkpoint 5 was being written: no marker.
   std::vector<Holdings> hosts = {
-      holdings("emu1", begin + "complete 4 0 bspg checkpoint 4 of 4 processes\n"
-                               "file 4 shard 0 0 ok 0 4\nfile 4 shard 1 0 ok 1 4\nfile 4 copy 3 0 ok 3 4\n"
-                               "file 5 shard 0 0 ok 0 5\n" + end),
-      holdings("emu3", begin + "complete 4 3 bspg checkpoint 4 of 4 processes\n"
-                               "file 4 shard 3 0 ok 3 4\nfile 4 copy 0 1 damaged (checksum mismatch)\n"
-                               "file 4 copy 2 - \n" + end),
+      holdings("emu1",
+               begin +
+                   "complete 4 0 bspg checkpoint 4 of 4 processes\n"
+                   "file 4 shard 0 0 ok 0 4\nfile 4 shard 1 0 ok 1 4\nfile 4 copy 3 0 ok 3 4\n"
+                   "file 5 shard 0 0 ok 0 5\n" +
+                   end),
+      holdings("emu3", begin +
+                           "complete 4 3 bspg checkpoint 4 of 4 processes\n"
+                           "file 4 shard 3 0 ok 3 4\nfile 4 copy 0 1 damaged (checksum mismatch)\n"
+                           "file 4 copy 2 - \n" +
+                           end),
   };
   CheckpointChoice choice = choose_checkpoint(hosts, 4);
   ASSERT_EQ(choice.checkpoint, 4u) << choice.why_none;
@@ -200,7 +211,8 @@ TEST(Checkpoints, NewestWholeCheckpointAndTheCopiesItNeeds) {
   CheckpointChoice partial = choose_checkpoint({hosts[0]}, 4);
   EXPECT_EQ(partial.checkpoint, 0u);
   EXPECT_TRUE(partial.any_marked);
-  EXPECT_EQ(partial.why_none, "checkpoint 4 lacks a whole shard of process 2 on the reachable hosts");
+  EXPECT_EQ(partial.why_none,
+            "checkpoint 4 lacks a whole shard of process 2 on the reachable hosts");
 
   // Another process count is said.
   CheckpointChoice other = choose_checkpoint(hosts, 3);
@@ -209,7 +221,8 @@ TEST(Checkpoints, NewestWholeCheckpointAndTheCopiesItNeeds) {
   EXPECT_FALSE(other.any_marked);
 
   // No marker anywhere: the job never checkpointed.
-  CheckpointChoice never = choose_checkpoint({holdings("emu1", begin + "file 5 shard 0 0 ok 0 5\n" + end)}, 1);
+  CheckpointChoice never =
+      choose_checkpoint({holdings("emu1", begin + "file 5 shard 0 0 ok 0 5\n" + end)}, 1);
   EXPECT_EQ(never.checkpoint, 0u);
   EXPECT_FALSE(never.any_marked);
 }
@@ -217,11 +230,15 @@ TEST(Checkpoints, NewestWholeCheckpointAndTheCopiesItNeeds) {
 TEST(Checkpoints, DamagedFilesAreNamedWhenNothingIsWhole) {
   const std::string begin = "bspg-survey-v1\n", end = "bspg-survey-end\n";
   CheckpointChoice choice = choose_checkpoint(
-      {holdings("emu1", begin + "complete 2 0 bspg checkpoint 2 of 2 processes\nfile 2 shard 0 0 ok 0 2\n"
-                                "file 2 copy 1 1 damaged (checksum mismatch)\n" + end)},
+      {holdings("emu1",
+                begin +
+                    "complete 2 0 bspg checkpoint 2 of 2 processes\nfile 2 shard 0 0 ok 0 2\n"
+                    "file 2 copy 1 1 damaged (checksum mismatch)\n" +
+                    end)},
       2);
   EXPECT_EQ(choice.checkpoint, 0u);
   EXPECT_EQ(choice.why_none,
-            "checkpoint 2 lacks a whole shard of process 1 on the reachable hosts; emu1:c2/copy-1 is damaged "
+            "checkpoint 2 lacks a whole shard of process 1 on the reachable hosts; emu1:c2/copy-1 "
+            "is damaged "
             "(checksum mismatch)");
 }

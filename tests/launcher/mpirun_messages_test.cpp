@@ -232,7 +232,8 @@ TEST(MpirunMessages, PeersHangingUpAreHeldUntilALossExplainsThem) {
       "  Local host: emu1\n  Local PID:  26984\n  Peer host:  emu2\n");
   const std::string aggregated =
       "[vm:08445] 1 more process has sent help message help-mpi-btl-tcp.txt / peer hung up\n"
-      "[vm:08445] Set MCA parameter \"orte_base_help_aggregate\" to 0 to see all help / error messages\n";
+      "[vm:08445] Set MCA parameter \"orte_base_help_aggregate\" to 0 to see all help / error "
+      "messages\n";
   MpirunStderr lost;
   lost.quiet_losses();
   EXPECT_EQ(lost.feed(hung_up + aggregated + kLostDaemon) + lost.finish(), "");

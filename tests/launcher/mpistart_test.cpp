@@ -1,9 +1,10 @@
 // mpistart_test.cpp - the mpirun command lines bsprun builds, and its command-line parser.
+#include "mpistart.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
-#include "mpistart.h"
 #include "options.h"
 
 using namespace bspg::launcher;
@@ -22,13 +23,16 @@ std::vector<Argv> app_contexts(const Argv& argv) {
   std::vector<Argv> apps(1);
   long first = find_seq(argv, {"-np"});
   for (size_t i = static_cast<size_t>(first); i < argv.size(); ++i) {
-    if (argv[i] == ":") apps.emplace_back();
-    else apps.back().push_back(argv[i]);
+    if (argv[i] == ":")
+      apps.emplace_back();
+    else
+      apps.back().push_back(argv[i]);
   }
   return apps;
 }
 
-bspg::rsl::Subjob subjob(const std::string& contact, int count, std::vector<std::string> hosts = {}) {
+bspg::rsl::Subjob subjob(const std::string& contact, int count,
+                         std::vector<std::string> hosts = {}) {
   bspg::rsl::Subjob sj;
   sj.contact = contact;
   sj.count = count;
@@ -153,7 +157,8 @@ TEST(GridArgv, MalformedHostsEntryIsRejected) {
 }
 
 TEST(ShellQuote, QuotesOnlyWhatNeedsIt) {
-  EXPECT_EQ(shell_quote_command({"mpirun", "-np", "2", "ssh -F /x", "it's"}), "mpirun -np 2 'ssh -F /x' 'it'\\''s'");
+  EXPECT_EQ(shell_quote_command({"mpirun", "-np", "2", "ssh -F /x", "it's"}),
+            "mpirun -np 2 'ssh -F /x' 'it'\\''s'");
 }
 
 TEST(ShellQuote, ControlCharactersShowAsEscapes) {
@@ -184,8 +189,8 @@ TEST(Options, StopsAtTheProgram) {
 }
 
 TEST(Options, ValueForms) {
-  Options o = parse({"-p8", "--hostfile=h.yaml", "--probe-timeout", "2.5", "--mca", "btl", "tcp,self", "-x",
-                     "A=1", "--", "-prog"});
+  Options o = parse({"-p8", "--hostfile=h.yaml", "--probe-timeout", "2.5", "--mca", "btl",
+                     "tcp,self", "-x", "A=1", "--", "-prog"});
   EXPECT_EQ(o.nprocs, 8);
   EXPECT_EQ(o.hostfile, "h.yaml");
   EXPECT_DOUBLE_EQ(o.probe_timeout_s, 2.5);
@@ -196,16 +201,20 @@ TEST(Options, ValueForms) {
 
 TEST(Options, Errors) {
   EXPECT_EQ(message({}), "missing program: say what to run after the options");
-  EXPECT_EQ(message({"-p", "0", "./prog"}), "-p needs a positive whole number of processes, not '0'");
-  EXPECT_EQ(message({"-p", "2x", "./prog"}), "-p needs a positive whole number of processes, not '2x'");
-  EXPECT_EQ(message({"-p", "-3", "./prog"}), "-p needs a positive whole number of processes, not '-3'");
+  EXPECT_EQ(message({"-p", "0", "./prog"}),
+            "-p needs a positive whole number of processes, not '0'");
+  EXPECT_EQ(message({"-p", "2x", "./prog"}),
+            "-p needs a positive whole number of processes, not '2x'");
+  EXPECT_EQ(message({"-p", "-3", "./prog"}),
+            "-p needs a positive whole number of processes, not '-3'");
   EXPECT_EQ(message({"-p"}), "option -p needs a value");
   EXPECT_EQ(message({"-p", "2"}), "missing program: say what to run after the options");
   EXPECT_EQ(message({"--bogus", "-p", "2", "./prog"}), "unknown option '--bogus'");
   EXPECT_EQ(message({"--dry-run=yes", "-p", "2", "./prog"}), "option --dry-run takes no value");
   EXPECT_EQ(message({"--probe-timeout", "soon", "-p", "2", "./prog"}),
             "--probe-timeout needs a positive number of seconds, not 'soon'");
-  EXPECT_EQ(message({"--rsl", "j.rsl", "-p", "2"}), "--rsl takes the process counts from the RSL file; leave out -p");
+  EXPECT_EQ(message({"--rsl", "j.rsl", "-p", "2"}),
+            "--rsl takes the process counts from the RSL file; leave out -p");
   EXPECT_EQ(message({"-x", "1BAD", "-p", "2", "./prog"}),
             "-x needs NAME or NAME=VALUE with a valid variable name, not '1BAD'");
   EXPECT_EQ(message({"-p", "2", "./prog", "a", ":", "b"}),
@@ -247,7 +256,8 @@ TEST(GridArgv, HostInSeveralSubjobsGetsTheirTotalSlots) {
     grid_mpirun_argv(s, {site, other}, "");
     FAIL() << "expected std::invalid_argument";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("host emu3 is in several subjobs"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("host emu3 is in several subjobs"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -269,7 +279,8 @@ TEST(Options, WithoutPIsMasterMode) {
   EXPECT_EQ(o.program, "./prog");
   EXPECT_EQ(parse({"--max-procs", "6", "./prog"}).max_procs, 6);
   EXPECT_EQ(parse({"--max-procs=16", "./prog"}).max_procs, 16);
-  EXPECT_EQ(message({"-npes", "pes", "./prog"}), "-npes needs a positive whole number of processes, not 'pes'");
+  EXPECT_EQ(message({"-npes", "pes", "./prog"}),
+            "-npes needs a positive whole number of processes, not 'pes'");
   EXPECT_EQ(message({"-npes"}), "option -npes needs a value");
   EXPECT_EQ(message({"--max-procs", "0", "./prog"}),
             "--max-procs needs a positive whole number of processes, not '0'");
@@ -297,7 +308,8 @@ TEST(MasterMode, EnvironmentOfTheMaster) {
 TEST(MasterMode, MpirunKnowsEverySlotAndStartsOneProcess) {
   MpiSettings s;
   auto master = subjob("emu4", 1);
-  master.environment = {{"BSPG_SUBJOB", "0"}, {"BSPG_MASTER_PROCS", "5"},
+  master.environment = {{"BSPG_SUBJOB", "0"},
+                        {"BSPG_MASTER_PROCS", "5"},
                         {"BSPG_MASTER_SLOTS", "emu4/0,emu2/1,emu4/0,emu3/2,emu2/1"}};
   Argv argv = master_grid_mpirun_argv(s, master, "/tmp/cfg");
   auto apps = app_contexts(argv);
@@ -327,10 +339,13 @@ TEST(MasterMode, BadSlotListsAreRefused) {
     return std::string("accepted");
   };
   EXPECT_EQ(refused(1, "2", "emu4/0,emu2/1"), "accepted");
-  EXPECT_EQ(refused(2, "2", "emu4/0,emu2/1"), "a master subjob (with BSPG_MASTER_SLOTS) has count 1");
-  EXPECT_EQ(refused(1, "3", "emu4/0,emu2/1"), "BSPG_MASTER_SLOTS names 2 slots, but BSPG_MASTER_PROCS is '3'");
+  EXPECT_EQ(refused(2, "2", "emu4/0,emu2/1"),
+            "a master subjob (with BSPG_MASTER_SLOTS) has count 1");
+  EXPECT_EQ(refused(1, "3", "emu4/0,emu2/1"),
+            "BSPG_MASTER_SLOTS names 2 slots, but BSPG_MASTER_PROCS is '3'");
   EXPECT_EQ(refused(1, "2", "emu2/1,emu4/0"),
             "the first of BSPG_MASTER_SLOTS is the master's own, on emu4, not on emu2");
-  for (std::string bad : {"emu4/0,", "emu4/0,emu2", "emu4/0,emu 2/1", "emu4/0,-x/1", "emu4/0,emu2/-1", "emu4/0,/1"})
+  for (std::string bad :
+       {"emu4/0,", "emu4/0,emu2", "emu4/0,emu 2/1", "emu4/0,-x/1", "emu4/0,emu2/-1", "emu4/0,/1"})
     EXPECT_NE(refused(1, "2", bad).find("is not HOST/SUBJOB"), std::string::npos) << bad;
 }

@@ -31,9 +31,11 @@ TEST(Restart, TheProgramsOwnFailuresAreNotRestarted) {
   EXPECT_EQ(classify(exited(0), "", "").kind, Ending::kFinished);
   EXPECT_EQ(classify(exited(3), "", "").kind, Ending::kProgramFailed);
   EXPECT_EQ(classify(exited(1), "", "").kind, Ending::kProgramFailed);  // bsp_abort, misuse
-  EXPECT_EQ(classify(killed(3, SIGSEGV, "Segmentation fault"), "", "").kind, Ending::kProgramFailed);
+  EXPECT_EQ(classify(killed(3, SIGSEGV, "Segmentation fault"), "", "").kind,
+            Ending::kProgramFailed);
   EXPECT_EQ(classify(killed(0, SIGABRT, "Aborted"), "", "").kind, Ending::kProgramFailed);
-  EXPECT_EQ(classify(killed(1, SIGFPE, "Floating point exception"), "", "").kind, Ending::kProgramFailed);
+  EXPECT_EQ(classify(killed(1, SIGFPE, "Floating point exception"), "", "").kind,
+            Ending::kProgramFailed);
   RunResult missing = exited(127);
   missing.start_failure = {127, "emu2", "emu2: program /x not found there", false};
   EXPECT_EQ(classify(missing, "", "").kind, Ending::kProgramFailed);
@@ -53,11 +55,13 @@ TEST(Restart, LostProcessesAndHostsAreRestarted) {
   const RunEnding host = classify(contact, "", "");
   EXPECT_EQ(host.kind, Ending::kLost);
   EXPECT_EQ(host.host, "emu2");
-  EXPECT_EQ(host.what, "emu2: mpirun lost contact with it while the job ran (the host or its network failed)");
+  EXPECT_EQ(host.what,
+            "emu2: mpirun lost contact with it while the job ran (the host or its network failed)");
 
   RunResult unreachable = exited(125);
   unreachable.start_failure = {125, "", "could not start the job on every host: ssh: ...", true};
-  EXPECT_EQ(classify(unreachable, "", "").what, "a host: could not start the job on every host: ssh: ...");
+  EXPECT_EQ(classify(unreachable, "", "").what,
+            "a host: could not start the job on every host: ssh: ...");
 
   RunResult silent = exited(143);
   silent.lost = "emu3: no answer for 30 s (timed out after 5.0 s), noticed by bsprun's probes";

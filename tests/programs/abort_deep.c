@@ -7,9 +7,9 @@
  * Usage: abort_deep sync|busy
  * The aborting process is p/2; it aborts in the third superstep, with puts and messages of
  * that superstep still pending. */
-#include "check.h"
-
 #include <string.h>
+
+#include "check.h"
 
 #define DEPTH 40
 #define BUSY_SECONDS 20.0
@@ -22,8 +22,8 @@ static double eliminate(int level, const char *matrix_name, double accumulated) 
   if (level > 2 * DEPTH) return accumulated;
   double pivot = pivot_of(level);
   if (pivot < 0.0)
-    bsp_abort("abort_deep: process %d: negative pivot %.3f at depth %d of matrix '%s' (sum %.2f)\n", bsp_pid(), pivot,
-              level, matrix_name, accumulated);
+    bsp_abort("abort_deep: process %d: negative pivot %.3f at depth %d of matrix '%s' (sum %.2f)\n",
+              bsp_pid(), pivot, level, matrix_name, accumulated);
   return eliminate(level + 1, matrix_name, accumulated + pivot);
 }
 
@@ -51,7 +51,8 @@ int main(int argc, char **argv) {
       double start = bsp_time(), sink = 0.0;
       while (bsp_time() - start < BUSY_SECONDS)
         for (int i = 0; i < 100000; i++) sink += 1e-9 * i;
-      printf("FAIL: abort_deep: process %d was not stopped by bsp_abort within %.0f s (%g)\n", s, BUSY_SECONDS, sink);
+      printf("FAIL: abort_deep: process %d was not stopped by bsp_abort within %.0f s (%g)\n", s,
+             BUSY_SECONDS, sink);
       fflush(stdout);
     }
     bsp_sync();

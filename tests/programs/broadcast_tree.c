@@ -9,9 +9,9 @@
  *     same address), a stack of registrations of differing sizes popped one per superstep, and
  *     the same variable registered twice (a put must use the newest registration, pop_reg
  *     removes the newest and the older one is used again). */
-#include "check.h"
-
 #include <string.h>
+
+#include "check.h"
 
 #define NMAX 1200
 #define K 5
@@ -28,15 +28,19 @@ static void two_phase(double *x, int root, int round, int n) {
   if (s == root)
     for (int q = 0; q < p; q++) {
       int lo = q * b, len = n - lo < b ? n - lo : b;
-      if (len > 0 && q != root) bsp_hpput(q, x + lo, x, lo * (int)sizeof(double), len * (int)sizeof(double));
+      if (len > 0 && q != root)
+        bsp_hpput(q, x + lo, x, lo * (int)sizeof(double), len * (int)sizeof(double));
     }
   bsp_sync();
   int lo = s * b, len = n - lo < b ? n - lo : b;
   for (int q = 0; q < p; q++)
-    if (len > 0 && q != s) bsp_hpput(q, x + lo, x, lo * (int)sizeof(double), len * (int)sizeof(double));
+    if (len > 0 && q != s)
+      bsp_hpput(q, x + lo, x, lo * (int)sizeof(double), len * (int)sizeof(double));
   bsp_sync();
-  for (int i = 0; i < n; i++) CHECK(x[i] == value(root, round, i), "broadcast root %d n %d: x[%d] = %g", root, n, i, x[i]);
-  for (int i = n; i < NMAX; i++) CHECK(x[i] == -1.0, "broadcast root %d n %d: x[%d] written", root, n, i);
+  for (int i = 0; i < n; i++)
+    CHECK(x[i] == value(root, round, i), "broadcast root %d n %d: x[%d] = %g", root, n, i, x[i]);
+  for (int i = n; i < NMAX; i++)
+    CHECK(x[i] == -1.0, "broadcast root %d n %d: x[%d] written", root, n, i);
 }
 
 static void tree_reduce(long *partial, long *incoming, int round) {
@@ -75,8 +79,10 @@ static void shift_with_gets(int *arr, int len, int round) {
   for (int i = 0; i < 8; i++) overwrite[i] = -7;
   bsp_put(s, overwrite, arr, loff * (int)sizeof(int), 8 * (int)sizeof(int));
   bsp_sync();
-  for (int i = 0; i < 8; i++) CHECK_LONG(got[i], right * 10000 + round * 100 + off + i, "shift round %d: got[%d]", round, i);
-  for (int i = 0; i < 8; i++) CHECK_LONG(arr[loff + i], -7, "shift round %d: the put into arr[%d]", round, loff + i);
+  for (int i = 0; i < 8; i++)
+    CHECK_LONG(got[i], right * 10000 + round * 100 + off + i, "shift round %d: got[%d]", round, i);
+  for (int i = 0; i < 8; i++)
+    CHECK_LONG(arr[loff + i], -7, "shift round %d: the put into arr[%d]", round, loff + i);
 }
 
 static int pool[4096];
@@ -96,7 +102,8 @@ static void registration_stack(void) {
     bsp_put(right, marker, pool, (theirs - 2) * (int)sizeof(int), 2 * (int)sizeof(int));
     bsp_sync();
     int left = (s + p - 1) % p;
-    CHECK(pool[mine - 2] == it && pool[mine - 1] == left, "scratch iteration %d: tail %d %d", it, pool[mine - 2], pool[mine - 1]);
+    CHECK(pool[mine - 2] == it && pool[mine - 1] == left, "scratch iteration %d: tail %d %d", it,
+          pool[mine - 2], pool[mine - 1]);
     bsp_pop_reg(pool); /* takes effect at the next sync, together with the next push */
   }
   bsp_sync();
@@ -119,7 +126,8 @@ static void registration_stack(void) {
       bsp_put(right, &v, bufs[d], (rlen - 1) * (int)sizeof(int), (int)sizeof(int));
     }
     bsp_sync();
-    for (int d = 0; d <= top; d++) CHECK_LONG(bufs[d][len[d] - 1], 100 * top + d, "stack depth %d, buffer %d", top, d);
+    for (int d = 0; d <= top; d++)
+      CHECK_LONG(bufs[d][len[d] - 1], 100 * top + d, "stack depth %d, buffer %d", top, d);
     bsp_pop_reg(bufs[top]);
     bsp_sync();
     free(bufs[top]);
@@ -133,11 +141,13 @@ static void registration_stack(void) {
   bsp_push_reg(x, 4 * (int)sizeof(int));
   bsp_sync();
   int two[2] = {s + 1, s + 2};
-  bsp_put(right, two, x, 2 * (int)sizeof(int), 2 * (int)sizeof(int)); /* only the newest allows this */
+  bsp_put(right, two, x, 2 * (int)sizeof(int),
+          2 * (int)sizeof(int)); /* only the newest allows this */
   bsp_put(right, two, y, 1 * (int)sizeof(int), 2 * (int)sizeof(int));
   bsp_sync();
   int left = (s + p - 1) % p;
-  CHECK(x[0] == 0 && x[1] == 0 && x[2] == left + 1 && x[3] == left + 2, "x after put via newest registration: %d %d %d %d", x[0], x[1], x[2], x[3]);
+  CHECK(x[0] == 0 && x[1] == 0 && x[2] == left + 1 && x[3] == left + 2,
+        "x after put via newest registration: %d %d %d %d", x[0], x[1], x[2], x[3]);
   CHECK(y[0] == 0 && y[1] == left + 1 && y[2] == left + 2, "y: %d %d %d", y[0], y[1], y[2]);
   bsp_pop_reg(x); /* removes the newest registration of x */
   bsp_sync();
@@ -145,7 +155,8 @@ static void registration_stack(void) {
   bsp_put(right, three, x, 0, 2 * (int)sizeof(int)); /* the older registration (8 bytes) */
   bsp_get(right, y, 0, two, 2 * (int)sizeof(int));
   bsp_sync();
-  CHECK(x[0] == left + 10 && x[1] == left + 20 && x[2] == left + 1, "x via the older registration: %d %d %d", x[0], x[1], x[2]);
+  CHECK(x[0] == left + 10 && x[1] == left + 20 && x[2] == left + 1,
+        "x via the older registration: %d %d %d", x[0], x[1], x[2]);
   CHECK(two[0] == 0 && two[1] == s + 1, "get of y after popping x: %d %d", two[0], two[1]);
   bsp_pop_reg(y);
   bsp_pop_reg(x);

@@ -4,9 +4,9 @@
  * bsp_move, and messages left unread, which must be gone after the next bsp_sync. The tag
  * size is only changed in supersteps that send nothing, so no message crosses a change.
  * The whole sequence runs ROUNDS times to catch state left over between supersteps. */
-#include "check.h"
-
 #include <string.h>
+
+#include "check.h"
 
 #define ROUNDS 5
 
@@ -70,12 +70,15 @@ static void one_round(int round, int initial_tagsize) {
     CHECK(source >= 0 && source < p && tag_int % 1000 == s, "C: tag %d", tag_int);
     CHECK(!(seen & (1 << source)), "C: two messages from %d", source);
     seen |= 1 << source;
-    CHECK_LONG(status, payload_ints(source, s) * (int)sizeof(int), "C: payload size from %d", source);
+    CHECK_LONG(status, payload_ints(source, s) * (int)sizeof(int), "C: payload size from %d",
+               source);
     int buffer[3] = {-5, -5, -5};
     /* Take at most one int: a longer payload is truncated and nothing beyond is written. */
     bsp_move(buffer, (int)sizeof(int));
-    if (status > 0) CHECK_LONG(buffer[0], source, "C: first payload int from %d", source);
-    else CHECK_LONG(buffer[0], -5, "C: bsp_move of an empty payload from %d", source);
+    if (status > 0)
+      CHECK_LONG(buffer[0], source, "C: first payload int from %d", source);
+    else
+      CHECK_LONG(buffer[0], -5, "C: bsp_move of an empty payload from %d", source);
     CHECK_LONG(buffer[1], -5, "C: bsp_move wrote beyond reception_nbytes (from %d)", source);
   }
   bsp_get_tag(&status, &tag_int);
@@ -99,7 +102,8 @@ static void one_round(int round, int initial_tagsize) {
     CHECK_LONG(bsp_hpmove(&tag_ptr, &payload_ptr), 0, "E: bsp_hpmove payload size");
     long_tag tag;
     memcpy(&tag, tag_ptr, sizeof tag);
-    CHECK(tag.source >= 0 && tag.source < p && tag.dest == s && tag.sequence >= round && tag.sequence < round + 3,
+    CHECK(tag.source >= 0 && tag.source < p && tag.dest == s && tag.sequence >= round &&
+              tag.sequence < round + 3,
           "E: tag {%d, %d, %d}", tag.source, tag.dest, tag.sequence);
   }
   expect_queue(3 * p - 2, 0, "E after two hpmoves");
@@ -133,7 +137,8 @@ static void one_round(int round, int initial_tagsize) {
     seen |= 1 << source;
     CHECK_LONG(size, (1 + (source + s) % 4) * (int)sizeof(int), "G: payload size from %d", source);
     int want[4] = {source, s, round, source + s};
-    for (int k = 0; k < size / (int)sizeof(int); k++) CHECK_LONG(payload[k], want[k], "G: payload int %d from %d", k, source);
+    for (int k = 0; k < size / (int)sizeof(int); k++)
+      CHECK_LONG(payload[k], want[k], "G: payload int %d from %d", k, source);
   }
   CHECK_LONG(seen, (1 << p) - 1, "G: set of senders");
   void *tag_ptr, *payload_ptr;

@@ -12,10 +12,10 @@
  * the partial sums go to process 0 (bsp_put), the total comes back to everyone (bsp_get).
  * bsp_time must start near 0, never go backwards, and see real time pass. Only process 0
  * prints (apart from failures). */
-#include "check.h"
-
 #include <string.h>
 #include <time.h>
+
+#include "check.h"
 
 int P; /* set on process 0 by main only, as in BSPedupack */
 static int n_asked, avail_expected = -1, avail_seen = -1;
@@ -83,7 +83,8 @@ static void spmd(void) {
   while (wall() - w0 < 0.05) {
   }
   double elapsed = bsp_time() - b0;
-  CHECK(elapsed > 0.04 && elapsed < 5.0, "bsp_time advanced %g s during a 0.05 s busy wait", elapsed);
+  CHECK(elapsed > 0.04 && elapsed < 5.0, "bsp_time advanced %g s during a 0.05 s busy wait",
+        elapsed);
 
   bsp_pop_reg(&total);
   bsp_pop_reg(partial);
@@ -107,21 +108,31 @@ int main(int argc, char **argv) {
   } else {
     printf("How many processes do you want to use?\n");
     fflush(stdout);
-    if (scanf("%d", &P) != 1) { printf("FAIL: bspinit_stdin: no P on stdin\n"); return 1; }
+    if (scanf("%d", &P) != 1) {
+      printf("FAIL: bspinit_stdin: no P on stdin\n");
+      return 1;
+    }
   }
   if (argc > 2) {
     n_asked = atoi(argv[2]);
   } else {
     printf("Please enter n:\n");
     fflush(stdout);
-    if (scanf("%d", &n_asked) != 1) { printf("FAIL: bspinit_stdin: no n on stdin\n"); return 1; }
+    if (scanf("%d", &n_asked) != 1) {
+      printf("FAIL: bspinit_stdin: no n on stdin\n");
+      return 1;
+    }
   }
   if (argc > 3) avail_expected = atoi(argv[3]);
   if (avail_seen < 1 || (avail_expected > 0 && avail_seen != avail_expected)) {
-    printf("FAIL: bspinit_stdin: bsp_nprocs() before bsp_begin is %d, expected %d\n", avail_seen, avail_expected);
+    printf("FAIL: bspinit_stdin: bsp_nprocs() before bsp_begin is %d, expected %d\n", avail_seen,
+           avail_expected);
     return 1;
   }
-  if (P < 1) { printf("Sorry, P must be at least 1\n"); return 1; }
+  if (P < 1) {
+    printf("Sorry, P must be at least 1\n");
+    return 1;
+  }
   spmd();
   exit(0);
 }

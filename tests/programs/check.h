@@ -7,7 +7,6 @@
 #define PROGRAMS_CHECK_H
 
 #include <bsp.h>
-
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,27 +14,27 @@
 /* Set by each program to its own name, used in FAIL lines. */
 static const char *check_program = "program";
 
-#define CHECK(cond, ...)                                                             \
-  do {                                                                               \
-    if (!(cond)) {                                                                   \
-      printf("FAIL: %s: process %d (line %d): ", check_program, bsp_pid(), __LINE__);\
-      printf(__VA_ARGS__);                                                           \
-      printf("\n");                                                                  \
-      fflush(stdout);                                                                \
-      bsp_abort("%s: a check failed on process %d\n", check_program, bsp_pid());    \
-    }                                                                                \
+#define CHECK(cond, ...)                                                              \
+  do {                                                                                \
+    if (!(cond)) {                                                                    \
+      printf("FAIL: %s: process %d (line %d): ", check_program, bsp_pid(), __LINE__); \
+      printf(__VA_ARGS__);                                                            \
+      printf("\n");                                                                   \
+      fflush(stdout);                                                                 \
+      bsp_abort("%s: a check failed on process %d\n", check_program, bsp_pid());      \
+    }                                                                                 \
   } while (0)
 
-#define CHECK_LONG(got, want, ...)                                                   \
-  do {                                                                               \
-    long long got_ = (long long)(got), want_ = (long long)(want);                    \
-    if (got_ != want_) {                                                             \
-      printf("FAIL: %s: process %d (line %d): ", check_program, bsp_pid(), __LINE__);\
-      printf(__VA_ARGS__);                                                           \
-      printf(": expected %lld, got %lld\n", want_, got_);                            \
-      fflush(stdout);                                                                \
-      bsp_abort("%s: a check failed on process %d\n", check_program, bsp_pid());    \
-    }                                                                                \
+#define CHECK_LONG(got, want, ...)                                                    \
+  do {                                                                                \
+    long long got_ = (long long)(got), want_ = (long long)(want);                     \
+    if (got_ != want_) {                                                              \
+      printf("FAIL: %s: process %d (line %d): ", check_program, bsp_pid(), __LINE__); \
+      printf(__VA_ARGS__);                                                            \
+      printf(": expected %lld, got %lld\n", want_, got_);                             \
+      fflush(stdout);                                                                 \
+      bsp_abort("%s: a check failed on process %d\n", check_program, bsp_pid());      \
+    }                                                                                 \
   } while (0)
 
 /* malloc that never returns NULL (for n == 0 it still returns a valid pointer). */

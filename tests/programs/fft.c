@@ -13,10 +13,10 @@
  * Then the inverse transform is done the same way (sign +1) and must give n x back.
  * Process 0 regenerates the input, computes the DFT directly (O(n^2)), reads the parallel
  * result with bsp_get and compares within a tolerance. Sizes: n1, n2 multiples of p. */
-#include "check.h"
-
 #include <math.h>
 #include <string.h>
+
+#include "check.h"
 
 static const double PI = 3.14159265358979323846;
 
@@ -28,7 +28,11 @@ static void input(int j, double *z) {
 
 /* out[k] = sum_j in[j*stride] exp(sign 2 pi i j k / n); in and out are complex (double pairs). */
 static void dft_rec(const double *in, int stride, double *out, int n, int sign) {
-  if (n == 1) { out[0] = in[0]; out[1] = in[1]; return; }
+  if (n == 1) {
+    out[0] = in[0];
+    out[1] = in[1];
+    return;
+  }
   if (n % 2 == 0) {
     int h = n / 2;
     dft_rec(in, 2 * stride, out, h, sign);
@@ -38,8 +42,10 @@ static void dft_rec(const double *in, int stride, double *out, int n, int sign) 
       double *e = out + 2 * k, *o = out + 2 * (h + k);
       double tr = c * o[0] - sn * o[1], ti = c * o[1] + sn * o[0];
       double er = e[0], ei = e[1];
-      e[0] = er + tr; e[1] = ei + ti;
-      o[0] = er - tr; o[1] = ei - ti;
+      e[0] = er + tr;
+      e[1] = ei + ti;
+      o[0] = er - tr;
+      o[1] = ei - ti;
     }
     return;
   }
@@ -51,7 +57,8 @@ static void dft_rec(const double *in, int stride, double *out, int n, int sign) 
       sr += x[0] * cos(ang) - x[1] * sin(ang);
       si += x[0] * sin(ang) + x[1] * cos(ang);
     }
-    out[2 * k] = sr; out[2 * k + 1] = si;
+    out[2 * k] = sr;
+    out[2 * k + 1] = si;
   }
 }
 
@@ -84,7 +91,8 @@ static void parallel_dft(double *xb, double *cols, double *rows, int n1, int n2,
    * touched again before the sync. */
   for (int c = 0; c < c2; c++) {
     int j2 = s * c2 + c;
-    for (int k1 = 0; k1 < n1; k1++) bsp_hpput(k1 / c1, cols + 2 * (c * n1 + k1), rows, ((k1 % c1) * n2 + j2) * Z, Z);
+    for (int k1 = 0; k1 < n1; k1++)
+      bsp_hpput(k1 / c1, cols + 2 * (c * n1 + k1), rows, ((k1 % c1) * n2 + j2) * Z, Z);
   }
   bsp_sync();
   /* 4: length-n2 DFTs over j2; result X[k1 + n1 k2] at (k1 - base) * n2 + k2. */
@@ -108,7 +116,8 @@ static void parallel_dft(double *xb, double *cols, double *rows, int n1, int n2,
 static void run(int n1, int n2) {
   int p = bsp_nprocs(), s = bsp_pid(), n = n1 * n2, nb = n / p;
   const int Z = 2 * (int)sizeof(double);
-  double *xb = check_malloc((size_t)nb * Z), *cols = check_malloc((size_t)nb * Z), *rows = check_malloc((size_t)nb * Z);
+  double *xb = check_malloc((size_t)nb * Z), *cols = check_malloc((size_t)nb * Z),
+         *rows = check_malloc((size_t)nb * Z);
   for (int l = 0; l < nb; l++) input(s * nb + l, xb + 2 * l);
   bsp_push_reg(xb, nb * Z);
   bsp_push_reg(cols, nb * Z);
@@ -158,7 +167,9 @@ static void run(int n1, int n2) {
   bsp_pop_reg(cols);
   bsp_pop_reg(xb);
   bsp_sync();
-  free(xb); free(cols); free(rows);
+  free(xb);
+  free(cols);
+  free(rows);
 }
 
 int main(void) {

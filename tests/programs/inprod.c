@@ -8,12 +8,12 @@
  *                          reads n from it inside the SPMD part, after bsp_begin)
  * x is distributed cyclically, x[i] = i + 1; the program computes x.x and x.y with
  * y[i] = (-1)^i in one communication superstep and checks both against closed forms. */
-#include "check.h"
-
 #include <string.h>
 
-static int P;        /* processes wanted: set by main, so only valid on process 0 */
-static long n_input; /* vector length: likewise only on process 0 */
+#include "check.h"
+
+static int P;            /* processes wanted: set by main, so only valid on process 0 */
+static long n_input;     /* vector length: likewise only on process 0 */
 static int n_from_stdin; /* process 0 reads n from stdin inside the SPMD part */
 static int available_before_begin;
 
@@ -68,7 +68,8 @@ static void bspinprod(void) {
     local[0] += x[i] * x[i];
     local[1] += (global % 2 == 0 ? 1.0 : -1.0) * x[i];
   }
-  for (int t = 0; t < p; t++) bsp_put(t, local, sums, 2 * s * (int)sizeof(double), 2 * (int)sizeof(double));
+  for (int t = 0; t < p; t++)
+    bsp_put(t, local, sums, 2 * s * (int)sizeof(double), 2 * (int)sizeof(double));
   bsp_sync();
 
   double xx = 0.0, xy = 0.0;

@@ -8,10 +8,10 @@
  * At the end the grid is gathered on process 0 (which registered the whole grid; the others
  * registered NULL with size 0) and compared bit for bit, together with the residuals, with a
  * sequential computation done on process 0 in the same operation order. */
-#include "check.h"
-
 #include <math.h>
 #include <string.h>
+
+#include "check.h"
 
 #define N 30
 #define M 17
@@ -32,7 +32,8 @@ static double sweep(const double *u, double *unew, int rows) {
     unew[i * M] = u[i * M];
     unew[i * M + M - 1] = u[i * M + M - 1];
     for (int j = 1; j < M - 1; j++) {
-      unew[i * M + j] = 0.25 * (u[(i - 1) * M + j] + u[(i + 1) * M + j] + u[i * M + j - 1] + u[i * M + j + 1]);
+      unew[i * M + j] =
+          0.25 * (u[(i - 1) * M + j] + u[(i + 1) * M + j] + u[i * M + j - 1] + u[i * M + j + 1]);
       double d = fabs(unew[i * M + j] - u[i * M + j]);
       if (d > change) change = d;
     }
@@ -105,7 +106,8 @@ int main(void) {
     unew = swap;
 
     if (it % CHECK_EVERY == 0) {
-      for (int t = 0; t < p; t++) bsp_put(t, &change, changes, s * (int)sizeof(double), (int)sizeof(double));
+      for (int t = 0; t < p; t++)
+        bsp_put(t, &change, changes, s * (int)sizeof(double), (int)sizeof(double));
       bsp_sync();
       double largest = 0.0;
       for (int t = 0; t < p; t++)
@@ -122,13 +124,15 @@ int main(void) {
     double reference_residuals[ITERATIONS / CHECK_EVERY];
     sequential(reference, reference_residuals);
     for (int k = 0; k < ITERATIONS / CHECK_EVERY; k++)
-      CHECK(residuals[k] == reference_residuals[k], "residual after %d iterations: %.17g, sequential %.17g",
-            (k + 1) * CHECK_EVERY, residuals[k], reference_residuals[k]);
+      CHECK(residuals[k] == reference_residuals[k],
+            "residual after %d iterations: %.17g, sequential %.17g", (k + 1) * CHECK_EVERY,
+            residuals[k], reference_residuals[k]);
     for (int i = 0; i < N; i++)
       for (int j = 0; j < M; j++)
         CHECK(whole[i * M + j] == reference[i * M + j], "u[%d][%d] = %.17g, sequential %.17g", i, j,
               whole[i * M + j], reference[i * M + j]);
-    CHECK(reference_residuals[ITERATIONS / CHECK_EVERY - 1] < reference_residuals[0], "the iteration does not converge");
+    CHECK(reference_residuals[ITERATIONS / CHECK_EVERY - 1] < reference_residuals[0],
+          "the iteration does not converge");
     printf("jacobi: %dx%d grid, %d iterations, final change %.3g\n", N, M, ITERATIONS,
            residuals[ITERATIONS / CHECK_EVERY - 1]);
     free(reference);

@@ -13,10 +13,10 @@
  * then the rank-1 update is local. The decomposition runs once for every grid shape M x N = p
  * (registrations are popped and pushed anew between runs). Process 0 finally reads every
  * local matrix with bsp_get and checks L*U == P*A entry by entry. */
-#include "check.h"
-
 #include <math.h>
 #include <string.h>
+
+#include "check.h"
 
 static double entry(int i, int j, int n) {
   uint64_t state = rng_seed(i * n + j, 11);
@@ -52,8 +52,8 @@ static void lu_run(int M, int N, int n) {
   bsp_sync();
 
   for (int k = 0; k < n; k++) {
-    int kr = k % M, kc = k % N;         /* process row / column owning row / column k */
-    int klr = k / M, klc = k / N;       /* local index of row k on process row kr, column k on kc */
+    int kr = k % M, kc = k % N;   /* process row / column owning row / column k */
+    int klr = k / M, klc = k / N; /* local index of row k on process row kr, column k on kc */
     int i0 = nloc(M, s, k), i1 = nloc(M, s, k + 1), j1 = nloc(N, t, k + 1);
 
     /* Superstep 0: local maxima of column k. */
@@ -62,7 +62,10 @@ static void lu_run(int M, int N, int n) {
       int bi = -1;
       for (int il = i0; il < nlr; il++) {
         double v = fabs(a[il * nlc + klc]);
-        if (v > best) { best = v; bi = il * M + s; }
+        if (v > best) {
+          best = v;
+          bi = il * M + s;
+        }
       }
       for (int s2 = 0; s2 < M; s2++) {
         bsp_put(s2 + t * M, &best, pmax, s * (int)sizeof(double), (int)sizeof(double));
@@ -88,7 +91,9 @@ static void lu_run(int M, int N, int n) {
     /* Superstep 2: swap rows k and r. */
     int r = r_reg;
     CHECK(r >= k && r < n, "stage %d: received pivot row %d", k, r);
-    int tmp = pi[k]; pi[k] = pi[r]; pi[r] = tmp;
+    int tmp = pi[k];
+    pi[k] = pi[r];
+    pi[r] = tmp;
     if (r != k) {
       int rr = r % M, rlr = r / M;
       if (s == kr && s == rr) {
@@ -98,32 +103,39 @@ static void lu_run(int M, int N, int n) {
           a[rlr * nlc + jl] = x;
         }
       } else if (s == kr) {
-        bsp_put(rr + t * M, &a[klr * nlc], a, rlr * nlc * (int)sizeof(double), nlc * (int)sizeof(double));
+        bsp_put(rr + t * M, &a[klr * nlc], a, rlr * nlc * (int)sizeof(double),
+                nlc * (int)sizeof(double));
       } else if (s == rr) {
-        bsp_put(kr + t * M, &a[rlr * nlc], a, klr * nlc * (int)sizeof(double), nlc * (int)sizeof(double));
+        bsp_put(kr + t * M, &a[rlr * nlc], a, klr * nlc * (int)sizeof(double),
+                nlc * (int)sizeof(double));
       }
     }
     bsp_sync();
 
     /* Superstep 3: the column owners fetch the pivot. */
     pivot = 0.0;
-    if (t == kc) bsp_get(kr + kc * M, a, (klr * nlc + klc) * (int)sizeof(double), &pivot, (int)sizeof(double));
+    if (t == kc)
+      bsp_get(kr + kc * M, a, (klr * nlc + klc) * (int)sizeof(double), &pivot, (int)sizeof(double));
     bsp_sync();
 
     /* Superstep 4: scale column k and spread it along rows; fetch row k along columns. */
     if (t == kc) {
       CHECK(fabs(pivot) > 1e-12, "stage %d: pivot %g is zero", k, pivot);
-      if (s == kr) CHECK(pivot == a[klr * nlc + klc], "stage %d: fetched pivot %g != local %g", k, pivot, a[klr * nlc + klc]);
+      if (s == kr)
+        CHECK(pivot == a[klr * nlc + klc], "stage %d: fetched pivot %g != local %g", k, pivot,
+              a[klr * nlc + klc]);
       for (int il = i1; il < nlr; il++) {
         a[il * nlc + klc] /= pivot;
         lk[il] = a[il * nlc + klc];
       }
       for (int t2 = 0; t2 < N; t2++)
-        bsp_put(s + t2 * M, lk + i1, lk, i1 * (int)sizeof(double), (nlr - i1) * (int)sizeof(double));
+        bsp_put(s + t2 * M, lk + i1, lk, i1 * (int)sizeof(double),
+                (nlr - i1) * (int)sizeof(double));
     }
     for (int jl = 0; jl < nlc; jl++) uk[jl] = NAN;
     if (nlc > j1)
-      bsp_get(kr + t * M, a, (klr * nlc + j1) * (int)sizeof(double), uk + j1, (nlc - j1) * (int)sizeof(double));
+      bsp_get(kr + t * M, a, (klr * nlc + j1) * (int)sizeof(double), uk + j1,
+              (nlc - j1) * (int)sizeof(double));
     bsp_sync();
 
     /* Rank-1 update. */
@@ -148,7 +160,8 @@ static void lu_run(int M, int N, int n) {
     for (int q = 0; q < p; q++) {
       int qs = q % M, qt = q / M, qc = nloc(N, qt, n);
       for (int il = 0; il < nloc(M, qs, n); il++)
-        for (int jl = 0; jl < qc; jl++) lu[(il * M + qs) * n + jl * N + qt] = parts[q][il * qc + jl];
+        for (int jl = 0; jl < qc; jl++)
+          lu[(il * M + qs) * n + jl * N + qt] = parts[q][il * qc + jl];
       free(parts[q]);
     }
     free(parts);
@@ -156,7 +169,8 @@ static void lu_run(int M, int N, int n) {
     for (int i = 0; i < n; i++)
       for (int j = 0; j < n; j++) {
         double sum = 0.0;
-        for (int m = 0; m <= i && m <= j; m++) sum += (m == i ? 1.0 : lu[i * n + m]) * lu[m * n + j];
+        for (int m = 0; m <= i && m <= j; m++)
+          sum += (m == i ? 1.0 : lu[i * n + m]) * lu[m * n + j];
         double err = fabs(sum - entry(pi[i], j, n));
         if (err > maxerr) maxerr = err;
       }
@@ -164,7 +178,10 @@ static void lu_run(int M, int N, int n) {
     /* pi must be a permutation */
     int *seen = check_malloc((size_t)n * sizeof(int));
     memset(seen, 0, (size_t)n * sizeof(int));
-    for (int i = 0; i < n; i++) { CHECK(pi[i] >= 0 && pi[i] < n && !seen[pi[i]], "pi[%d] = %d", i, pi[i]); seen[pi[i]] = 1; }
+    for (int i = 0; i < n; i++) {
+      CHECK(pi[i] >= 0 && pi[i] < n && !seen[pi[i]], "pi[%d] = %d", i, pi[i]);
+      seen[pi[i]] = 1;
+    }
     free(seen);
     free(lu);
   }
@@ -175,7 +192,12 @@ static void lu_run(int M, int N, int n) {
   bsp_pop_reg(&r_reg);
   bsp_pop_reg(lk);
   bsp_sync();
-  free(a); free(pmax); free(pidx); free(lk); free(uk); free(pi);
+  free(a);
+  free(pmax);
+  free(pidx);
+  free(lk);
+  free(uk);
+  free(pi);
 }
 
 int main(void) {

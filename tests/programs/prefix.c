@@ -11,9 +11,9 @@
  *                     them with bsp_get;
  *  - a long-lived array registered before another and popped first.
  * Every result is compared with its closed form on every process. */
-#include "check.h"
-
 #include <string.h>
+
+#include "check.h"
 
 #define ROUNDS 40
 
@@ -49,12 +49,14 @@ static long prefix_direct(long value) {
   for (int t = 0; t < p; t++) contributions[t] = -999999;
   bsp_push_reg(contributions, p * (int)sizeof(long));
   bsp_sync();
-  for (int t = s; t < p; t++) bsp_put(t, &value, contributions, s * (int)sizeof(long), (int)sizeof(long));
+  for (int t = s; t < p; t++)
+    bsp_put(t, &value, contributions, s * (int)sizeof(long), (int)sizeof(long));
   value = 123456; /* bsp_put copied the value at call time: changing it now changes nothing */
   bsp_sync();
   long sum = 0;
   for (int t = 0; t <= s; t++) sum += contributions[t];
-  for (int t = s + 1; t < p; t++) CHECK_LONG(contributions[t], -999999, "prefix_direct: slot %d written", t);
+  for (int t = s + 1; t < p; t++)
+    CHECK_LONG(contributions[t], -999999, "prefix_direct: slot %d written", t);
   bsp_pop_reg(contributions);
   bsp_sync();
   return sum;
@@ -75,7 +77,8 @@ static void broadcast(long *x, int n, int root) {
   bsp_sync();
   for (int t = 0; t < p; t++) {
     int first = t * block, size = first >= n ? 0 : (n - first < block ? n - first : block);
-    if (t != s && size > 0) bsp_get(t, x, first * (int)sizeof(long), x + first, size * (int)sizeof(long));
+    if (t != s && size > 0)
+      bsp_get(t, x, first * (int)sizeof(long), x + first, size * (int)sizeof(long));
   }
   bsp_sync();
   bsp_pop_reg(x);
@@ -112,8 +115,11 @@ int main(void) {
     /* The broadcast's pop takes effect at this sync, together with the counter's push use. */
     bsp_put((s + 1) % p, &a, &counter, 0, (int)sizeof a);
     bsp_sync();
-    for (int i = 0; i < n; i++) CHECK_LONG(x[i], (long)round * 1000 + i, "round %d: broadcast from %d, x[%d]", round, root, i);
-    CHECK_LONG(counter, expected_prefix((s + p - 1) % p, round), "round %d: counter from the left neighbour", round);
+    for (int i = 0; i < n; i++)
+      CHECK_LONG(x[i], (long)round * 1000 + i, "round %d: broadcast from %d, x[%d]", round, root,
+                 i);
+    CHECK_LONG(counter, expected_prefix((s + p - 1) % p, round),
+               "round %d: counter from the left neighbour", round);
     free(x);
 
     bsp_pop_reg(&counter);
@@ -122,7 +128,8 @@ int main(void) {
     long mark = (long)round * 10 + s;
     bsp_put((s + p - 1) % p, &mark, &stamp, 0, (int)sizeof mark);
     bsp_sync();
-    CHECK_LONG(stamp, (long)round * 10 + (s + 1) % p, "round %d: stamp from the right neighbour", round);
+    CHECK_LONG(stamp, (long)round * 10 + (s + 1) % p, "round %d: stamp from the right neighbour",
+               round);
     bsp_pop_reg(&stamp);
     bsp_sync();
     supersteps += 4;

@@ -12,9 +12,9 @@
  * ordered across processes (bsp_get of the neighbour's first key), and equal, key by key,
  * to a sequential sort of all keys done on process 0 (which regenerates every process's input
  * and reads the distributed result with bsp_get). */
-#include "check.h"
-
 #include <string.h>
+
+#include "check.h"
 
 typedef struct {
   int source;
@@ -77,7 +77,8 @@ int main(void) {
       bucket_tag tag = {-1, -1};
       bsp_get_tag(&status, &tag);
       CHECK(tag.source >= 0 && tag.source < p, "sample tag names source %d", tag.source);
-      CHECK_LONG(status, tag.count * (int)sizeof(uint32_t), "sample payload size from process %d", tag.source);
+      CHECK_LONG(status, tag.count * (int)sizeof(uint32_t), "sample payload size from process %d",
+                 tag.source);
       bsp_move(all + total, status);
       total += tag.count;
     }
@@ -130,13 +131,16 @@ int main(void) {
     int left = -1, left_bytes = -1;
     bsp_qsize(&left, &left_bytes);
     CHECK_LONG(left, p - m, "queue length before message %d", m);
-    CHECK_LONG(left_bytes, nbytes - filled * (int)sizeof(uint32_t), "queued bytes before message %d", m);
+    CHECK_LONG(left_bytes, nbytes - filled * (int)sizeof(uint32_t),
+               "queued bytes before message %d", m);
     if (m % 2 == 0) {
       bucket_tag got = {-1, -1};
       bsp_get_tag(&status, &got);
-      CHECK(got.source >= 0 && got.source < p && !seen[got.source], "bucket tag source %d", got.source);
+      CHECK(got.source >= 0 && got.source < p && !seen[got.source], "bucket tag source %d",
+            got.source);
       seen[got.source] = 1;
-      CHECK_LONG(status, got.count * (int)sizeof(uint32_t), "bucket payload size from %d", got.source);
+      CHECK_LONG(status, got.count * (int)sizeof(uint32_t), "bucket payload size from %d",
+                 got.source);
       bsp_move(result + filled, status);
       filled += got.count;
     } else {
@@ -144,9 +148,11 @@ int main(void) {
       int size = bsp_hpmove(&tag_ptr, &payload_ptr);
       bucket_tag got;
       memcpy(&got, tag_ptr, sizeof got);
-      CHECK(got.source >= 0 && got.source < p && !seen[got.source], "bucket tag source %d (hpmove)", got.source);
+      CHECK(got.source >= 0 && got.source < p && !seen[got.source], "bucket tag source %d (hpmove)",
+            got.source);
       seen[got.source] = 1;
-      CHECK_LONG(size, got.count * (int)sizeof(uint32_t), "bsp_hpmove payload size from %d", got.source);
+      CHECK_LONG(size, got.count * (int)sizeof(uint32_t), "bsp_hpmove payload size from %d",
+                 got.source);
       /* Zero copy: keep the pointer and copy once the whole queue has been read (the
        * pointers stay valid until the next bsp_sync, whatever else is moved meanwhile). */
       held_payload[m] = payload_ptr;
@@ -156,18 +162,23 @@ int main(void) {
     }
   }
   for (int m = 0; m < p; m++)
-    if (held_payload[m] != NULL && held_size[m] > 0) memcpy(result + held_at[m], held_payload[m], (size_t)held_size[m]);
+    if (held_payload[m] != NULL && held_size[m] > 0)
+      memcpy(result + held_at[m], held_payload[m], (size_t)held_size[m]);
   CHECK_LONG(filled, nresult, "keys received");
   void *tag_ptr = NULL, *payload_ptr = NULL;
   CHECK_LONG(bsp_hpmove(&tag_ptr, &payload_ptr), -1, "bsp_hpmove on the emptied queue");
   qsort(result, (size_t)nresult, sizeof *result, compare_keys);
   for (int i = 1; i < nresult; i++) CHECK(result[i - 1] <= result[i], "result not sorted at %d", i);
   for (int i = 0; i < nresult; i++) {
-    if (s > 0) CHECK(result[i] >= splitters[s - 1], "key %u below my lower splitter %u", result[i], splitters[s - 1]);
-    if (s < p - 1) CHECK(result[i] < splitters[s], "key %u not below my splitter %u", result[i], splitters[s]);
+    if (s > 0)
+      CHECK(result[i] >= splitters[s - 1], "key %u below my lower splitter %u", result[i],
+            splitters[s - 1]);
+    if (s < p - 1)
+      CHECK(result[i] < splitters[s], "key %u not below my splitter %u", result[i], splitters[s]);
   }
 
-  /* Superstep 4: publish counts and results; process 0 checks the whole against a sequential sort. */
+  /* Superstep 4: publish counts and results; process 0 checks the whole against a sequential sort.
+   */
   int *counts = check_malloc((size_t)p * sizeof *counts);
   bsp_push_reg(counts, p * (int)sizeof *counts);
   bsp_push_reg(nresult > 0 ? result : NULL, nresult * (int)sizeof *result);
@@ -181,7 +192,8 @@ int main(void) {
     everything = check_malloc((size_t)total * sizeof *everything);
     long offset = 0;
     for (int t = 0; t < p; t++) {
-      if (counts[t] > 0) bsp_get(t, result, 0, everything + offset, counts[t] * (int)sizeof(uint32_t));
+      if (counts[t] > 0)
+        bsp_get(t, result, 0, everything + offset, counts[t] * (int)sizeof(uint32_t));
       offset += counts[t];
     }
   }
@@ -198,7 +210,8 @@ int main(void) {
     }
     qsort(reference, (size_t)expected_total, sizeof *reference, compare_keys);
     for (long i = 0; i < total; i++)
-      CHECK(everything[i] == reference[i], "sorted key %ld is %u, sequential sort says %u", i, everything[i], reference[i]);
+      CHECK(everything[i] == reference[i], "sorted key %ld is %u, sequential sort says %u", i,
+            everything[i], reference[i]);
     free(reference);
     free(everything);
   }

@@ -12,10 +12,10 @@
  *     iterations), multiply, and send u[i] (tag i) to the owner of v[i];
  * and the owners store the arriving components at the start of the next iteration.
  * Finally process 0 reads the distributed v with bsp_get and compares with a sequential run. */
-#include "check.h"
-
 #include <math.h>
 #include <string.h>
+
+#include "check.h"
 
 #define ITER 6
 
@@ -44,7 +44,10 @@ static int needed(int q, int p, int n, char *need) {
   for (int i = row_lo(q, p, n); i < row_lo(q + 1, p, n); i++) {
     int nz = row(i, n, col, val);
     for (int k = 0; k < nz; k++)
-      if (!need[col[k]]) { need[col[k]] = 1; count++; }
+      if (!need[col[k]]) {
+        need[col[k]] = 1;
+        count++;
+      }
   }
   return count;
 }
@@ -98,7 +101,8 @@ int main(void) {
       bsp_send(who, &j, &v[j / p], (int)sizeof(double));
     }
     bsp_qsize(&nmsg, &nbytes);
-    CHECK(nmsg == 0 && nbytes == 0, "iteration %d: queue not empty after reading (%d, %d)", it, nmsg, nbytes);
+    CHECK(nmsg == 0 && nbytes == 0, "iteration %d: queue not empty after reading (%d, %d)", it,
+          nmsg, nbytes);
     bsp_sync();
 
     /* C: read the answers, multiply, send the results to the owners. */
@@ -164,7 +168,8 @@ int main(void) {
   }
   bsp_sync();
   if (s == 0) {
-    double *x = check_malloc((size_t)n * sizeof(double)), *y = check_malloc((size_t)n * sizeof(double));
+    double *x = check_malloc((size_t)n * sizeof(double)),
+           *y = check_malloc((size_t)n * sizeof(double));
     for (int j = 0; j < n; j++) x[j] = v0(j);
     int col[8] = {0};
     double val[8] = {0};
@@ -180,11 +185,14 @@ int main(void) {
     for (int q = 0; q < p; q++) {
       for (int l = 0; l < nloc(p, q, n); l++) {
         int j = l * p + q;
-        CHECK(fabs(got[off + l] - x[j]) <= 1e-13 * (1.0 + fabs(x[j])), "v[%d] = %.17g, sequential %.17g", j, got[off + l], x[j]);
+        CHECK(fabs(got[off + l] - x[j]) <= 1e-13 * (1.0 + fabs(x[j])),
+              "v[%d] = %.17g, sequential %.17g", j, got[off + l], x[j]);
       }
       off += nloc(p, q, n);
     }
-    free(x); free(y); free(got);
+    free(x);
+    free(y);
+    free(got);
   }
   bsp_pop_reg(v);
   bsp_sync();

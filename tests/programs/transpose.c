@@ -9,9 +9,9 @@
  *
  * transpose: an n x n matrix A[i][j] = 1000 i + j, distributed by blocks of rows (uneven, and
  * empty on some processes when n < p), is transposed element by element with bsp_hpput. */
-#include "check.h"
-
 #include <string.h>
+
+#include "check.h"
 
 /* How many ints s sends to t: irregular, 0 for some pairs, and no process receives anything
  * at all on the last process when p > 1. */
@@ -55,7 +55,9 @@ static void all_to_all(void) {
   for (int t = 0; t < p; t++) {
     int c = count(s, t, p);
     for (int k = 0; k < c; k++) sendbuf[offset + k] = value(s, t, k);
-    if (c > 0) bsp_hpput(t, sendbuf + offset, recvbuf, placement[t] * (int)sizeof(int), c * (int)sizeof(int));
+    if (c > 0)
+      bsp_hpput(t, sendbuf + offset, recvbuf, placement[t] * (int)sizeof(int),
+                c * (int)sizeof(int));
     offset += c;
   }
   bsp_sync();
@@ -72,11 +74,14 @@ static void all_to_all(void) {
   offset = 0;
   for (int t = 0; t < p; t++) {
     int c = count(s, t, p);
-    if (c > 0) bsp_hpget(t, recvbuf, placement[t] * (int)sizeof(int), readback + offset, c * (int)sizeof(int));
+    if (c > 0)
+      bsp_hpget(t, recvbuf, placement[t] * (int)sizeof(int), readback + offset,
+                c * (int)sizeof(int));
     offset += c;
   }
   bsp_sync();
-  for (int i = 0; i < nsend; i++) CHECK_LONG(readback[i], sendbuf[i], "all_to_all: int %d read back with bsp_hpget", i);
+  for (int i = 0; i < nsend; i++)
+    CHECK_LONG(readback[i], sendbuf[i], "all_to_all: int %d read back with bsp_hpget", i);
 
   bsp_pop_reg(recvbuf);
   bsp_pop_reg(sendbuf);
@@ -111,13 +116,14 @@ static void transpose(int n) {
     int tlo = first_row(t, p, n), thi = first_row(t + 1, p, n);
     for (int i = 0; i < rows; i++)
       for (int j = tlo; j < thi; j++)
-        bsp_hpput(t, &a[i * n + j], b, ((j - tlo) * n + lo + i) * (int)sizeof(double), (int)sizeof(double));
+        bsp_hpput(t, &a[i * n + j], b, ((j - tlo) * n + lo + i) * (int)sizeof(double),
+                  (int)sizeof(double));
   }
   bsp_sync();
   for (int i = 0; i < rows; i++)
     for (int j = 0; j < n; j++)
-      CHECK(b[i * n + j] == 1000.0 * j + (lo + i), "transpose(n = %d): B[%d][%d] = %g, expected %g", n, lo + i, j,
-            b[i * n + j], 1000.0 * j + (lo + i));
+      CHECK(b[i * n + j] == 1000.0 * j + (lo + i), "transpose(n = %d): B[%d][%d] = %g, expected %g",
+            n, lo + i, j, b[i * n + j], 1000.0 * j + (lo + i));
   bsp_pop_reg(b);
   bsp_sync();
   free(b);
@@ -128,7 +134,7 @@ int main(void) {
   bsp_begin(bsp_nprocs());
   check_program = "transpose";
   for (int repeat = 0; repeat < 3; repeat++) all_to_all();
-  transpose(3);  /* fewer rows than processes at p = 4: empty blocks, NULL registrations */
+  transpose(3); /* fewer rows than processes at p = 4: empty blocks, NULL registrations */
   transpose(37);
   bsp_end();
   printf("PASS transpose\n");

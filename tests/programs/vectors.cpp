@@ -114,7 +114,8 @@ int main() {
     for (int v : mine) counts[static_cast<std::size_t>(v % kBins)]++;
     for (int t = 0; t < p; t++) {
       std::vector<long> for_t;
-      for (int bin = t; bin < kBins; bin += p) for_t.push_back(counts[static_cast<std::size_t>(bin)]);
+      for (int bin = t; bin < kBins; bin += p)
+        for_t.push_back(counts[static_cast<std::size_t>(bin)]);
       if (!for_t.empty())
         bsp_put(t, for_t.data(), partial.data(), static_cast<int>(s * for_t.size() * sizeof(long)),
                 static_cast<int>(for_t.size() * sizeof(long)));
@@ -126,28 +127,33 @@ int main() {
     const int owned = bins_owned(s, p);
     for (int k = 0; k < owned; k++) {
       long total = 0;
-      for (int sender = 0; sender < p; sender++) total += partial[static_cast<std::size_t>(sender * owned + k)];
+      for (int sender = 0; sender < p; sender++)
+        total += partial[static_cast<std::size_t>(sender * owned + k)];
       histogram[static_cast<std::size_t>(k * p + s)] = total;
     }
     bsp_sync();
     for (int bin = 0; bin < kBins; bin++)
       if (owner_of(bin, p) != s)
-        bsp_get(owner_of(bin, p), histogram.data(), bin * static_cast<int>(sizeof(long)), &histogram[static_cast<std::size_t>(bin)],
-                static_cast<int>(sizeof(long)));
+        bsp_get(owner_of(bin, p), histogram.data(), bin * static_cast<int>(sizeof(long)),
+                &histogram[static_cast<std::size_t>(bin)], static_cast<int>(sizeof(long)));
     bsp_sync();
     for (int bin = 0; bin < kBins; bin++)
-      expect_equal(histogram[static_cast<std::size_t>(bin)], reference[static_cast<std::size_t>(bin)],
+      expect_equal(histogram[static_cast<std::size_t>(bin)],
+                   reference[static_cast<std::size_t>(bin)],
                    "histogram bin " + std::to_string(bin));
-    expect_equal(local_index(kBins - 1, p) < bins_owned(owner_of(kBins - 1, p), p), true, "bin layout");
+    expect_equal(local_index(kBins - 1, p) < bins_owned(owner_of(kBins - 1, p), p), true,
+                 "bin layout");
 
     // Every process reads the next process's values back from its registered vector.
     const int next = (s + 1) % p;
     const std::vector<int> next_input = input_of(next, p);
     std::vector<int> fetched(next_input.size(), -1);
     if (!fetched.empty())
-      bsp_get(next, values_copy.data(), 0, fetched.data(), static_cast<int>(fetched.size() * sizeof(int)));
+      bsp_get(next, values_copy.data(), 0, fetched.data(),
+              static_cast<int>(fetched.size() * sizeof(int)));
     bsp_sync();
-    expect_equal(fetched == next_input, true, "values fetched from process " + std::to_string(next));
+    expect_equal(fetched == next_input, true,
+                 "values fetched from process " + std::to_string(next));
   }  // the three registrations are popped here, effective at the next sync
   bsp_sync();
 
@@ -172,14 +178,18 @@ int main() {
       int status = -2, sender = -1;
       bsp_get_tag(&status, &sender);
       if (sender < 0 || sender >= p) fail("message tag " + std::to_string(sender));
-      std::vector<std::pair<int, double>> received(static_cast<std::size_t>(status) / sizeof(std::pair<int, double>));
+      std::vector<std::pair<int, double>> received(static_cast<std::size_t>(status) /
+                                                   sizeof(std::pair<int, double>));
       bsp_move(received.data(), status);
       std::vector<int> theirs = input_of(sender, p);
       std::sort(theirs.begin(), theirs.end(), std::greater<int>());
-      expect_equal(received.size(), std::min<std::size_t>(3, theirs.size()), "top values from " + std::to_string(sender));
+      expect_equal(received.size(), std::min<std::size_t>(3, theirs.size()),
+                   "top values from " + std::to_string(sender));
       for (std::size_t i = 0; i < received.size(); i++) {
-        expect_equal(received[i].first, theirs[i], "top value " + std::to_string(i) + " from " + std::to_string(sender));
-        expect_equal(received[i].second, theirs[i] * 0.5, "weight " + std::to_string(i) + " from " + std::to_string(sender));
+        expect_equal(received[i].first, theirs[i],
+                     "top value " + std::to_string(i) + " from " + std::to_string(sender));
+        expect_equal(received[i].second, theirs[i] * 0.5,
+                     "weight " + std::to_string(i) + " from " + std::to_string(sender));
       }
     }
     const long total = std::accumulate(reference.begin(), reference.end(), 0L);

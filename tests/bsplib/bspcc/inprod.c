@@ -20,7 +20,8 @@ int main(int argc, char **argv) {
   long long total = 0;
   for (int t = 0; t < p; ++t) total += sums[t];
   long long want = (long long)n * (n + 1) * (2 * n + 1) / 6;
-  if (total != want) bsp_abort("FAIL: inprod on process %d: expected %lld, got %lld\n", s, want, total);
+  if (total != want)
+    bsp_abort("FAIL: inprod on process %d: expected %lld, got %lld\n", s, want, total);
   bsp_pop_reg(&partial);
   bsp_sync();
   free(sums);

@@ -18,7 +18,8 @@ int main() {
     bsp_sync();
     int status = -1;
     bsp_get_tag(&status, nullptr);
-    if (status != static_cast<int>(sizeof token)) bsp_abort("FAIL: ring: process %d got status %d\n", me, status);
+    if (status != static_cast<int>(sizeof token))
+      bsp_abort("FAIL: ring: process %d got status %d\n", me, status);
     bsp_move(&token, sizeof token);
     seen.push_back(token);
   }

@@ -6,7 +6,7 @@ int main(void) {
   int s = bsp_pid(), x = 0;
   bsp_push_reg(&x, sizeof x);
   bsp_sync();
-  int alone = bspg_group_split(s);  /* every process its own group */
+  int alone = bspg_group_split(s); /* every process its own group */
   if (s == 0) bsp_put(1, &s, &x, 0, sizeof s);
   bspg_group_sync(alone);
   bsp_end();

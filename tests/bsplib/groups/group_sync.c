@@ -5,14 +5,14 @@
 
 #include "bspg.h"
 
-#define CHECK(cond, ...)                                   \
-  do {                                                     \
-    if (!(cond)) {                                         \
-      printf("FAIL: process %d: ", bsp_pid());             \
-      printf(__VA_ARGS__);                                 \
-      printf("\n");                                        \
-      bsp_abort("group_sync: check failed: %s", #cond);    \
-    }                                                      \
+#define CHECK(cond, ...)                                \
+  do {                                                  \
+    if (!(cond)) {                                      \
+      printf("FAIL: process %d: ", bsp_pid());          \
+      printf(__VA_ARGS__);                              \
+      printf("\n");                                     \
+      bsp_abort("group_sync: check failed: %s", #cond); \
+    }                                                   \
   } while (0)
 
 int main(void) {
@@ -47,7 +47,8 @@ int main(void) {
     bspg_group_sync(parity);
     int n = 0, bytes = 0;
     bsp_qsize(&n, &bytes);
-    CHECK(n == q && bytes == q * (int)sizeof(int), "step %d: %d messages, %d bytes", step, n, bytes);
+    CHECK(n == q && bytes == q * (int)sizeof(int), "step %d: %d messages, %d bytes", step, n,
+          bytes);
     for (int k = 0; k < q; k++) {
       int src = bspg_group_member(parity, k);
       CHECK(slots[src] == src * 1000 + step, "step %d: slot %d holds %d", step, src, slots[src]);
@@ -55,7 +56,8 @@ int main(void) {
       bsp_get_tag(&status, &from);
       CHECK(status == sizeof(int), "status %d", status);
       bsp_move(&value, sizeof value);
-      CHECK(from % 2 == s % 2 && value == from * 1000 + step, "message from %d holds %d", from, value);
+      CHECK(from % 2 == s % 2 && value == from * 1000 + step, "message from %d holds %d", from,
+            value);
     }
     /* Members of the other group are untouched by this group's syncs. */
     for (int other = 0; other < p; other++)

@@ -1,7 +1,7 @@
 /* bsp_vabort through a varargs wrapper, called by process 0 only. */
-#include "bsptest.h"
-
 #include <stdarg.h>
+
+#include "bsptest.h"
 
 static void give_up(const char *format, ...) {
   va_list args;

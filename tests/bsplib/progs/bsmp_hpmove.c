@@ -33,7 +33,8 @@ int main(void) {
       EXPECT_INT(n, total - m - 1, "round %d: messages left after hpmove %d", round, m);
     }
     void *tag_ptr = NULL, *payload_ptr = NULL;
-    EXPECT_INT(bsp_hpmove(&tag_ptr, &payload_ptr), -1, "round %d: bsp_hpmove on the empty queue", round);
+    EXPECT_INT(bsp_hpmove(&tag_ptr, &payload_ptr), -1, "round %d: bsp_hpmove on the empty queue",
+               round);
     /* In the last round, send more messages (for the next superstep) before looking: the
      * pointers must survive that too. */
     if (round == 1)
@@ -50,14 +51,17 @@ int main(void) {
       int tag[2];
       memcpy(tag, tags[m], sizeof tag);
       int s = tag[0], j = tag[1];
-      EXPECT(s >= 0 && s < p && j >= 0 && j < PER_PAIR && !seen[s * PER_PAIR + j], "round %d: message %d has tag (%d, %d)", round, m, s, j);
+      EXPECT(s >= 0 && s < p && j >= 0 && j < PER_PAIR && !seen[s * PER_PAIR + j],
+             "round %d: message %d has tag (%d, %d)", round, m, s, j);
       seen[s * PER_PAIR + j] = 1;
       int len = 10 * j + me + round;
-      EXPECT_INT(lengths[m], len * (int)sizeof(int), "round %d: bsp_hpmove length of message (%d, %d)", round, s, j);
+      EXPECT_INT(lengths[m], len * (int)sizeof(int),
+                 "round %d: bsp_hpmove length of message (%d, %d)", round, s, j);
       for (int i = 0; i < len; ++i) {
         int value;
         memcpy(&value, (char *)payloads[m] + i * sizeof(int), sizeof value);
-        EXPECT_INT(value, round * 1000000 + s * 10000 + j * 100 + i, "round %d: int %d of message (%d, %d)", round, i, s, j);
+        EXPECT_INT(value, round * 1000000 + s * 10000 + j * 100 + i,
+                   "round %d: int %d of message (%d, %d)", round, i, s, j);
       }
     }
     free(lengths);

@@ -17,7 +17,8 @@ int main(void) {
   int *small = test_alloc((size_t)p * sizeof(int));
   for (int round = 0; round < 3; ++round) {
     for (int q = 0; q < p; ++q) {
-      for (int i = 0; i < BIG; ++i) big[q * BIG + i] = round * 1000000 + me * 10000 + q * 100 + i % 97;
+      for (int i = 0; i < BIG; ++i)
+        big[q * BIG + i] = round * 1000000 + me * 10000 + q * 100 + i % 97;
       tags[2 * q][0] = me, tags[2 * q][1] = 1;
       tags[2 * q + 1][0] = me, tags[2 * q + 1][1] = 2;
       small[q] = round * 100 + me;
@@ -42,19 +43,23 @@ int main(void) {
       int length = bsp_hpmove(&tag_at, &payload_at);
       EXPECT_INT(length, status, "round %d: bsp_hpmove length against bsp_get_tag status", round);
       int from = tag[0], kind = tag[1];
-      EXPECT(from >= 0 && from < p && kind >= 1 && kind <= 3, "round %d: tag (%d, %d)", round, from, kind);
+      EXPECT(from >= 0 && from < p && kind >= 1 && kind <= 3, "round %d: tag (%d, %d)", round, from,
+             kind);
       const int *payload = payload_at;
       if (kind == 1) {
         EXPECT_INT(length, BIG * (int)sizeof(int), "round %d: large payload from %d", round, from);
         for (int i = 0; i < BIG; ++i)
-          EXPECT_INT(payload[i], round * 1000000 + from * 10000 + me * 100 + i % 97, "round %d: word %d from %d", round, i, from);
+          EXPECT_INT(payload[i], round * 1000000 + from * 10000 + me * 100 + i % 97,
+                     "round %d: word %d from %d", round, i, from);
       } else {
         EXPECT_INT(length, (int)sizeof(int), "round %d: small payload from %d", round, from);
-        EXPECT_INT(payload[0], round * 100 + from, "round %d: small payload (kind %d) from %d", round, kind, from);
+        EXPECT_INT(payload[0], round * 100 + from, "round %d: small payload (kind %d) from %d",
+                   round, kind, from);
       }
       ++seen[kind - 1];
     }
-    for (int k = 0; k < 3; ++k) EXPECT_INT(seen[k], p, "round %d: messages of kind %d", round, k + 1);
+    for (int k = 0; k < 3; ++k)
+      EXPECT_INT(seen[k], p, "round %d: messages of kind %d", round, k + 1);
   }
   bsp_sync();
   test_end();

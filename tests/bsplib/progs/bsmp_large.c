@@ -11,7 +11,9 @@ static void check_payload(const void *payload, int nbytes, int sender, int kind)
     uint32_t word;
     memcpy(&word, bytes + 4 * (size_t)i, sizeof word);
     uint32_t want = test_pattern((uint32_t)(sender * 10 + kind), (uint32_t)i);
-    if (word != want) EXPECT(0, "word %d of the kind-%d message from process %d: expected %u, got %u", i, kind, sender, want, word);
+    if (word != want)
+      EXPECT(0, "word %d of the kind-%d message from process %d: expected %u, got %u", i, kind,
+             sender, want, word);
   }
 }
 
@@ -23,7 +25,8 @@ int main(void) {
   bsp_sync();
   uint32_t *smaller = test_alloc(SMALLER), *larger = test_alloc(LARGER);
   for (int i = 0; i < SMALLER / 4; ++i) smaller[i] = test_pattern((uint32_t)(me * 10), (uint32_t)i);
-  for (int i = 0; i < LARGER / 4; ++i) larger[i] = test_pattern((uint32_t)(me * 10 + 1), (uint32_t)i);
+  for (int i = 0; i < LARGER / 4; ++i)
+    larger[i] = test_pattern((uint32_t)(me * 10 + 1), (uint32_t)i);
   int tag[2] = {me, 0};
   for (int d = 0; d < p; ++d) bsp_send(d, tag, smaller, SMALLER);
   tag[1] = 1;
@@ -39,8 +42,10 @@ int main(void) {
     int status = -2, got_tag[2] = {-1, -1};
     bsp_get_tag(&status, got_tag);
     int kind = got_tag[1], sender = got_tag[0];
-    EXPECT(sender >= 0 && sender < p && (kind == 0 || kind == 1), "message %d has tag (%d, %d)", m, sender, kind);
-    EXPECT_INT(status, kind == 0 ? SMALLER : LARGER, "status of the kind-%d message from %d", kind, sender);
+    EXPECT(sender >= 0 && sender < p && (kind == 0 || kind == 1), "message %d has tag (%d, %d)", m,
+           sender, kind);
+    EXPECT_INT(status, kind == 0 ? SMALLER : LARGER, "status of the kind-%d message from %d", kind,
+               sender);
     if (m % 2 == 0) {
       bsp_move(buffer, LARGER);
       check_payload(buffer, status, sender, kind);

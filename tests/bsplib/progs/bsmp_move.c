@@ -25,7 +25,8 @@ int main(void) {
     int n = -1, nbytes = -1, status = -2, tag[2] = {-1, -1};
     bsp_qsize(&n, &nbytes);
     EXPECT_INT(n, 2 * p - m, "messages left before move %d", m);
-    EXPECT_INT(nbytes, (2 * p - m) * LEN * (int)sizeof(int), "payload bytes left before move %d", m);
+    EXPECT_INT(nbytes, (2 * p - m) * LEN * (int)sizeof(int), "payload bytes left before move %d",
+               m);
     bsp_get_tag(&status, tag);
     EXPECT_INT(status, LEN * (int)sizeof(int), "bsp_get_tag status before move %d", m);
     int s = tag[0], kind = tag[1];
@@ -35,7 +36,8 @@ int main(void) {
     bsp_move(buffer, kind == 0 ? 5 * (int)sizeof(int) : (int)sizeof buffer);
     for (int i = 0; i < 2 * LEN; ++i)
       EXPECT_INT(buffer[i], i < copied ? s * 1000 + kind * 100 + i : -1,
-                 "buffer[%d] after bsp_move of message (%d, %d) with room for %d ints", i, s, kind, kind == 0 ? 5 : 2 * LEN);
+                 "buffer[%d] after bsp_move of message (%d, %d) with room for %d ints", i, s, kind,
+                 kind == 0 ? 5 : 2 * LEN);
   }
   int status = -2;
   bsp_get_tag(&status, NULL);

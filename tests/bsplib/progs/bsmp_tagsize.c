@@ -20,14 +20,16 @@ static void take_message(int superstep, char tag[4]) {
   memcpy(tag, "zzzz", 4);
   bsp_get_tag(&status, tag);
   bsp_move(&payload, (int)sizeof payload);
-  EXPECT_INT(status, (int)sizeof(int), "superstep %d: bsp_get_tag status (payload size)", superstep);
+  EXPECT_INT(status, (int)sizeof(int), "superstep %d: bsp_get_tag status (payload size)",
+             superstep);
   EXPECT_INT(payload, left, "superstep %d: payload", superstep);
 }
 
 static void set_tagsize_expect(int superstep, int new_size, int old_size) {
   int size = new_size;
   bsp_set_tagsize(&size);
-  EXPECT_INT(size, old_size, "superstep %d: bsp_set_tagsize(%d) returned the old size", superstep, new_size);
+  EXPECT_INT(size, old_size, "superstep %d: bsp_set_tagsize(%d) returned the old size", superstep,
+             new_size);
 }
 
 int main(void) {
@@ -43,7 +45,8 @@ int main(void) {
 
   take_message(1, tag);
   EXPECT(memcmp(tag, "WXYZ", 4) != 0,
-         "superstep 1: the message sent in the superstep of bsp_set_tagsize(4) carried a 4-byte tag; the old size 0 applies");
+         "superstep 1: the message sent in the superstep of bsp_set_tagsize(4) carried a 4-byte "
+         "tag; the old size 0 applies");
   bsp_send(right, "ABCD", &me, (int)sizeof me);
   bsp_sync();
 
@@ -54,13 +57,15 @@ int main(void) {
   bsp_sync();
 
   take_message(3, tag);
-  EXPECT(memcmp(tag, "EF", 2) == 0, "superstep 3: tag starts \"%.2s\", expected \"EF\" (sent with the old size 4)", tag);
+  EXPECT(memcmp(tag, "EF", 2) == 0,
+         "superstep 3: tag starts \"%.2s\", expected \"EF\" (sent with the old size 4)", tag);
   bsp_send(right, "IJKL", &me, (int)sizeof me);
   bsp_sync();
 
   take_message(4, tag);
   EXPECT(memcmp(tag, "IJ", 2) == 0, "superstep 4: tag starts \"%.2s\", expected \"IJ\"", tag);
-  EXPECT(memcmp(tag + 2, "zz", 2) == 0, "superstep 4: bsp_get_tag wrote more than the 2-byte tag size (\"%.4s\")", tag);
+  EXPECT(memcmp(tag + 2, "zz", 2) == 0,
+         "superstep 4: bsp_get_tag wrote more than the 2-byte tag size (\"%.4s\")", tag);
   set_tagsize_expect(4, 0, 2);
   bsp_send(right, "MN", &me, (int)sizeof me);
   bsp_sync();

@@ -27,7 +27,8 @@ int main(void) {
     bsp_get_tag(&status, NULL);
     EXPECT_INT(status, 0, "round %d: bsp_get_tag status of the second zero-length message", m);
     void *tag_ptr = NULL, *payload_ptr = NULL;
-    EXPECT_INT(bsp_hpmove(&tag_ptr, &payload_ptr), 0, "round %d: bsp_hpmove of a zero-length message", m);
+    EXPECT_INT(bsp_hpmove(&tag_ptr, &payload_ptr), 0,
+               "round %d: bsp_hpmove of a zero-length message", m);
     bsp_qsize(&n, &nbytes);
     EXPECT_INT(n, 2 * p - 2 * (m + 1), "round %d: messages left", m);
   }

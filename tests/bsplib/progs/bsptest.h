@@ -7,7 +7,6 @@
 #define BSPTEST_H
 
 #include <bsp.h>
-
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,25 +32,25 @@ static inline void test_stop(void) {
   exit(1);
 }
 
-#define EXPECT(cond, ...)                                                            \
-  do {                                                                               \
-    if (!(cond)) {                                                                   \
-      printf("FAIL: %s:%d: process %d: ", __FILE__, __LINE__, test_me);              \
-      printf(__VA_ARGS__);                                                           \
-      printf("\n");                                                                  \
-      test_stop();                                                                   \
-    }                                                                                \
+#define EXPECT(cond, ...)                                               \
+  do {                                                                  \
+    if (!(cond)) {                                                      \
+      printf("FAIL: %s:%d: process %d: ", __FILE__, __LINE__, test_me); \
+      printf(__VA_ARGS__);                                              \
+      printf("\n");                                                     \
+      test_stop();                                                      \
+    }                                                                   \
   } while (0)
 
-#define EXPECT_INT(got, want, ...)                                                   \
-  do {                                                                               \
-    long got_ = (long)(got), want_ = (long)(want);                                   \
-    if (got_ != want_) {                                                             \
-      printf("FAIL: %s:%d: process %d: ", __FILE__, __LINE__, test_me);              \
-      printf(__VA_ARGS__);                                                           \
-      printf(": expected %ld, got %ld\n", want_, got_);                              \
-      test_stop();                                                                   \
-    }                                                                                \
+#define EXPECT_INT(got, want, ...)                                      \
+  do {                                                                  \
+    long got_ = (long)(got), want_ = (long)(want);                      \
+    if (got_ != want_) {                                                \
+      printf("FAIL: %s:%d: process %d: ", __FILE__, __LINE__, test_me); \
+      printf(__VA_ARGS__);                                              \
+      printf(": expected %ld, got %ld\n", want_, got_);                 \
+      test_stop();                                                      \
+    }                                                                   \
   } while (0)
 
 /* Allocation that fails the test instead of returning NULL. */

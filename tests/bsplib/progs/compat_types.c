@@ -30,10 +30,12 @@ int main(void) {
     bsp_get_tag(&status, &tag);
     bsp_move(&payload, (bsp_size_t)sizeof payload);
     bsp_pid_t from = (bsp_pid_t)(tag / 1000);
-    if (status != (bsp_size_t)sizeof payload || tag % 1000 != (uint64_t)s || payload != from + s) ok = 0;
+    if (status != (bsp_size_t)sizeof payload || tag % 1000 != (uint64_t)s || payload != from + s)
+      ok = 0;
   }
   if (!ok) {
-    fprintf(stdout, "FAIL: process %d: %d messages, %d bytes, or a wrong one\n", (int)s, (int)nmessages, (int)nbytes);
+    fprintf(stdout, "FAIL: process %d: %d messages, %d bytes, or a wrong one\n", (int)s,
+            (int)nmessages, (int)nbytes);
     bsp_abort("compat_types: wrong messages\n");
   }
   bsp_end();

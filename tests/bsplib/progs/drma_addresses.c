@@ -21,7 +21,8 @@ int main(void) {
     values[2 * d + 1] = 7000 + d;
     bsp_put(d, &values[2 * d], area, me * (int)sizeof(int), (int)sizeof(int));
     /* The last int of the destination: beyond the caller's own area when d > me. */
-    if (me == 0) bsp_put(d, &values[2 * d + 1], area, (dn - 1) * (int)sizeof(int), (int)sizeof(int));
+    if (me == 0)
+      bsp_put(d, &values[2 * d + 1], area, (dn - 1) * (int)sizeof(int), (int)sizeof(int));
     got[d] = -2;
     bsp_get(d, area, (dn - 2) * (int)sizeof(int), &got[d], (int)sizeof(int));
   }

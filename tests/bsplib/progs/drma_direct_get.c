@@ -22,18 +22,22 @@ int main(void) {
     bsp_direct_get(right, area, 0, &got, (int)sizeof got);
     EXPECT_INT(got, 1000 * round + 10 * right, "round %d: area[0] of process %d", round, right);
     bsp_direct_get(left, area, 2 * (int)sizeof(int), pair, (int)sizeof pair);
-    EXPECT_INT(pair[0], 1000 * round + 10 * left + 2, "round %d: area[2] of process %d", round, left);
-    EXPECT_INT(pair[1], 1000 * round + 10 * left + 3, "round %d: area[3] of process %d", round, left);
+    EXPECT_INT(pair[0], 1000 * round + 10 * left + 2, "round %d: area[2] of process %d", round,
+               left);
+    EXPECT_INT(pair[1], 1000 * round + 10 * left + 3, "round %d: area[3] of process %d", round,
+               left);
     bsp_direct_get(me, area, (int)sizeof(int), &got, (int)sizeof got);
     EXPECT_INT(got, 1000 * round + 10 * me + 1, "round %d: own area[1]", round);
     bsp_direct_get(left, big, 0, copy, BIGWORDS * (int)sizeof(int));
-    for (int i = 0; i < BIGWORDS; ++i) EXPECT_INT(copy[i], round + left * 7 + i, "round %d: big[%d] of process %d", round, i, left);
+    for (int i = 0; i < BIGWORDS; ++i)
+      EXPECT_INT(copy[i], round + left * 7 + i, "round %d: big[%d] of process %d", round, i, left);
     bsp_sync();
     /* Everyone but process 0 goes straight on to the next sync; process 0 reads from all. */
     if (me == 0)
       for (int q = 0; q < p; ++q) {
         bsp_direct_get(q, area, 3 * (int)sizeof(int), &got, (int)sizeof got);
-        EXPECT_INT(got, 1000 * round + 10 * q + 3, "round %d: area[3] of process %d read during its sync", round, q);
+        EXPECT_INT(got, 1000 * round + 10 * q + 3,
+                   "round %d: area[3] of process %d read during its sync", round, q);
       }
     bsp_sync();
   }

@@ -19,7 +19,8 @@ int main(void) {
   for (int s = 0; s < p; ++s) {
     EXPECT_INT(got[s], 100 * s + me, "int got from process %d", s);
     for (int i = 0; i < p; ++i)
-      EXPECT_INT(whole[s * p + i], 100 * s + i, "element %d of the array got from process %d", i, s);
+      EXPECT_INT(whole[s * p + i], 100 * s + i, "element %d of the array got from process %d", i,
+                 s);
   }
   bsp_pop_reg(area);
   bsp_sync();

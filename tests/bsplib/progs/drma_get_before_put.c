@@ -25,10 +25,12 @@ int main(void) {
     int right_old_x = round == 0 ? 100 + right : 1000 * round + me; /* written last round by me */
     int right_old_y = round == 0 ? 500 + right : 2000 * round + right;
     bsp_sync();
-    EXPECT_INT(got_right, right_old_x, "round %d: get of x from process %d after a put to it", round, right);
+    EXPECT_INT(got_right, right_old_x, "round %d: get of x from process %d after a put to it",
+               round, right);
     EXPECT_INT(got_self, old_y, "round %d: get of y from itself before a put to it", round);
     EXPECT_INT(got_right_after, right_old_y, "round %d: get of y from process %d", round, right);
-    EXPECT_INT(x, 1000 * (round + 1) + left, "round %d: x after the sync (put by process %d)", round, left);
+    EXPECT_INT(x, 1000 * (round + 1) + left, "round %d: x after the sync (put by process %d)",
+               round, left);
     EXPECT_INT(y, new_y, "round %d: y after the sync (put by itself)", round);
   }
   bsp_pop_reg(&y);

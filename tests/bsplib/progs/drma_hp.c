@@ -24,10 +24,12 @@ int main(void) {
     }
     bsp_sync();
     for (int s = 0; s < p; ++s) {
-      EXPECT_INT(put_area[s], round * 100000 + 1000 * s + me, "round %d: value hpput by process %d", round, s);
+      EXPECT_INT(put_area[s], round * 100000 + 1000 * s + me, "round %d: value hpput by process %d",
+                 round, s);
       EXPECT_INT(got[4 * s], -1, "round %d: hpget wrote before its destination", round);
       for (int i = 1; i < 4; ++i)
-        EXPECT_INT(got[4 * s + i], 100 * s + i, "round %d: int %d hpget from process %d", round, i, s);
+        EXPECT_INT(got[4 * s + i], 100 * s + i, "round %d: int %d hpget from process %d", round, i,
+                   s);
     }
   }
   bsp_pop_reg(get_area);

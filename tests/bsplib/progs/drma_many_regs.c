@@ -39,8 +39,10 @@ int main(void) {
     bsp_sync();
     for (int k = first; k < NREGS; ++k) {
       int index = round == 2 && k < HALF ? 2 : 0;
-      EXPECT_INT(areas[k][index], round * 1000000 + 1000 * left + k, "round %d: int %d of registration %d, put by process %d", round, index, k, left);
-      EXPECT_INT(got[k], 10000 * right + k, "round %d: registration %d, got from process %d", round, k, right);
+      EXPECT_INT(areas[k][index], round * 1000000 + 1000 * left + k,
+                 "round %d: int %d of registration %d, put by process %d", round, index, k, left);
+      EXPECT_INT(got[k], 10000 * right + k, "round %d: registration %d, got from process %d", round,
+                 k, right);
     }
     if (round == 1) {
       for (int k = 0; k < HALF; ++k) bsp_push_reg(areas[k], 3 * (int)sizeof(int));

@@ -17,7 +17,8 @@ int main(void) {
   bsp_push_reg(received, LARGE * (int)sizeof(int));
   bsp_sync();
   for (int round = 0; round < 4; ++round) {
-    for (int i = 0; i < LARGE; ++i) area[i] = round * 100000 + me * 1000 + i % 1000, received[i] = -1, fetched[i] = -1;
+    for (int i = 0; i < LARGE; ++i)
+      area[i] = round * 100000 + me * 1000 + i % 1000, received[i] = -1, fetched[i] = -1;
     for (int i = 0; i < LARGE; ++i) mine[i] = -(round * 100000 + me * 1000 + i % 1000);
     bsp_sync();
     int role = (me + round) % 4, word = -1;
@@ -34,14 +35,18 @@ int main(void) {
     bsp_sync();
     int left_role = (left + round) % 4;
     int base_left = round * 100000 + left * 1000, base_right = round * 100000 + right * 1000;
-    if (role == 1) EXPECT_INT(word, base_right + 4, "round %d: word got from process %d", round, right);
+    if (role == 1)
+      EXPECT_INT(word, base_right + 4, "round %d: word got from process %d", round, right);
     if (role == 2)
-      for (int i = 0; i < LARGE; ++i) EXPECT_INT(fetched[i], base_right + i % 1000, "round %d: hpget word %d", round, i);
-    /* received: a get's result is written first, a put from the left lands after it (the put wins). */
+      for (int i = 0; i < LARGE; ++i)
+        EXPECT_INT(fetched[i], base_right + i % 1000, "round %d: hpget word %d", round, i);
+    /* received: a get's result is written first, a put from the left lands after it (the put wins).
+     */
     for (int i = 0; i < LARGE; ++i) {
       int want = role == 1 ? base_right + i % 1000 : -1;
       if ((left_role == 0 && i < MAIL) || left_role == 2) want = -(base_left + i % 1000);
-      EXPECT_INT(received[i], want, "round %d: received[%d] (own role %d, left's %d)", round, i, role, left_role);
+      EXPECT_INT(received[i], want, "round %d: received[%d] (own role %d, left's %d)", round, i,
+                 role, left_role);
     }
     int n = -1, bytes = -1;
     bsp_qsize(&n, &bytes);

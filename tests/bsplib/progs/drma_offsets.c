@@ -45,7 +45,8 @@ int main(void) {
   EXPECT_INT(got_pair[0], -8, "int 7 got from process %d", right);
   EXPECT_INT(got_pair[1], -9, "int 8 got from process %d", right);
   for (int i = 0; i < 4; ++i)
-    EXPECT_INT(got_tail[i], (unsigned char)(200 + right + NBYTES - 4 + i), "tail byte %d got from process %d", i, right);
+    EXPECT_INT(got_tail[i], (unsigned char)(200 + right + NBYTES - 4 + i),
+               "tail byte %d got from process %d", i, right);
   bsp_pop_reg(bytes);
   bsp_pop_reg(ints);
   bsp_sync();

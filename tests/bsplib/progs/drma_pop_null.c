@@ -2,7 +2,8 @@
  * odd ones register real arrays. Popping in the order of registration (x first) is no
  * disagreement: a process that pops NULL pops the registration the others pop, even though its
  * most recent NULL registration is y's. Afterwards y still works: an even process puts through
- * NULL into y of the odd one after it, and x is untouched. Then both pops in one superstep, x first. */
+ * NULL into y of the odd one after it, and x is untouched. Then both pops in one superstep, x
+ * first. */
 #include "bsptest.h"
 
 static int has_arrays(int pid) { return pid % 2 == 1; }

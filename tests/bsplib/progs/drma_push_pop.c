@@ -27,7 +27,8 @@ int main(void) {
   for (int i = 0; i < 8; ++i) words[i] = 100 * me + i;
   bsp_put(right, words, b, 0, (int)sizeof words);
   bsp_sync();
-  for (int i = 0; i < 8; ++i) EXPECT_INT(b[i], 100 * left + i, "b[%d] after re-registering b with 32 bytes", i);
+  for (int i = 0; i < 8; ++i)
+    EXPECT_INT(b[i], 100 * left + i, "b[%d] after re-registering b with 32 bytes", i);
 
   /* push c, pop c, pop b in one superstep: nothing left; then c again, alone. */
   bsp_push_reg(c, (int)sizeof c);

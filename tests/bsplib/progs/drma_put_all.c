@@ -16,7 +16,8 @@ int main(void) {
     }
     bsp_sync();
     for (int s = 0; s < p; ++s)
-      EXPECT_INT(area[s], round * 1000000 + s * 1000 + me, "round %d: value put by process %d", round, s);
+      EXPECT_INT(area[s], round * 1000000 + s * 1000 + me, "round %d: value put by process %d",
+                 round, s);
   }
   bsp_pop_reg(area);
   bsp_sync();

@@ -29,7 +29,8 @@ int main(void) {
 
   int left = (me + p - 1) % p;
   for (int s = 0; s < p; ++s) EXPECT_INT(area[s], 1000 * s + me, "value put by process %d", s);
-  for (int i = 0; i < 64; ++i) EXPECT_INT(block[i], left * 100 + i, "block element %d from process %d", i, left);
+  for (int i = 0; i < 64; ++i)
+    EXPECT_INT(block[i], left * 100 + i, "block element %d from process %d", i, left);
   bsp_pop_reg(block);
   bsp_pop_reg(area);
   bsp_sync();

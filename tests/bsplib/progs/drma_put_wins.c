@@ -28,15 +28,18 @@ int main(void) {
       for (int step = 0; step < 2; ++step) {
         int do_put = step == 0 ? put_first : !put_first;
         if (do_put && me == p - 1) {
-          if (unbuffered[c]) bsp_hpput(0, v, x, 0, n * (int)sizeof(int));
-          else bsp_put(0, v, x, 0, n * (int)sizeof(int));
+          if (unbuffered[c])
+            bsp_hpput(0, v, x, 0, n * (int)sizeof(int));
+          else
+            bsp_put(0, v, x, 0, n * (int)sizeof(int));
         }
         if (!do_put && me == 0) bsp_get(p - 1, src, 0, x, n * (int)sizeof(int));
       }
       bsp_sync();
       if (me == 0)
         for (int i = 0; i < n; ++i)
-          EXPECT_INT(x[i], 200 + (p - 1) + i % 7, "x[%d] after a get and a %d-word %s (%s first) to it", i, n,
+          EXPECT_INT(x[i], 200 + (p - 1) + i % 7,
+                     "x[%d] after a get and a %d-word %s (%s first) to it", i, n,
                      unbuffered[c] ? "bsp_hpput" : "bsp_put", put_first ? "put" : "get");
     }
   }

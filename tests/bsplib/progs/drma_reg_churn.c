@@ -23,7 +23,8 @@ int main(void) {
     bsp_put(right, &value, buffer, (nints - 1) * (int)sizeof(int), (int)sizeof value);
     bsp_put(right, &value, &steady, 0, (int)sizeof value);
     bsp_sync();
-    EXPECT_INT(buffer[nints - 1], it * 1000 + left, "iteration %d: last int of the %d-int buffer", it, nints);
+    EXPECT_INT(buffer[nints - 1], it * 1000 + left, "iteration %d: last int of the %d-int buffer",
+               it, nints);
     EXPECT_INT(steady, it * 1000 + left, "iteration %d: long-lived registration", it);
     /* Replace the buffer: pop, free, allocate the new size, push, in one superstep. */
     bsp_pop_reg(buffer);

@@ -4,7 +4,8 @@
 #include "misuse.h"
 
 int main(int argc, char **argv) {
-  if (argc < 2 || (strcmp(argv[1], "twice") != 0 && strcmp(argv[1], "zero") != 0 && strcmp(argv[1], "negative") != 0)) {
+  if (argc < 2 || (strcmp(argv[1], "twice") != 0 && strcmp(argv[1], "zero") != 0 &&
+                   strcmp(argv[1], "negative") != 0)) {
     printf("FAIL: usage: misuse_begin twice|zero|negative\n");
     return 2;
   }

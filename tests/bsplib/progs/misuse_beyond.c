@@ -16,13 +16,16 @@ int main(int argc, char **argv) {
   char area[64], local[64];
   memset(area, 0, sizeof area);
   memset(local, 1, sizeof local);
-  if (me == 1) bsp_push_reg(null_on_1 ? NULL : area, null_on_1 ? 0 : 4);
-  else bsp_push_reg(area, (int)sizeof area);
+  if (me == 1)
+    bsp_push_reg(null_on_1 ? NULL : area, null_on_1 ? 0 : 4);
+  else
+    bsp_push_reg(area, (int)sizeof area);
   bsp_sync();
   /* Within the destination's 4 bytes: fine. */
   if (me == 0 && !null_on_1) transfer(argv[1], 1, local, area, 0, 4);
   bsp_sync();
   if (me == 0) transfer(argv[1], 1, local, area, 0, 8);
   bsp_sync();
-  MISUSE_NOT_CAUGHT("bsp_%s of 8 bytes into a %d-byte registration was accepted", argv[1], null_on_1 ? 0 : 4);
+  MISUSE_NOT_CAUGHT("bsp_%s of 8 bytes into a %d-byte registration was accepted", argv[1],
+                    null_on_1 ? 0 : 4);
 }

@@ -6,7 +6,8 @@ int main(void) {
   test_begin(bsp_nprocs());
   int p = bsp_nprocs(), me = bsp_pid();
   int target = 0;
-  if (me == p - 1 && p > 1) bsp_send(0, NULL, &target, (int)sizeof target);  /* a message, not for it */
+  if (me == p - 1 && p > 1)
+    bsp_send(0, NULL, &target, (int)sizeof target); /* a message, not for it */
   bsp_sync();
   if (me == p - 1) {
     int buffer = 5;

@@ -5,14 +5,19 @@
 
 static void call_outside(const char *call) {
   int x = 1, y = 0;
-  if (strcmp(call, "pid") == 0) printf("bsp_pid() = %d\n", bsp_pid());
-  else if (strcmp(call, "put") == 0) bsp_put(0, &x, &y, 0, (int)sizeof x);
-  else if (strcmp(call, "sync") == 0) bsp_sync();
+  if (strcmp(call, "pid") == 0)
+    printf("bsp_pid() = %d\n", bsp_pid());
+  else if (strcmp(call, "put") == 0)
+    bsp_put(0, &x, &y, 0, (int)sizeof x);
+  else if (strcmp(call, "sync") == 0)
+    bsp_sync();
   fflush(stdout);
 }
 
 int main(int argc, char **argv) {
-  if (argc < 3 || (strcmp(argv[1], "pid") != 0 && strcmp(argv[1], "put") != 0 && strcmp(argv[1], "sync") != 0) ||
+  if (argc < 3 ||
+      (strcmp(argv[1], "pid") != 0 && strcmp(argv[1], "put") != 0 &&
+       strcmp(argv[1], "sync") != 0) ||
       (strcmp(argv[2], "before") != 0 && strcmp(argv[2], "after") != 0)) {
     printf("FAIL: usage: misuse_outside pid|put|sync before|after\n");
     return 2;

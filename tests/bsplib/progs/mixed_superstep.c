@@ -10,9 +10,9 @@ int main(void) {
   test_begin(bsp_nprocs());
   int p = bsp_nprocs(), me = bsp_pid();
   size_t slot = MAXINTS;
-  int *put_area = test_alloc(sizeof(int) * slot * (size_t)p);   /* slot s: written by process s */
-  int *hp_area = test_alloc(sizeof(int) * (size_t)p);           /* int s: hpput by process s */
-  int *get_area = test_alloc(sizeof(int) * slot);               /* read by everyone */
+  int *put_area = test_alloc(sizeof(int) * slot * (size_t)p); /* slot s: written by process s */
+  int *hp_area = test_alloc(sizeof(int) * (size_t)p);         /* int s: hpput by process s */
+  int *get_area = test_alloc(sizeof(int) * slot);             /* read by everyone */
   int *sources = test_alloc(sizeof(int) * slot * (size_t)p);
   int *hp_sources = test_alloc(sizeof(int) * (size_t)p);
   int *got = test_alloc(sizeof(int) * slot * (size_t)p);
@@ -50,13 +50,17 @@ int main(void) {
       const int *area = put_area + slot * (size_t)s;
       for (int i = 0; i < n; ++i)
         if (area[i] != round * 100000000 + s * 1000000 + me * 10000 + i % 10000)
-          EXPECT_INT(area[i], round * 100000000 + s * 1000000 + me * 10000 + i % 10000, "round %d: int %d put by process %d", round, i, s);
-      EXPECT_INT(hp_area[s], round * 1000 + s * 10 + me, "round %d: int hpput by process %d", round, s);
+          EXPECT_INT(area[i], round * 100000000 + s * 1000000 + me * 10000 + i % 10000,
+                     "round %d: int %d put by process %d", round, i, s);
+      EXPECT_INT(hp_area[s], round * 1000 + s * 10 + me, "round %d: int hpput by process %d", round,
+                 s);
       const int *from = got + slot * (size_t)s;
       for (int i = 0; i < n; ++i)
         if (from[i] != round * 100000000 + s * 1000000 + i)
-          EXPECT_INT(from[i], round * 100000000 + s * 1000000 + i, "round %d: int %d got from process %d", round, i, s);
-      EXPECT_INT(hp_got[s], round * 100000000 + s * 1000000 + n - 1, "round %d: int hpget from process %d", round, s);
+          EXPECT_INT(from[i], round * 100000000 + s * 1000000 + i,
+                     "round %d: int %d got from process %d", round, i, s);
+      EXPECT_INT(hp_got[s], round * 100000000 + s * 1000000 + n - 1,
+                 "round %d: int hpget from process %d", round, s);
     }
     int count = -1, nbytes = -1;
     bsp_qsize(&count, &nbytes);
@@ -68,12 +72,16 @@ int main(void) {
       int s = tag_nbytes ? tag[0] : -1;
       EXPECT_INT(status, (n / 2) * (int)sizeof(int), "round %d: message %d status", round, m);
       bsp_move(payload, (int)(sizeof(int) * slot));
-      if (s < 0) s = (payload[0] - round * 1000000 - me) / 1000; /* no tag yet: the sender is in the payload */
-      else EXPECT_INT(tag[1], round, "round %d: tag round of message %d", round, m);
+      if (s < 0)
+        s = (payload[0] - round * 1000000 - me) /
+            1000; /* no tag yet: the sender is in the payload */
+      else
+        EXPECT_INT(tag[1], round, "round %d: tag round of message %d", round, m);
       EXPECT(s >= 0 && s < p, "round %d: message %d from process %d", round, m, s);
       for (int i = 0; i < n / 2; ++i)
         if (payload[i] != round * 1000000 + s * 1000 + me + i)
-          EXPECT_INT(payload[i], round * 1000000 + s * 1000 + me + i, "round %d: int %d of the message from process %d", round, i, s);
+          EXPECT_INT(payload[i], round * 1000000 + s * 1000 + me + i,
+                     "round %d: int %d of the message from process %d", round, i, s);
     }
     if (round == 1) tag_nbytes = 2 * (int)sizeof(int);
   }

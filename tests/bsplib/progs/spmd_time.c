@@ -1,7 +1,7 @@
 /* bsp_time: >= 0, never decreases, and tracks wall-clock time. */
-#include "bsptest.h"
-
 #include <time.h>
+
+#include "bsptest.h"
 
 static double wall_seconds(void) {
   struct timespec ts;

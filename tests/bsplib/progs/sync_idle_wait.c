@@ -2,10 +2,10 @@
  * 1 s late (asleep), the others measure the CPU time they spend in that bsp_sync. A waiting loop
  * that spins uses 50-100% of a core; bspg's must use well under 25% (it sleeps between polls;
  * about 2% on an idle machine, see bspscale (e)). The same for a group sync and for bsp_end. */
-#include "bsptest.h"
-
 #include <bspg.h>
 #include <time.h>
+
+#include "bsptest.h"
 
 static double cpu_now(void) {
   struct timespec t;

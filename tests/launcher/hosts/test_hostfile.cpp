@@ -109,7 +109,8 @@ TEST(HostFile, YamlWithDefaultsInheritance) {
 
 TEST(HostFile, YamlWithoutDefaults) {
   TempDir dir;
-  const auto hosts = read_hostfile(dir.write("h.yaml", "hosts:\n- name: a\n- name: b\n  slots: 3\n"));
+  const auto hosts =
+      read_hostfile(dir.write("h.yaml", "hosts:\n- name: a\n- name: b\n  slots: 3\n"));
   ASSERT_EQ(hosts.size(), 2u);
   EXPECT_EQ(hosts[0].name, "a");
   EXPECT_EQ(hosts[0].user, "");
@@ -159,7 +160,8 @@ TEST(HostFile, UnreadableFileSaysWhy) {
     read_hostfile("/nonexistent/bspg/hosts.yaml");
     FAIL() << "no error for a missing file";
   } catch (const HostFileError& e) {
-    EXPECT_NE(std::string(e.what()).find("/nonexistent/bspg/hosts.yaml"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/bspg/hosts.yaml"), std::string::npos)
+        << e.what();
     EXPECT_NE(std::string(e.what()).find("No such file"), std::string::npos) << e.what();
     // No line number: there is no line to point at.
     EXPECT_EQ(std::string(e.what()).find(":0:"), std::string::npos) << e.what();
@@ -184,7 +186,8 @@ class HostFileErrors : public ::testing::TestWithParam<ErrorCase> {};
 TEST_P(HostFileErrors, NamesLineAndCause) {
   const ErrorCase& c = GetParam();
   const std::string message = error_of(c.text);
-  EXPECT_EQ(message.substr(0, std::string(c.expected).size()), c.expected) << c.what << ": got '" << message << "'";
+  EXPECT_EQ(message.substr(0, std::string(c.expected).size()), c.expected)
+      << c.what << ": got '" << message << "'";
 }
 
 const ErrorCase kErrors[] = {
@@ -309,7 +312,8 @@ INSTANTIATE_TEST_SUITE_P(All, HostFileErrors, ::testing::ValuesIn(kErrors),
                          });
 
 // What `ssh -G` (OpenSSH's own parser) makes of the generated config for one host.
-std::map<std::string, std::string> ssh_effective(const std::string& config_file, const std::string& host) {
+std::map<std::string, std::string> ssh_effective(const std::string& config_file,
+                                                 const std::string& host) {
   std::map<std::string, std::string> settings;
   const std::string command = "ssh -G -F '" + config_file + "' " + host + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
@@ -493,9 +497,10 @@ TEST(SshConfig, RefusesAValueThatWouldStartAnotherSetting) {
 
 TEST(SshConfig, ConfigFromAHostFileRoundTrips) {
   TempDir dir;
-  const std::string hostfile = dir.write("hosts.yaml",
-                                         "defaults:\n  user: carol\n  port: 2200\n  identity: id_key\n"
-                                         "hosts:\n  - name: x1\n    address: 127.0.0.7\n  - name: x2\n    port: 22\n");
+  const std::string hostfile =
+      dir.write("hosts.yaml",
+                "defaults:\n  user: carol\n  port: 2200\n  identity: id_key\n"
+                "hosts:\n  - name: x1\n    address: 127.0.0.7\n  - name: x2\n    port: 22\n");
   const std::string file = dir.write("ssh_config", ssh_config_for(read_hostfile(hostfile)));
   auto x1 = ssh_effective(file, "x1");
   EXPECT_EQ(x1["hostname"], "127.0.0.7");

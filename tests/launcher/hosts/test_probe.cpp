@@ -1,9 +1,6 @@
 // Probing and staging against emulated hosts (tests/launcher/emuhosts.sh): real sshd, real SSH.
-#include "hosts.h"
-
-#include <gtest/gtest.h>
-
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <sys/mount.h>
@@ -20,6 +17,8 @@
 #include <numeric>
 #include <sstream>
 #include <string>
+
+#include "hosts.h"
 
 using namespace bspg::hosts;
 
@@ -50,9 +49,12 @@ std::string read_text(const std::string& path) {
   return text.str();
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
-constexpr int kHosts = 17;  // 1-4: the load pool; 1-16: concurrency; 15, 16: lying and hanging; 17: taken down
+constexpr int kHosts =
+    17;  // 1-4: the load pool; 1-16: concurrency; 15, 16: lying and hanging; 17: taken down
 const char* const kLoads[kHosts] = {"0.1", "2.0", "0.5", "3.5", "1.0", "1.0", "1.0", "1.0", "1.0",
                                     "1.0", "1.0", "1.0", "1.0", "1.0", "1.0", "1.0", "1.0"};
 
@@ -78,13 +80,15 @@ class EmulatedHosts : public ::testing::Test {
     }
     dir_ = pattern;
     // Stops the hosts even if this process dies without TearDownTestSuite (crash, kill).
-    sh("setsid sh -c 'while kill -0 " + std::to_string(getpid()) + " 2>/dev/null; do sleep 1; done; " +
-       BSPG_EMUHOSTS + " stop " + dir_ + "; rm -rf " + dir_ + "' </dev/null >/dev/null 2>&1 &");
+    sh("setsid sh -c 'while kill -0 " + std::to_string(getpid()) +
+       " 2>/dev/null; do sleep 1; done; " + BSPG_EMUHOSTS + " stop " + dir_ + "; rm -rf " + dir_ +
+       "' </dev/null >/dev/null 2>&1 &");
     std::string command = std::string(BSPG_EMUHOSTS) + " start " + dir_;
     for (const char* load : kLoads) command += std::string(" ") + load;
     // Sessions on the hosts find bspg-hostinfo (the build's, or a test's stand-in in DIR/bin).
     std::filesystem::create_directories(dir_ + "/bin");
-    command = "EMU_PATH=" + dir_ + "/bin:" + BSPG_HOSTINFO_DIR + ":/usr/local/bin:/usr/bin:/bin " + command;
+    command = "EMU_PATH=" + dir_ + "/bin:" + BSPG_HOSTINFO_DIR + ":/usr/local/bin:/usr/bin:/bin " +
+              command;
     const Shell started = sh(command);
     if (started.status != 0) {
       setup_error_ = "emuhosts.sh start failed: " + started.output;
@@ -111,7 +115,9 @@ class EmulatedHosts : public ::testing::Test {
   }
 
   static HostSpec host(int i) { return hosts_.at(i - 1); }  // 1-based, like emuhosts.sh
-  static std::string emu(const std::string& args) { return std::string(BSPG_EMUHOSTS) + " " + args; }
+  static std::string emu(const std::string& args) {
+    return std::string(BSPG_EMUHOSTS) + " " + args;
+  }
 
   // A fresh ed25519 key pair in the test folder; returns the private key's path.
   static std::string new_key(const std::string& name) {
@@ -135,7 +141,8 @@ class EmulatedHosts : public ::testing::Test {
 
   // Host i's /proc/loadavg holds `text` for the test's duration.
   struct LoadavgText {
-    LoadavgText(int i, const std::string& text) : path(dir_ + "/emu" + std::to_string(i) + "/loadavg") {
+    LoadavgText(int i, const std::string& text)
+        : path(dir_ + "/emu" + std::to_string(i) + "/loadavg") {
       saved = read_text(path);
       std::ofstream(path) << text;  // truncated in place: the bind mount is on this inode
     }
@@ -161,7 +168,8 @@ class EmulatedHosts : public ::testing::Test {
       const std::string pid = entry.path().filename();
       if (pid.find_first_not_of("0123456789") != std::string::npos || pid == sshd) continue;
       std::error_code error;
-      if (std::filesystem::read_symlink(entry.path() / "ns" / "mnt", error).string() != ns || error) continue;
+      if (std::filesystem::read_symlink(entry.path() / "ns" / "mnt", error).string() != ns || error)
+        continue;
       std::string command = read_text(entry.path() / "cmdline");
       std::replace(command.begin(), command.end(), '\0', ' ');
       found.push_back(pid + ": " + command);
@@ -223,7 +231,8 @@ TEST_F(EmulatedHosts, CoreCountComesFromBspgHostinfoWhereInstalled) {
   EXPECT_EQ(results[0].cores, 7);
   results = probe_hosts({host(5)}, ProbeOptions{});  // the real bspg-hostinfo (hwloc)
   ASSERT_TRUE(results[0].ok) << results[0].error;
-  EXPECT_EQ(results[0].cores, std::stoi(sh(std::string(BSPG_HOSTINFO_DIR) + "/bspg-hostinfo --cores").output));
+  EXPECT_EQ(results[0].cores,
+            std::stoi(sh(std::string(BSPG_HOSTINFO_DIR) + "/bspg-hostinfo --cores").output));
 }
 
 TEST_F(EmulatedHosts, SeesALoadChange) {
@@ -244,7 +253,8 @@ TEST_F(EmulatedHosts, HostThatIsDownIsDroppedWithinTheTimeout) {
   const auto results = probe_hosts({host(1), host(17)}, opt);
   EXPECT_TRUE(results[0].ok) << results[0].error;
   EXPECT_FALSE(results[1].ok);
-  EXPECT_TRUE(results[1].error == "connection refused" || results[1].error == "timed out after 3.0 s")
+  EXPECT_TRUE(results[1].error == "connection refused" ||
+              results[1].error == "timed out after 3.0 s")
       << results[1].error;
   EXPECT_LT(results[1].elapsed_s, 3.5);
 }
@@ -302,7 +312,8 @@ TEST_F(EmulatedHosts, ChangedHostKeyIsRefusedEvenWhenUnknownKeysAreAccepted) {
     opt.accept_unknown_host_keys = accept;
     const auto results = probe_hosts({spec}, opt);
     EXPECT_FALSE(results[0].ok);
-    EXPECT_EQ(results[0].error, "host key CHANGED (possible impersonation) per " + known) << "accept=" << accept;
+    EXPECT_EQ(results[0].error, "host key CHANGED (possible impersonation) per " + known)
+        << "accept=" << accept;
   }
 }
 
@@ -332,14 +343,16 @@ TEST_F(EmulatedHosts, SixteenCandidatesAreProbedConcurrently) {
   opt.timeout_ms = 20000;  // 16 logins on 2 shared cores: generous, the point is the overlap
   const auto start = std::chrono::steady_clock::now();
   const auto results = probe_hosts(candidates, opt);
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   double sum = 0, slowest = 0;
   for (const ProbeResult& r : results) {
     EXPECT_TRUE(r.ok) << r.host.name << ": " << r.error;
     sum += r.elapsed_s;
     slowest = std::max(slowest, r.elapsed_s);
   }
-  std::printf("16 probes: wall %.3f s, slowest probe %.3f s, sum of probe times %.3f s\n", wall, slowest, sum);
+  std::printf("16 probes: wall %.3f s, slowest probe %.3f s, sum of probe times %.3f s\n", wall,
+              slowest, sum);
   EXPECT_LT(wall, 0.5 * sum);
   EXPECT_LT(wall, slowest + 0.5);
 }
@@ -353,7 +366,8 @@ TEST_F(EmulatedHosts, StagingCopiesOnceAndKeepsTheExecBit) {
   write_program("staged-v1");
   std::vector<std::string> folders;
   const auto cleanup = [&] {
-    for (const auto& folder : folders) std::filesystem::remove_all(folder);  // same file system as the host
+    for (const auto& folder : folders)
+      std::filesystem::remove_all(folder);  // same file system as the host
   };
 
   const StageResult first = stage_executable(host(1), program, ProbeOptions{});
@@ -377,7 +391,8 @@ TEST_F(EmulatedHosts, StagingCopiesOnceAndKeepsTheExecBit) {
   folders.push_back(std::filesystem::path(third.remote_path).parent_path());
   EXPECT_TRUE(third.copied);
   EXPECT_NE(third.remote_path, first.remote_path);
-  EXPECT_EQ(sh("ssh -F " + dir_ + "/ssh_config emu1 " + third.remote_path).output, "staged-v2 from emu1\n");
+  EXPECT_EQ(sh("ssh -F " + dir_ + "/ssh_config emu1 " + third.remote_path).output,
+            "staged-v2 from emu1\n");
 
   const StageResult missing = stage_executable(host(1), dir_ + "/no-such-program", ProbeOptions{});
   EXPECT_FALSE(missing.ok);
@@ -391,11 +406,15 @@ TEST_F(EmulatedHosts, GeneratedSshConfigReachesTheHostsLikeTheProbe) {
   const Shell one = sh("timeout 20 ssh -F " + config + " emu2 'uname -n; cat /proc/loadavg'");
   EXPECT_EQ(one.status, 0) << one.output;
   EXPECT_EQ(one.output, "emu2\n2.0 2.0 2.0 1/100 12345\n");
-  const Shell mpi = sh("timeout 60 " BSPG_MPIRUN " --allow-run-as-root --oversubscribe --mca plm_rsh_agent 'ssh -F " +
-                       config +
-                       "' --host emu1:1,emu2:1 -np 2 --mca oob_tcp_if_include lo --mca btl_tcp_if_include lo "
-                       "--mca btl tcp,self uname -n > " + dir_ + "/mpi.out");
-  EXPECT_EQ(sh("grep -x 'emu[0-9]*' " + dir_ + "/mpi.out | sort").output, "emu1\nemu2\n") << read_text(dir_ + "/mpi.out");
+  const Shell mpi =
+      sh("timeout 60 " BSPG_MPIRUN
+         " --allow-run-as-root --oversubscribe --mca plm_rsh_agent 'ssh -F " +
+         config +
+         "' --host emu1:1,emu2:1 -np 2 --mca oob_tcp_if_include lo --mca btl_tcp_if_include lo "
+         "--mca btl tcp,self uname -n > " +
+         dir_ + "/mpi.out");
+  EXPECT_EQ(sh("grep -x 'emu[0-9]*' " + dir_ + "/mpi.out | sort").output, "emu1\nemu2\n")
+      << read_text(dir_ + "/mpi.out");
   EXPECT_EQ(mpi.status, 0) << mpi.output;
 }
 
@@ -416,7 +435,8 @@ TEST_F(EmulatedHosts, ImpossibleCoreCountIsRefusedNamingTheValue) {
     const FakeHostinfo lie("echo " + cores);
     const auto results = probe_hosts({host(15)}, ProbeOptions{});
     EXPECT_FALSE(results[0].ok) << cores;
-    EXPECT_EQ(results[0].error, "impossible core count '" + cores + "' (bspg-hostinfo --cores, nproc)");
+    EXPECT_EQ(results[0].error,
+              "impossible core count '" + cores + "' (bspg-hostinfo --cores, nproc)");
   }
 }
 
@@ -441,9 +461,10 @@ TEST_F(EmulatedHosts, HangInTheLoginShellsStartUpIsEndedToo) {
   const std::string home = dir_ + "/probe-user", passwd = dir_ + "/passwd";
   std::filesystem::create_directories(home);
   std::ofstream(home + "/.bashrc") << "sleep 300\n";
-  std::ofstream(passwd) << read_text("/etc/passwd") << "bspgprobe:x:65534:65534:bspg probe test:" << home
-                        << ":/bin/bash\n";
-  ASSERT_EQ(sh("chown -R 65534:65534 " + home + " && chmod 0711 " + dir_).status, 0);  // sshd reads keys as the user
+  std::ofstream(passwd) << read_text("/etc/passwd")
+                        << "bspgprobe:x:65534:65534:bspg probe test:" << home << ":/bin/bash\n";
+  ASSERT_EQ(sh("chown -R 65534:65534 " + home + " && chmod 0711 " + dir_).status,
+            0);  // sshd reads keys as the user
   const std::string sshd = sshd_of(16).first;
   ASSERT_EQ(sh("nsenter -t " + sshd + " -m mount --bind " + passwd + " /etc/passwd").status, 0);
   HostSpec spec = host(16);
@@ -483,7 +504,9 @@ TEST_F(EmulatedHosts, ProgramIsCheckedInTheSameCommand) {
   };
   const bool pwned_before = std::filesystem::exists("/root/PWNED");
   const std::string log = dir_ + "/emu1/sshd.log";
-  const auto sessions = [&] { return std::stoi(sh("grep -c 'Starting session: command' " + log).output); };
+  const auto sessions = [&] {
+    return std::stoi(sh("grep -c 'Starting session: command' " + log).output);
+  };
   for (const auto& [path, status] : cases) {
     ProbeOptions opt;
     opt.program = path;
@@ -529,9 +552,10 @@ TEST_F(EmulatedHosts, SlowNameLookupIsBoundedByTheTimeoutAndHoldsUpNoOneElse) {
     opt.timeout_ms = 2000;
     const auto start = std::chrono::steady_clock::now();
     const auto results = probe_hosts({slow, host(1)}, opt);
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const std::string report = results[0].error + "\n" + (results[1].ok ? "ok" : results[1].error) + "\n" +
-                               std::to_string(wall) + "\n";
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const std::string report = results[0].error + "\n" + (results[1].ok ? "ok" : results[1].error) +
+                               "\n" + std::to_string(wall) + "\n";
     [[maybe_unused]] const ssize_t n = write(pipe_fds[1], report.data(), report.size());
     _exit(0);  // not waiting for the lookup, which blocks on for seconds
   }
@@ -539,11 +563,13 @@ TEST_F(EmulatedHosts, SlowNameLookupIsBoundedByTheTimeoutAndHoldsUpNoOneElse) {
   std::string report;
   char buffer[512];
   ssize_t n;
-  while ((n = read(pipe_fds[0], buffer, sizeof buffer)) > 0) report.append(buffer, static_cast<size_t>(n));
+  while ((n = read(pipe_fds[0], buffer, sizeof buffer)) > 0)
+    report.append(buffer, static_cast<size_t>(n));
   close(pipe_fds[0]);
   int status = 0;
   waitpid(child, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child set-up failed, status " << status;
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "child set-up failed, status " << status;
   std::istringstream lines(report);
   std::string slow_error, other, wall;
   std::getline(lines, slow_error);

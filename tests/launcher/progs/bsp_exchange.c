@@ -63,9 +63,11 @@ int main(int argc, char** argv) {
     double payload = -1;
     bsp_get_tag(&status, &tag);
     bsp_move(&payload, (int)sizeof payload);
-    if (status != (int)sizeof(double) || tag < 0 || tag >= p || payload != tag * 10.0 + s || seen[tag]++) {
+    if (status != (int)sizeof(double) || tag < 0 || tag >= p || payload != tag * 10.0 + s ||
+        seen[tag]++) {
       ++errors; /* also when a process sent twice */
-      printf("bsp_exchange: pid %d: message %d: status %d tag %d payload %g\n", s, m, status, tag, payload);
+      printf("bsp_exchange: pid %d: message %d: status %d tag %d payload %g\n", s, m, status, tag,
+             payload);
     }
   }
   free(seen);
@@ -100,25 +102,29 @@ int main(int argc, char** argv) {
   int group = bspg_subjob_group(), q = bspg_group_nprocs(group);
   if (q != bspg_subjob_nprocs(bspg_subjob())) {
     ++errors;
-    printf("bsp_exchange: pid %d: subjob group has %d members, subjob %d\n", s, q, bspg_subjob_nprocs(bspg_subjob()));
+    printf("bsp_exchange: pid %d: subjob group has %d members, subjob %d\n", s, q,
+           bspg_subjob_nprocs(bspg_subjob()));
   }
   for (int step = 0; step < 20 && !errors; ++step) {
     int value = s * 100 + step;
-    for (int r = 0; r < q; ++r) bsp_put(bspg_group_member(group, r), &value, from_prev, s * (int)sizeof(int), (int)sizeof(int));
+    for (int r = 0; r < q; ++r)
+      bsp_put(bspg_group_member(group, r), &value, from_prev, s * (int)sizeof(int),
+              (int)sizeof(int));
     bspg_group_sync(group);
     for (int r = 0; r < q; ++r) {
       int member = bspg_group_member(group, r);
       if (from_prev[member] != member * 100 + step) {
         ++errors;
-        printf("bsp_exchange: pid %d: subjob superstep %d: member %d gave %d\n", s, step, member, from_prev[member]);
+        printf("bsp_exchange: pid %d: subjob superstep %d: member %d gave %d\n", s, step, member,
+               from_prev[member]);
       }
     }
   }
   bsp_pop_reg(big_out);
   bsp_pop_reg(big_in);
 
-  printf("bsp_exchange: pid %d of %d on %s subjob %d of %d: %s\n", s, p, host, bspg_subjob(), bspg_nsubjobs(),
-         errors ? "WRONG" : "ok");
+  printf("bsp_exchange: pid %d of %d on %s subjob %d of %d: %s\n", s, p, host, bspg_subjob(),
+         bspg_nsubjobs(), errors ? "WRONG" : "ok");
   fflush(stdout);
 
   /* Everybody tells pid 0 its error count. */
@@ -130,8 +136,10 @@ int main(int argc, char** argv) {
   int total = 0;
   if (s == 0) {
     for (int q = 0; q < p; ++q) total += all_errors[q];
-    if (total == 0) printf("bsp_exchange: %d processes, all correct\n", p);
-    else printf("bsp_exchange: %d processes, %d errors\n", p, total);
+    if (total == 0)
+      printf("bsp_exchange: %d processes, all correct\n", p);
+    else
+      printf("bsp_exchange: %d processes, %d errors\n", p, total);
     fflush(stdout);
   }
   bsp_pop_reg(all_errors);

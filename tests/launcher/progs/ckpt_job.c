@@ -41,12 +41,15 @@ static long option(int argc, char **argv, const char *name, long otherwise) {
 
 int main(int argc, char **argv) {
   if (argc < 3 || atol(argv[1]) < 1 || atol(argv[2]) < 1) {
-    fprintf(stderr, "usage: ckpt_job STEPS EVERY [--ms MS] [--mib M] [--abort-at S] [--exit-at S] [--segv-at S]\n");
+    fprintf(stderr,
+            "usage: ckpt_job STEPS EVERY [--ms MS] [--mib M] [--abort-at S] [--exit-at S] "
+            "[--segv-at S]\n");
     return 2;
   }
   const long steps = atol(argv[1]), every = atol(argv[2]);
   const long ms = option(argc, argv, "--ms", 0), mib = option(argc, argv, "--mib", 0);
-  const long abort_at = option(argc, argv, "--abort-at", -1), exit_at = option(argc, argv, "--exit-at", -1);
+  const long abort_at = option(argc, argv, "--abort-at", -1),
+             exit_at = option(argc, argv, "--exit-at", -1);
   const long segv_at = option(argc, argv, "--segv-at", -1);
 
   bsp_begin(bsp_nprocs());
@@ -72,7 +75,8 @@ int main(int argc, char **argv) {
   const double resume_began = now_s(CLOCK_MONOTONIC);
   const int from = bspg_resume();
   if (from == 0) {
-    for (int i = 0; i < STATE_WORDS; ++i) state[i] = 0x9E3779B97F4A7C15ull * (uint64_t)(me + 1) + (uint64_t)i;
+    for (int i = 0; i < STATE_WORDS; ++i)
+      state[i] = 0x9E3779B97F4A7C15ull * (uint64_t)(me + 1) + (uint64_t)i;
     for (size_t i = 0; i < extra_bytes; ++i) extra[i] = (unsigned char)(i * 7 + (size_t)me);
   } else if (me == 0) {
     printf("resumed from checkpoint %d at step %ld (read in %.3f s, at %.3f)\n", from, step,
@@ -85,7 +89,8 @@ int main(int argc, char **argv) {
     state[step % STATE_WORDS] ^= inbox * 0xD6E8FEB86659FD93ull;
     int n = 0, bytes = 0;
     bsp_qsize(&n, &bytes);
-    if (n != (step == 0 ? 0 : 1)) bsp_abort("ckpt_job: process %d has %d messages in step %ld\n", me, n, step);
+    if (n != (step == 0 ? 0 : 1))
+      bsp_abort("ckpt_job: process %d has %d messages in step %ld\n", me, n, step);
     for (; n > 0; --n) {
       uint64_t word = 0;
       bsp_move(&word, (int)sizeof word);
@@ -101,7 +106,8 @@ int main(int argc, char **argv) {
     bsp_put(right, &state[(step + 5) % STATE_WORDS], &inbox, 0, (int)sizeof inbox);
     bsp_send(left, NULL, &state[(step + 9) % STATE_WORDS], (int)sizeof(uint64_t));
     ++step;
-    if (me == p - 1 && step == abort_at) bsp_abort("ckpt_job: process %d aborts at step %ld\n", me, step);
+    if (me == p - 1 && step == abort_at)
+      bsp_abort("ckpt_job: process %d aborts at step %ld\n", me, step);
     if (me == p - 1 && step == exit_at) {
       fflush(stdout);
       exit(3);

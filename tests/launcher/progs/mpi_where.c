@@ -1,8 +1,8 @@
 /* mpi_where.c - each rank prints where it runs and its subjob; rank 0 echoes its
  * arguments and reads stdin when given "--stdin" (one line: "--stdin-line"); the job exits
- * with the status given by "--exit N" (returned by every rank after MPI_Finalize). "--sleep S" sleeps before the
- * final barrier; "--die R" makes rank R kill itself (SIGKILL) there instead; "--env NAME"
- * makes every rank print "rank R env NAME=VALUE" (or "rank R env NAME is not set"). */
+ * with the status given by "--exit N" (returned by every rank after MPI_Finalize). "--sleep S"
+ * sleeps before the final barrier; "--die R" makes rank R kill itself (SIGKILL) there instead;
+ * "--env NAME" makes every rank print "rank R env NAME=VALUE" (or "rank R env NAME is not set"). */
 #include <mpi.h>
 #include <signal.h>
 #include <stdio.h>
@@ -24,7 +24,8 @@ int main(int argc, char** argv) {
          nsubjobs ? nsubjobs : "-", sizes ? sizes : "-");
   int status = 0;
   for (int i = 1; i < argc; ++i) {
-    if (strcmp(argv[i], "--exit") == 0 && i + 1 < argc) status = atoi(argv[++i]);
+    if (strcmp(argv[i], "--exit") == 0 && i + 1 < argc)
+      status = atoi(argv[++i]);
     else if (strcmp(argv[i], "--stdin") == 0 && rank == 0) {
       char line[256];
       while (fgets(line, sizeof line, stdin)) printf("stdin: %s", line);
@@ -43,8 +44,10 @@ int main(int argc, char** argv) {
     } else if (strcmp(argv[i], "--env") == 0 && i + 1 < argc) {
       const char* name = argv[++i];
       const char* value = getenv(name);
-      if (value) printf("rank %d env %s=%s\n", rank, name, value);
-      else printf("rank %d env %s is not set\n", rank, name);
+      if (value)
+        printf("rank %d env %s=%s\n", rank, name, value);
+      else
+        printf("rank %d env %s is not set\n", rank, name);
     } else if (rank == 0) {
       printf("arg %d: %s\n", i, argv[i]);
     }
