@@ -369,16 +369,22 @@ void Checkpoints::remove_checkpoint(std::uint64_t n) {
   remove_tree(directory_ + "/c" + std::to_string(n));
 }
 
-// Before the first checkpoint of a run: what lies in the directory beyond the checkpoint we
-// resumed from (or anything, on a fresh run) is of an earlier run. Each host's lowest pid clears
-// it.
-void Checkpoints::clean_stale() {
+// Whether this process has the lowest pid of those on its host (collective): it alone clears
+// the host's directory of old checkpoints.
+bool Checkpoints::lowest_on_host() const {
   MPI_Comm node;
   MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rt_.pid, MPI_INFO_NULL, &node);
   int rank = 0;
   MPI_Comm_rank(node, &rank);
   MPI_Comm_free(&node);
-  if (rank == 0)
+  return rank == 0;
+}
+
+// Before the first checkpoint of a run: what lies in the directory beyond the checkpoint we
+// resumed from (or anything, on a fresh run) is of an earlier run. Each host's lowest pid clears
+// it.
+void Checkpoints::clean_stale() {
+  if (lowest_on_host())
     for (std::uint64_t m : checkpoint_numbers(directory_))
       if (m > last_) remove_checkpoint(m);
   idle_barrier(comm_);
@@ -409,12 +415,7 @@ int Checkpoints::checkpoint() {
   }
   // Every marker is written: the checkpoint before is no longer needed.
   idle_barrier(comm_);
-  MPI_Comm node;
-  MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rt_.pid, MPI_INFO_NULL, &node);
-  int rank = 0;
-  MPI_Comm_rank(node, &rank);
-  MPI_Comm_free(&node);
-  if (rank == 0)
+  if (lowest_on_host())
     for (std::uint64_t m : checkpoint_numbers(directory_))
       if (m < n) remove_checkpoint(m);
   last_ = n;

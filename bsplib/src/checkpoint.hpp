@@ -57,6 +57,7 @@ class Checkpoints {
   std::uint64_t newest_readable_everywhere();
   void remove_checkpoint(std::uint64_t n);
   void clean_stale();
+  bool lowest_on_host() const;
 
   Runtime& rt_;
   std::string directory_;
