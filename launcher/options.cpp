@@ -81,7 +81,7 @@ void check_checkpoint_options(const Options& opt, bool host_timeout_given) {
 }  // namespace
 
 bool uses_checkpoints(const Options& opt) {
-  return opt.restarts > 0 || opt.resume || !opt.checkpoint_dir.empty() || !opt.job_id.empty() ||
+  return opt.restarts > 0 || opt.resume || !opt.checkpoint_dir.empty() || opt.job_id_given ||
          opt.migrate_load > 0;
 }
 
@@ -131,6 +131,7 @@ Options parse_options(int argc, char** argv) {
          if (const std::string problem = job_id_problem(v); !problem.empty())
            throw UsageError(n + " '" + untrusted::printable(v) + "': " + problem);
          opt.job_id = v;
+         opt.job_id_given = true;
        }},
       {"--migrate-load",
        [&](auto& n, auto& v) {
@@ -350,8 +351,12 @@ DESCRIPTION
     checkpoint directory and a copy to a process on another host, so that losing one
     host loses nothing. bsprun gives every job an id and a checkpoint directory,
     ~/.cache/bspg/checkpoints/ID on each host (--job-id, --checkpoint-dir), and tells
-    every process (BSPG_CHECKPOINT_DIR, BSPG_RESUME). With --restarts N, when the job
-    loses a process or a host, bsprun
+    every process (BSPG_CHECKPOINT_DIR, BSPG_RESUME). With --restarts, --resume,
+    --job-id, --checkpoint-dir or --migrate-load, bsprun says the id and directory at
+    the start and, should the job stop unfinished, the command that continues it;
+    without them it says nothing of this unless the job stops unfinished after
+    checkpointing (on hosts: after it may have).
+    With --restarts N, when the job loses a process or a host, bsprun
       1. says what was lost and how it was noticed (mpirun's report of a process killed
          by a signal, of a host it lost contact with or could not start on; or
          bsprun's own probes, for a host silent for --host-timeout seconds);

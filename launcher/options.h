@@ -39,6 +39,7 @@ struct Options {
   double host_timeout_s = 30;        // --host-timeout: a host silent this long is lost
   std::string checkpoint_dir;        // --checkpoint-dir; empty: default_checkpoint_dir(job_id)
   std::string job_id;                // --job-id; empty: a new one
+  bool job_id_given = false;         // job_id came from --job-id (not made up by bsprun)
   bool resume = false;               // --resume: continue from the last whole checkpoint
   double migrate_load = 0;           // --migrate-load X; 0: off
   std::vector<std::string> exports;  // -x NAME[=VALUE]

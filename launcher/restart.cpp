@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <future>
 #include <iostream>
@@ -122,6 +124,27 @@ std::string resume_command(const Options& opt) {
   argv.push_back(opt.program);
   argv.insert(argv.end(), opt.program_args.begin(), opt.program_args.end());
   return shell_quote_command(argv);
+}
+
+// After a job that did not finish: how to continue it. A user who asked for checkpoints is told
+// the command; otherwise the job's id was made up here, and is worth saying only if the program
+// may have checkpointed: on this machine when its directory exists, on hosts (not asked, to end
+// quickly) as a possibility.
+void say_how_to_continue(const Options& opt, const std::string& dir) {
+  if (uses_checkpoints(opt)) {
+    say("to continue the job from its last checkpoint: " + resume_command(opt));
+    return;
+  }
+  if (opt.hostfile.empty()) {
+    const char* home = std::getenv("HOME");
+    const std::string local = dir.rfind("~/", 0) == 0 && home ? home + dir.substr(1) : dir;
+    struct stat st {};
+    if (stat(local.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return;
+    say("the job's checkpoints are in " + dir + "; to continue it: " + resume_command(opt));
+    return;
+  }
+  say("if the program wrote checkpoints (bspg_checkpoint), they are in " + dir +
+      " on its hosts; to continue it: " + resume_command(opt));
 }
 
 // The newest whole checkpoint the place's hosts hold now (0: none), for the last words.
@@ -297,8 +320,7 @@ int run_restartable(const Options& opt, JobPlace& place) {
         return kExitResumable;
       case Ending::kStoppedByUser:
       case Ending::kTimeLimit:
-        if (uses_checkpoints(opt))
-          say("to continue the job from its last checkpoint: " + resume_command(opt));
+        say_how_to_continue(opt, dir);
         return exit_status_of(result, opt.time_limit_s);
       case Ending::kProgramFailed:
         // With restarts, Open MPI's notice of a death was held back: say it.
@@ -316,8 +338,7 @@ int run_restartable(const Options& opt, JobPlace& place) {
     if (opt.restarts == 0) {
       if (!result.remote_stop_ran) place.sweep();
       const int status = exit_status_of(result, opt.time_limit_s);
-      if (uses_checkpoints(opt))
-        say("to continue the job from its last checkpoint: " + resume_command(opt));
+      say_how_to_continue(opt, dir);
       return status;
     }
     if (result.lost.empty()) say("lost " + ending.what);  // the watch said it when it noticed

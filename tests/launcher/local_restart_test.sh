@@ -72,3 +72,31 @@ expect "^bsprun: resuming job [^ ]+: from checkpoint [0-9]+ on this machine$"
 [ "$(grep '^RESULT' "$out")" = "$want" ] || fail "answer $(grep '^RESULT' "$out"), not $want"
 nothing_left
 echo "ok: resumed after SIGTERM"
+
+# A job run without checkpoint options says nothing about checkpoints at its start. Stopped, it
+# names its made-up job id only when the program did checkpoint, and that command continues it.
+export HOME=$dir/home
+mkdir -p "$HOME"
+"$bsprun" -p 3 "$job" 30 100 --ms 100 "$tag" >"$out" 2>&1 &
+pid=$!
+wait_for "^pid 0 of 3"
+sleep 0.5
+kill -TERM "$pid"
+wait_exit
+[ "$status" -eq 143 ] || fail "exit $status after SIGTERM, not 143"
+if grep -q "checkpoint" "$out"; then fail "a job that wrote no checkpoint was told about checkpoints"; fi
+nothing_left
+"$bsprun" -p 3 "$job" "${args[@]}" >"$out" 2>&1 &
+pid=$!
+wait_for "^checkpoint 2 at step"
+kill -TERM "$pid"
+wait_exit
+if grep -q "^bsprun: job " "$out"; then fail "a job without checkpoint options announced its job id"; fi
+expect "^bsprun: the job's checkpoints are in ~/\.cache/bspg/checkpoints/[0-9a-f-]+; to continue it: bsprun --resume --job-id [0-9a-f-]+ -p 3 $job ${args[*]}$"
+id=$(sed -n 's/^bsprun: the job.s checkpoints are in ~\/\.cache\/bspg\/checkpoints\/\([0-9a-f-]*\);.*/\1/p' "$out")
+nothing_left
+"$bsprun" --resume --job-id "$id" -p 3 "$job" "${args[@]}" >"$out" 2>&1 || fail "the resumed job failed"
+[ "$(grep '^RESULT' "$out")" = "$want" ] || fail "answer $(grep '^RESULT' "$out"), not $want"
+[ ! -e "$HOME/.cache/bspg/checkpoints/$id" ] || fail "the job ended well, and its default checkpoint directory is still there"
+nothing_left
+echo "ok: a job without checkpoint options"
