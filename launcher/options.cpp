@@ -354,8 +354,8 @@ DESCRIPTION
     every process (BSPG_CHECKPOINT_DIR, BSPG_RESUME). With --restarts, --resume,
     --job-id, --checkpoint-dir or --migrate-load, bsprun says the id and directory at
     the start and, should the job stop unfinished, the command that continues it;
-    without them it says nothing of this unless the job stops unfinished after
-    checkpointing (on hosts: after it may have).
+    without them it says nothing of this, unless a job on this machine stops
+    unfinished after checkpointing.
     With --restarts N, when the job loses a process or a host, bsprun
       1. says what was lost and how it was noticed (mpirun's report of a process killed
          by a signal, of a host it lost contact with or could not start on; or

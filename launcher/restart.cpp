@@ -127,24 +127,20 @@ std::string resume_command(const Options& opt) {
 }
 
 // After a job that did not finish: how to continue it. A user who asked for checkpoints is told
-// the command; otherwise the job's id was made up here, and is worth saying only if the program
-// may have checkpointed: on this machine when its directory exists, on hosts (not asked, to end
-// quickly) as a possibility.
+// the command. Otherwise the job's id was made up here, and is said only when this machine's
+// directory shows that the program checkpointed: most programs never do, and asking hosts would
+// hold up a stop the user is waiting for.
 void say_how_to_continue(const Options& opt, const std::string& dir) {
   if (uses_checkpoints(opt)) {
     say("to continue the job from its last checkpoint: " + resume_command(opt));
     return;
   }
-  if (opt.hostfile.empty()) {
-    const char* home = std::getenv("HOME");
-    const std::string local = dir.rfind("~/", 0) == 0 && home ? home + dir.substr(1) : dir;
-    struct stat st {};
-    if (stat(local.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return;
-    say("the job's checkpoints are in " + dir + "; to continue it: " + resume_command(opt));
-    return;
-  }
-  say("if the program wrote checkpoints (bspg_checkpoint), they are in " + dir +
-      " on its hosts; to continue it: " + resume_command(opt));
+  if (!opt.hostfile.empty()) return;
+  const char* home = std::getenv("HOME");
+  const std::string local = dir.rfind("~/", 0) == 0 && home ? home + dir.substr(1) : dir;
+  struct stat st {};
+  if (stat(local.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return;
+  say("the job's checkpoints are in " + dir + "; to continue it: " + resume_command(opt));
 }
 
 // The newest whole checkpoint the place's hosts hold now (0: none), for the last words.
