@@ -60,7 +60,11 @@ int bspg_resume(void);
  * or restored), and returns n: each process writes its shard to its host's checkpoint directory
  * and sends a copy to a buddy process on another host, and the checkpoint counts only once every
  * shard and copy is written and fsync'ed everywhere; the one before is removed then. O(bytes
- * persisted / disk bandwidth + same / network bandwidth + l). */
+ * persisted / disk bandwidth + same / network bandwidth + l).
+ * A resumed run starts the program again and goes on from bspg_resume with the state that
+ * bspg_checkpoint saved: make the checkpoint the last thing of a loop iteration, and keep in
+ * persisted areas all that later supersteps read (the loop counter, and registered areas that
+ * puts land in). */
 int bspg_checkpoint(void);
 
 int bspg_group_nprocs(int group);           /* members of group */
