@@ -21,6 +21,7 @@
 #include "localhost.h"
 #include "restart.h"
 #include "rsl.h"
+#include "say.h"
 #include "subjob_checks.h"
 #include "untrusted.h"
 
@@ -29,7 +30,7 @@ namespace {
 
 // Messages may quote host files, RSL files and hosts' answers: printed escaped.
 int fail(int status, const std::string& message) {
-  std::cerr << "bsprun: " << untrusted::printable(message) << "\n";
+  say(message);
   return status;
 }
 
@@ -245,8 +246,7 @@ bool stage_everywhere(const Allocation& allocation, const std::string& program,
       all_ok = false;
       continue;
     }
-    std::cerr << "bsprun: " << name << ": " << untrusted::printable(r.remote_path)
-              << (r.copied ? " (copied)" : " (already there)") << "\n";
+    say(name + ": " + r.remote_path + (r.copied ? " (copied)" : " (already there)"));
     staged_path[name] = r.remote_path;
   }
   return all_ok;
@@ -331,7 +331,7 @@ int plan_grid(const GridJob& job, const std::map<std::string, std::string>& left
     std::snprintf(buf, sizeof buf,
                   "probing took %.2f s (slowest host %.2f s, all probes together %.2f s)", probe_s,
                   slowest, sum);
-    std::cerr << "bsprun: " << buf << "\n";
+    say(buf);
   }
 
   if (!opt.stage) {

@@ -10,6 +10,7 @@
 #include <cstdio>
 
 #include "checkpoints.h"
+#include "say.h"
 #include "untrusted.h"
 
 namespace bspg::launcher {
@@ -22,13 +23,6 @@ constexpr double kShortestProbe = 0.5;
 // A host whose silence is this close to --host-timeout when its probe fails is lost (seconds):
 // the round that ends at the deadline may end a little before it.
 constexpr double kDeadlineSlack = 0.05;
-
-// One line on stderr in one write, so that it does not mix with the job's output.
-void say(const std::string& line) {
-  const std::string text = "bsprun: " + line + "\n";
-  ssize_t ignored = write(STDERR_FILENO, text.data(), text.size());
-  (void)ignored;
-}
 
 std::string seconds_text(double s) {
   char text[32];

@@ -13,10 +13,8 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <future>
-#include <iostream>
 #include <memory>
 #include <set>
 
@@ -24,6 +22,7 @@
 #include "localhost.h"
 #include "monitor.h"
 #include "remote_stop.h"
+#include "say.h"
 #include "untrusted.h"
 
 namespace bspg::launcher {
@@ -34,8 +33,6 @@ using Clock = std::chrono::steady_clock;
 // The survey reads every shard it lists (a few hundred MB/s at least): it gets this long beyond
 // the probe timeout.
 constexpr double kSurveySeconds = 30;
-
-void say(const std::string& line) { std::cerr << "bsprun: " << untrusted::printable(line) << "\n"; }
 
 std::string plural(std::size_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
@@ -136,14 +133,12 @@ void say_how_to_continue(const Options& opt, const std::string& dir) {
     return;
   }
   if (!opt.hostfile.empty()) return;
-  const char* home = std::getenv("HOME");
-  const std::string local = dir.rfind("~/", 0) == 0 && home ? home + dir.substr(1) : dir;
   struct stat st {};
-  if (stat(local.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return;
+  if (stat(local_path(dir).c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return;
   say("the job's checkpoints are in " + dir + "; to continue it: " + resume_command(opt));
 }
 
-// The newest whole checkpoint the place's hosts hold now (0: none), for the last words.
+// The newest whole checkpoint the place's hosts hold now (0: none).
 CheckpointChoice whole_checkpoint(const Options& opt, JobPlace& place) {
   return choose_checkpoint(place.survey(), opt.nprocs);
 }
@@ -248,7 +243,7 @@ int run_restartable(const Options& opt, JobPlace& place) {
     std::string copied;
     timings.surveying = timings.bringing = Clock::now();
     if (resuming) {
-      const CheckpointChoice choice = choose_checkpoint(place.survey(), opt.nprocs);
+      const CheckpointChoice choice = whole_checkpoint(opt, place);
       timings.bringing = Clock::now();
       if (choice.checkpoint == 0) {
         if (!choice.other_nprocs.empty() && !choice.any_marked) {

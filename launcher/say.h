@@ -1,0 +1,21 @@
+// say.h - bsprun's own lines on stderr.
+#pragma once
+
+#include <unistd.h>
+
+#include <string>
+
+#include "untrusted.h"
+
+namespace bspg::launcher {
+
+// Prints "bsprun: LINE". The line may quote host files, RSL files and hosts' answers, so it is
+// shown escaped; it goes out in one write, so that it does not mix with the job's output or with
+// a line of another thread (the host monitor's).
+inline void say(const std::string& line) {
+  const std::string text = "bsprun: " + untrusted::printable(line) + "\n";
+  const ssize_t ignored = write(STDERR_FILENO, text.data(), text.size());
+  (void)ignored;
+}
+
+}  // namespace bspg::launcher
