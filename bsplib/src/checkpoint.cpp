@@ -172,14 +172,17 @@ void Checkpoints::plan() {
   MPI_Comm_dup(rt_.comm, &comm_);
   const int p = rt_.nprocs, me = rt_.pid;
   int key = rt_.subjob;
+  MPI_Comm node;
+  MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL, &node);
+  int node_rank = 0;
+  MPI_Comm_rank(node, &node_rank);
+  lowest_on_host_ = node_rank == 0;  // ranks follow pids: it alone clears the host's directory
   if (rt_.subjob_sizes.size() <= 1) {
-    MPI_Comm node;
-    MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL, &node);
     int leader = me;
     MPI_Allreduce(&me, &leader, 1, MPI_INT, MPI_MIN, node);  // the host's lowest pid names it
-    MPI_Comm_free(&node);
     key = leader;
   }
+  MPI_Comm_free(&node);
   std::vector<int> keys(static_cast<std::size_t>(p));
   MPI_Allgather(&key, 1, MPI_INT, keys.data(), 1, MPI_INT, comm_);
   std::vector<int> group_keys(keys);
@@ -369,22 +372,11 @@ void Checkpoints::remove_checkpoint(std::uint64_t n) {
   remove_tree(directory_ + "/c" + std::to_string(n));
 }
 
-// Whether this process has the lowest pid of those on its host (collective): it alone clears
-// the host's directory of old checkpoints.
-bool Checkpoints::lowest_on_host() const {
-  MPI_Comm node;
-  MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rt_.pid, MPI_INFO_NULL, &node);
-  int rank = 0;
-  MPI_Comm_rank(node, &rank);
-  MPI_Comm_free(&node);
-  return rank == 0;
-}
-
 // Before the first checkpoint of a run: what lies in the directory beyond the checkpoint we
 // resumed from (or anything, on a fresh run) is of an earlier run. Each host's lowest pid clears
 // it.
 void Checkpoints::clean_stale() {
-  if (lowest_on_host())
+  if (lowest_on_host_)
     for (std::uint64_t m : checkpoint_numbers(directory_))
       if (m > last_) remove_checkpoint(m);
   idle_barrier(comm_);
@@ -415,7 +407,7 @@ int Checkpoints::checkpoint() {
   }
   // Every marker is written: the checkpoint before is no longer needed.
   idle_barrier(comm_);
-  if (lowest_on_host())
+  if (lowest_on_host_)
     for (std::uint64_t m : checkpoint_numbers(directory_))
       if (m < n) remove_checkpoint(m);
   last_ = n;

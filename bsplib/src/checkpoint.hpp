@@ -57,7 +57,6 @@ class Checkpoints {
   std::uint64_t newest_readable_everywhere();
   void remove_checkpoint(std::uint64_t n);
   void clean_stale();
-  bool lowest_on_host() const;
 
   Runtime& rt_;
   std::string directory_;
@@ -65,6 +64,7 @@ class Checkpoints {
   std::vector<Area> areas_;
   std::uint64_t last_ = 0;  // number of the last checkpoint written or restored
   bool planned_ = false;
+  bool lowest_on_host_ = false;    // the lowest pid on this host (set by plan)
   int buddy_ = -1;                 // who keeps our copy (-1: nobody, p = 1)
   std::vector<int> wards_;         // whose copies we keep
   MPI_Comm comm_ = MPI_COMM_NULL;  // a communicator of its own for shard traffic
