@@ -12,6 +12,8 @@
 #   --timeout S       kill the command after S seconds (default 120) and fail
 # On failure it prints what was expected, the exit status and the output, and exits 1.
 set -u
+# A BSPG_HOSTFILE in the caller's environment would send these jobs to that file's hosts.
+unset BSPG_HOSTFILE
 want_exit=0 timeout_s=120
 declare -a must=() mustnot=() count_re=() count_n=()
 while [ $# -gt 0 ]; do

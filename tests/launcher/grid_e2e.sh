@@ -258,7 +258,7 @@ master_least_loaded)
   expect_count "$out" "^pid 0 of 3 on emu4 subjob 0$" 1
   expect_count "$out" "^pid [12] of 3 on emu4 subjob 0$" 1
   expect_count "$out" "^pid [12] of 3 on emu2 subjob 1$" 1
-  expect_count "$out" "^used 3 of 3$" 0
+  expect_count "$out" "^used 3 of 8$" 1
   expect_count "$out" "^PASS master_job$" 1
   # More than available, bsp_begin first in main: all 8 slots, every host.
   run_bsprun --hostfile hosts.yaml "$MASTER_JOB" begin 20 --available 8

@@ -5,6 +5,9 @@
 #   wait_for_ranks N                 fails unless N ranks printed their line within 20 s
 #   wait_for_exit WHAT               sets status; fails unless bsprun ended within 20 s
 
+# A BSPG_HOSTFILE in the caller's environment would send these jobs to that file's hosts.
+unset BSPG_HOSTFILE
+
 start_sleeping_job() {
   marker=marker-$((RANDOM * 32768 + RANDOM))
   out=$(mktemp)

@@ -4,6 +4,8 @@
 # (--restarts 1), and a job whose bsprun was stopped (SIGTERM) is finished with --resume; both
 # give the answer of an uninterrupted run, and nothing of the job is left running.
 set -u
+# A BSPG_HOSTFILE in the caller's environment would send these jobs to that file's hosts.
+unset BSPG_HOSTFILE
 bsprun=$1 job=$2
 dir=$(mktemp -d /tmp/bspg-local-restart.XXXXXX)
 tag=local-restart-$$

@@ -98,6 +98,7 @@ expect_nothing_left() {
 # The job's answer, and on which hosts its last run's processes were.
 expect_answer() {
   local got
+  [ -n "$1" ] || fail "the uninterrupted run printed no RESULT"
   got=$(grep '^RESULT' "$out")
   [ "$got" = "$1" ] || fail "answer '$got', not the uninterrupted run's '$1'"
 }
