@@ -89,8 +89,7 @@ int main(int argc, char** argv) {
   settings.mca = opt.mca;
   settings.exports = opt.exports;
   if (opt.nprocs == 0 || !opt.rsl_in.empty())  // master mode and replays run once, from the start
-    settings.exports.insert(settings.exports.end(),
-                            {"BSPG_CHECKPOINT_DIR=" + checkpoint_directory(opt), "BSPG_RESUME=0"});
+    settings = run_settings(settings, checkpoint_directory(opt), 0);
   settings.verbose = opt.verbose;
 
   try {

@@ -111,8 +111,7 @@ std::string MpirunStderr::feed(std::string_view bytes) {
   }
   // An unfinished line that cannot start a block (e.g. a prompt or progress output) goes on now.
   if (!partial_.empty() && (passing_partial_ || (block_.empty() && partial_[0] != '-'))) {
-    for (const auto& held : ssh_lines_) out += held + "\n";
-    ssh_lines_.clear();
+    out += release_ssh_lines();
     out += partial_;
     partial_.clear();
     passing_partial_ = true;
@@ -120,12 +119,18 @@ std::string MpirunStderr::feed(std::string_view bytes) {
   return out;
 }
 
-std::string MpirunStderr::flush() {
+// The held ssh lines, to pass on now (they are about what follows).
+std::string MpirunStderr::release_ssh_lines() {
   std::string out;
   for (const auto& held : ssh_lines_) out += held + "\n";
+  ssh_lines_.clear();
+  return out;
+}
+
+std::string MpirunStderr::flush() {
+  std::string out = release_ssh_lines();
   for (const auto& held : block_) out += held + "\n";
   out += partial_;
-  ssh_lines_.clear();
   block_.clear();
   partial_.clear();
   passing_partial_ = false;
@@ -169,10 +174,7 @@ std::string MpirunStderr::take_line(const std::string& line) {
   if (stopping_ && (line.rfind("Abort is in progress...", 0) == 0 ||
                     line.rfind("mpirun: Forwarding signal ", 0) == 0))
     return "";
-  std::string out;
-  for (const auto& held : ssh_lines_) out += held + "\n";
-  ssh_lines_.clear();
-  return out + line + "\n";
+  return release_ssh_lines() + line + "\n";
 }
 
 std::string MpirunStderr::end_block() {
@@ -196,8 +198,7 @@ std::string MpirunStderr::end_block() {
     return out;
   }
   if (stopping_) return "";  // whatever Open MPI says while it is being stopped
-  for (const auto& held : ssh_lines_) out += held + "\n";
-  ssh_lines_.clear();
+  out += release_ssh_lines();
   for (const auto& line : lines) out += line + "\n";
   return out;
 }

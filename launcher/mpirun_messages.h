@@ -65,6 +65,7 @@ class MpirunStderr {
  private:
   std::string take_line(const std::string& line);
   std::string end_block();
+  std::string release_ssh_lines();
   bool recognise(const std::string& text, const std::vector<std::string>& lines);
 
   std::map<std::string, std::string> address_names_;

@@ -49,15 +49,6 @@ std::string sibling_hostinfo() {
   return self.substr(0, self.rfind('/') + 1) + "bspg-hostinfo";
 }
 
-// The settings of one run: the checkpoint directory and where to resume from, for every process.
-MpiSettings run_settings(const MpiSettings& settings, const std::string& dir,
-                         std::uint64_t resume) {
-  MpiSettings run = settings;
-  run.exports.push_back("BSPG_CHECKPOINT_DIR=" + dir);
-  run.exports.push_back("BSPG_RESUME=" + std::to_string(resume));
-  return run;
-}
-
 // Runs a sh script on this machine: its stdout, or "" with `error` set. Bounded by timeout_s.
 std::string run_here(const std::string& script, double timeout_s, std::string& error) {
   int out[2];
@@ -206,6 +197,14 @@ RunEnding classify(const RunResult& r, const std::string& watched_host,
     e.kind = Ending::kProgramFailed;
   }
   return e;
+}
+
+MpiSettings run_settings(const MpiSettings& settings, const std::string& dir,
+                         std::uint64_t resume) {
+  MpiSettings run = settings;
+  run.exports.push_back("BSPG_CHECKPOINT_DIR=" + dir);
+  run.exports.push_back("BSPG_RESUME=" + std::to_string(resume));
+  return run;
 }
 
 std::string checkpoint_directory(const Options& opt) {

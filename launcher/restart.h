@@ -91,6 +91,9 @@ int run_grid_restartable(const GridJob& job);
 
 // The checkpoint directory of this run (opt.checkpoint_dir, or the job id's default).
 std::string checkpoint_directory(const Options& opt);
+// `settings` for one run: every process gets the checkpoint directory and where to resume from
+// (BSPG_CHECKPOINT_DIR, BSPG_RESUME; 0: the start).
+MpiSettings run_settings(const MpiSettings& settings, const std::string& dir, std::uint64_t resume);
 
 }  // namespace bspg::launcher
 

@@ -103,14 +103,14 @@ RelayResult relay_file(const HostSpec& from, const std::string& from_path, const
     problem = to.name + ": cannot sync " + part + ": " + target.problem();
   if (problem.empty() && sftp_close(out.release()) != SSH_NO_ERROR)
     problem = to.name + ": cannot write " + part + ": " + target.problem();
-  if (problem.empty()) {
-    if (std::string why = target.replace(part, out_path); !why.empty())
-      problem = to.name + ": " + why;
-  }
   if (!problem.empty()) {
     out.reset();
     sftp_unlink(target.sftp(), part.c_str());
     result.error = problem;
+    return result;
+  }
+  if (std::string why = target.replace(part, out_path); !why.empty()) {  // removes the part
+    result.error = to.name + ": " + why;
     return result;
   }
   result.ok = true;

@@ -41,7 +41,8 @@ std::string SftpHost::absolute(const std::string& path) const {
 
 std::string SftpHost::make_directories(const std::string& path) {
   std::string partial;
-  std::size_t at = 0;
+  // The home directory exists: below it, no round trips for the folders above it.
+  std::size_t at = path.rfind(home_ + "/", 0) == 0 && home_.size() > 1 ? home_.size() : 0;
   while (at != std::string::npos) {
     at = path.find('/', at + 1);
     partial = path.substr(0, at);
@@ -60,6 +61,10 @@ std::string SftpHost::part_name(const std::string& path) {
 
 std::string SftpHost::replace(const std::string& part, const std::string& path) {
   if (sftp_rename(sftp_.get(), part.c_str(), path.c_str()) == 0) return "";
+  return rename_over(part, path);
+}
+
+std::string SftpHost::rename_over(const std::string& part, const std::string& path) {
   // SFTP version 3 does not rename over an existing file.
   sftp_unlink(sftp_.get(), path.c_str());
   if (sftp_rename(sftp_.get(), part.c_str(), path.c_str()) == 0) return "";

@@ -36,8 +36,11 @@ class SftpHost {
   std::string make_directories(const std::string& path);
   // A name next to `path` that no other writer uses ("<path>.part-<pid>-<n>").
   static std::string part_name(const std::string& path);
-  // Renames `part` over `path`, replacing what is there. "" or the problem.
+  // Renames `part` over `path`, replacing what is there. "" or the problem (`part` is removed
+  // then).
   std::string replace(const std::string& part, const std::string& path);
+  // The same, once a plain rename failed: removes what is at `path` first.
+  std::string rename_over(const std::string& part, const std::string& path);
 
  private:
   Connection connection_;

@@ -4,7 +4,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
@@ -133,7 +132,8 @@ StageResult stage_executable(const HostSpec& host, const std::string& local_path
     // Someone else finished first (fine), or a damaged old copy is in the way (replace it).
     if (is_staged(remote.sftp(), result.remote_path, local.bytes.size())) {
       sftp_unlink(remote.sftp(), part.c_str());
-    } else if (std::string problem = remote.replace(part, result.remote_path); !problem.empty()) {
+    } else if (std::string problem = remote.rename_over(part, result.remote_path);
+               !problem.empty()) {
       result.error = problem;
       return result;
     }
