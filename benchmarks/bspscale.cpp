@@ -3,8 +3,6 @@
 // the metadata every process sends and receives per sync, peak memory of a large transfer, and the
 // CPU a process burns while it waits at a sync. See --help.
 #include <mpi.h>
-#include <sys/resource.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>

@@ -1,7 +1,5 @@
 #include "agreement.hpp"
 
-#include <cstdio>
-
 namespace bspg {
 
 void Header::encode(std::uint64_t* words) const {

@@ -91,13 +91,21 @@ inline void put(const char* call, int pid, const void* src, void* dst, int offse
          unbuffered);
 }
 
+// The checks of every get: the source's slot on pid, or -1 when there is nothing to read.
+inline int get_source_slot(const char* call, Runtime& rt, int pid, const void* src, int offset,
+                           const void* dst, int nbytes) {
+  check_transfer(call, rt, pid, offset, nbytes);
+  if (nbytes == 0) return -1;
+  int slot = remote_slot(call, "source", "reads", rt, src, pid, offset, nbytes);
+  if (__builtin_expect(dst == nullptr, 0)) fail(call, "destination is NULL");
+  return slot;
+}
+
 inline void get(const char* call, int pid, const void* src, int offset, void* dst, int nbytes,
                 bool unbuffered) {
   Runtime& rt = spmd(call);
-  check_transfer(call, rt, pid, offset, nbytes);
-  if (nbytes == 0) return;
-  int slot = remote_slot(call, "source", "reads", rt, src, pid, offset, nbytes);
-  if (__builtin_expect(dst == nullptr, 0)) fail(call, "destination is NULL");
+  const int slot = get_source_slot(call, rt, pid, src, offset, dst, nbytes);
+  if (slot < 0) return;
   rt.get(pid, slot, static_cast<std::uint32_t>(offset), dst, static_cast<std::uint32_t>(nbytes),
          unbuffered);
 }
@@ -199,14 +207,13 @@ double bsp_time(void) {
 void bsp_sync(void) { spmd("bsp_sync").sync(bspg::SyncCall::Sync); }
 
 void bsp_abort(const char* format, ...) {
-  // With MPI running every process knows its rank, so that before bsp_begin only process 0 prints.
-  if (g_phase == Phase::Before) start_mpi();
   va_list args;
   va_start(args, format);
-  bspg::abort_with_user_message(format, args);
+  bsp_vabort(format, args);
 }
 
 void bsp_vabort(const char* format, va_list args) {
+  // With MPI running every process knows its rank, so that before bsp_begin only process 0 prints.
   if (g_phase == Phase::Before) start_mpi();
   bspg::abort_with_user_message(format, args);
 }
@@ -246,10 +253,8 @@ void bsp_hpget(int pid, const void* src, int offset, void* dst, int nbytes) {
 
 void bsp_direct_get(int pid, const void* src, int offset, void* dst, int nbytes) {
   Runtime& rt = spmd("bsp_direct_get");
-  check_transfer("bsp_direct_get", rt, pid, offset, nbytes);
-  if (nbytes == 0) return;
-  int slot = remote_slot("bsp_direct_get", "source", "reads", rt, src, pid, offset, nbytes);
-  if (__builtin_expect(dst == nullptr, 0)) fail("bsp_direct_get", "destination is NULL");
+  const int slot = get_source_slot("bsp_direct_get", rt, pid, src, offset, dst, nbytes);
+  if (slot < 0) return;
   rt.direct_get(pid, slot, static_cast<std::uint32_t>(offset), dst,
                 static_cast<std::uint32_t>(nbytes));
 }

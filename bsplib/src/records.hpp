@@ -72,15 +72,21 @@ inline void pad_to_8(ByteBuffer& out) {
   if (out.size() % 8) std::memcpy(out.extend(4), &kPadWord, 4);
 }
 
-inline void pack_message(ByteBuffer& out, const void* tag, std::uint32_t tag_nbytes,
-                         const void* payload, std::uint32_t payload_nbytes) {
+// A message record's header and tag, with room for `room` bytes after them: where those go.
+inline char* pack_message_head(ByteBuffer& out, const void* tag, std::uint32_t tag_nbytes,
+                               std::uint32_t payload_nbytes, std::size_t room) {
   pad_to_8(out);
-  char* at = out.extend(message_record_bytes(tag_nbytes, payload_nbytes));
+  char* at = out.extend(align8(kHeaderBytes) + align8(tag_nbytes) + room);
   write_header(at, kMessage, tag_nbytes, payload_nbytes);
   std::memcpy(at + kHeaderBytes, &kPadWord, 4);
   at += align8(kHeaderBytes);
   if (tag_nbytes) std::memcpy(at, tag, tag_nbytes);
-  at += align8(tag_nbytes);
+  return at + align8(tag_nbytes);
+}
+
+inline void pack_message(ByteBuffer& out, const void* tag, std::uint32_t tag_nbytes,
+                         const void* payload, std::uint32_t payload_nbytes) {
+  char* at = pack_message_head(out, tag, tag_nbytes, payload_nbytes, align8(payload_nbytes));
   if (payload_nbytes) std::memcpy(at, payload, payload_nbytes);
 }
 
@@ -88,12 +94,7 @@ inline void pack_message(ByteBuffer& out, const void* tag, std::uint32_t tag_nby
 // (bsp_hpsend): the receiver sees an ordinary message.
 inline void pack_message_unbuffered(Stream& out, const void* tag, std::uint32_t tag_nbytes,
                                     const void* payload, std::uint32_t payload_nbytes) {
-  ByteBuffer& records = out.records();
-  pad_to_8(records);
-  char* at = records.extend(align8(kHeaderBytes) + align8(tag_nbytes));
-  write_header(at, kMessage, tag_nbytes, payload_nbytes);
-  std::memcpy(at + kHeaderBytes, &kPadWord, 4);
-  if (tag_nbytes) std::memcpy(at + align8(kHeaderBytes), tag, tag_nbytes);
+  pack_message_head(out.records(), tag, tag_nbytes, payload_nbytes, 0);
   out.add_external(payload, payload_nbytes);
 }
 

@@ -103,7 +103,6 @@ class Stream {
     if (buffer_.size() == 0) buffer_.extend(kHeadroom);
     return buffer_;
   }
-  char* head() { return buffer_.data(); }
   const char* buffer() const { return buffer_.data(); }
   std::size_t buffer_size() const { return buffer_.size(); }
 

@@ -40,6 +40,15 @@ void in_pieces(std::uint64_t n, Op&& op) {
   }
 }
 
+// Completes this process's RMA to each target in `targets` once (a target may be listed several
+// times), and empties the list.
+void flush_each(std::vector<int>& targets, MPI_Win win) {
+  std::sort(targets.begin(), targets.end());
+  targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
+  for (int target : targets) MPI_Win_flush(target, win);
+  targets.clear();
+}
+
 }  // namespace
 
 void wait_idle(int n, MPI_Request* requests) {
@@ -271,12 +280,7 @@ void Transport::put_chunk(const Outgoing& chunk, std::uint64_t offset) {
   if (!self) touched_.push_back(chunk.dst);
 }
 
-void Transport::flush_targets() {
-  std::sort(touched_.begin(), touched_.end());
-  touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
-  for (int target : touched_) MPI_Win_flush(target, buffers_[channel_][parity_].win);
-  touched_.clear();
-}
+void Transport::flush_targets() { flush_each(touched_, buffers_[channel_][parity_].win); }
 
 void Transport::round(ChunkKind kind, const std::vector<Outgoing>& out, std::uint64_t* words,
                       int nwords) {
@@ -502,10 +506,7 @@ void DirectWindow::get(int target, std::uint64_t remote, void* dst, std::uint64_
 void DirectWindow::complete() {
   if (!gets_.empty()) wait_idle(static_cast<int>(gets_.size()), gets_.data());
   gets_.clear();
-  std::sort(targets_.begin(), targets_.end());
-  targets_.erase(std::unique(targets_.begin(), targets_.end()), targets_.end());
-  for (int target : targets_) MPI_Win_flush(target, win_);
-  targets_.clear();
+  flush_each(targets_, win_);
 }
 
 }  // namespace bspg
