@@ -216,7 +216,7 @@ void Runtime::sync(Group& group, SyncCall call) {
   queue.clear();
   queue_head = 0;
   queue_payload_bytes = 0;
-  const std::vector<Transport::Incoming> streams = group.transport.incoming();
+  const std::vector<Transport::Incoming>& streams = group.transport.incoming(ChunkKind::Stream);
   if (agreement.any(Header::kGets)) exchange_gets(group, streams);
   if (agreement.any(Header::kDirectPuts)) {
     // Get results are written before any put lands.
@@ -267,7 +267,7 @@ void Runtime::exchange_gets(Group& group, const std::vector<Transport::Incoming>
   for (const DirectGet& g : direct_gets_) direct_.get(g.server, g.remote, g.dst, g.nbytes);
   direct_.complete();
   group.transport.round(ChunkKind::Reply, outgoing_, nullptr, 0);
-  for (const Transport::Incoming& chunk : group.transport.incoming()) {
+  for (const Transport::Incoming& chunk : group.transport.incoming(ChunkKind::Reply)) {
     const char* at = group.transport.at(chunk);
     for (const PendingGet& g : peers_[static_cast<std::size_t>(chunk.src)].gets) {
       std::memcpy(g.dst, at, g.nbytes);

@@ -329,7 +329,7 @@ void Transport::round(ChunkKind kind, const std::vector<Outgoing>& out, std::uin
   metadata_ +=
       static_cast<std::uint64_t>(reduction->messages_sent()) * 2 * count * sizeof(std::uint64_t);
   scan();
-  metadata_ += incoming_.size() * (sizeof(ChunkHeader) + 2 * sizeof(std::uint64_t));
+  metadata_ += incoming_[channel_].size() * (sizeof(ChunkHeader) + 2 * sizeof(std::uint64_t));
 }
 
 void Transport::grow(const std::vector<std::size_t>& late, const std::vector<Outgoing>& out) {
@@ -361,13 +361,11 @@ void Transport::scan() {
   // memory, or by this process's own MPI progress): an acquire load sees every reservation of the
   // round. The buffer needs MPI's memory barrier only when something arrived.
   const std::uint64_t end = __atomic_load_n(&counter_base_[counter_index()], __ATOMIC_ACQUIRE);
-  if (end == 0) {
-    incoming_.clear();
-    return;
-  }
+  std::vector<Incoming>& incoming = incoming_[channel_];
+  incoming.clear();
+  if (end == 0) return;
   MPI_Win_sync(buffers_[channel_][parity_].win);
   const char* base = buffers_[channel_][parity_].base;
-  incoming_.clear();
   std::uint64_t at = 0;
   while (at < end) {
     ChunkHeader header;
@@ -377,12 +375,12 @@ void Transport::scan() {
     if (kind != kind_ || header.bytes % 8 || header.bytes > end - at - sizeof header)
       fail("bsp_sync", "internal error: damaged chunk in the receive buffer at offset %llu",
            static_cast<unsigned long long>(at));
-    incoming_.push_back(
+    incoming.push_back(
         {static_cast<int>(header.src), kind, at + sizeof header, header.bytes, header.note});
     at += sizeof header + header.bytes;
   }
   if (at != end) fail("bsp_sync", "internal error: receive buffer ends inside a chunk");
-  std::sort(incoming_.begin(), incoming_.end(),
+  std::sort(incoming.begin(), incoming.end(),
             [](const Incoming& a, const Incoming& b) { return a.src < b.src; });
 }
 

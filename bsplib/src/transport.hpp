@@ -122,12 +122,13 @@ class Transport {
   };
 
   // One round: delivers every outgoing chunk, then reduces words[0..nwords) with MPI_MAX over the
-  // group (in place). Collective. Afterwards incoming() lists the chunks of this round, ordered by
-  // sender pid. Costs O(k + log p) messages for k chunks. Each kind of round has receive buffers
+  // group (in place). Collective. Afterwards incoming(kind) lists the chunks of this round, ordered
+  // by sender pid. Costs O(k + log p) messages for k chunks. Each kind of round has receive buffers
   // of its own: a process still reading one round's chunks cannot be overtaken by a faster one
   // delivering the next round's.
   void round(ChunkKind kind, const std::vector<Outgoing>& out, std::uint64_t* words, int nwords);
-  const std::vector<Incoming>& incoming() const { return incoming_; }
+  // The chunks of the last round of `kind` (a round of the other kind leaves them be).
+  const std::vector<Incoming>& incoming(ChunkKind kind) const { return incoming_[channel(kind)]; }
   // Where an incoming chunk's bytes are now (a buffer that grew moved).
   const char* at(const Incoming& chunk) const {
     return buffers_[channel(chunk.kind)][parity_].base + chunk.offset;
@@ -174,7 +175,7 @@ class Transport {
   Buffer buffers_[kChannels][2];
   std::vector<std::uint64_t> capacity_[kChannels][2];  // per group rank, identical everywhere
   bool channel_open_[kChannels] = {false, false};
-  std::vector<Incoming> incoming_;
+  std::vector<Incoming> incoming_[kChannels];
   // Per round, reused.
   std::vector<std::uint64_t> sizes_, offsets_;
   std::vector<MPI_Request> requests_;
