@@ -116,7 +116,6 @@ int Registry::allocate_slot() {
   int slot = static_cast<int>(owner_.size());
   owner_.push_back(nullptr);
   owner_size_.push_back(0);
-  live_.push_back(false);
   addresses_.resize(addresses_.size() + static_cast<std::size_t>(nprocs_), nullptr);
   sizes_.resize(sizes_.size() + static_cast<std::size_t>(nprocs_), -1);
   return slot;
@@ -133,8 +132,6 @@ void Registry::remove_slot(int slot, Change& change) {
     sizes_[index(slot, pid)] = -1;
   }
   owner_[static_cast<std::size_t>(slot)] = nullptr;
-  live_[static_cast<std::size_t>(slot)] = false;
-  --live_count_;
   free_slots_.insert(slot);
 }
 
@@ -157,8 +154,6 @@ Registry::Change Registry::apply(const std::vector<std::uint64_t>& decided,
       }
       owner_[static_cast<std::size_t>(slot)] = op.address;
       owner_size_[static_cast<std::size_t>(slot)] = op.size;
-      live_[static_cast<std::size_t>(slot)] = true;
-      ++live_count_;
       by_address_[op.address].push_back(slot);
       pushed.push_back(slot);
       change.added.emplace_back(const_cast<char*>(static_cast<const char*>(op.address)), op.size);
@@ -174,10 +169,10 @@ Registry::Change Registry::apply(const std::vector<std::uint64_t>& decided,
     } else if (code & kPendingPush) {
       const std::uint64_t number = (code & ~kPendingPush) - 1;
       if (number < pushed.size()) slot = pushed[number];
-    } else if (code - 1 < owner_.size() && live_[code - 1]) {
+    } else if (code - 1 < owner_.size() && live(static_cast<int>(code - 1))) {
       slot = static_cast<int>(code - 1);
     }
-    if (slot < 0 || !live_[static_cast<std::size_t>(slot)] ||
+    if (slot < 0 || !live(slot) ||
         (op.code == 0 && owner_[static_cast<std::size_t>(slot)] != nullptr)) {
       change.error = "this process pops NULL, but the other processes pop " + describe_pop(code) +
                      ", which this process did not register as NULL";

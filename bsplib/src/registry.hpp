@@ -68,12 +68,12 @@ class Registry {
   Change apply(const std::vector<std::uint64_t>& decided,
                const std::vector<std::uint64_t>& gathered);
 
-  std::size_t live_slots() const { return live_count_; }
+  std::size_t live_slots() const { return owner_.size() - free_slots_.size(); }
   // pid's registered sizes of the live slots, in slot order.
   std::vector<std::int64_t> live_sizes(int pid) const {
     std::vector<std::int64_t> sizes;
-    for (std::size_t slot = 0; slot < live_.size(); ++slot)
-      if (live_[slot]) sizes.push_back(sizes_[index(static_cast<int>(slot), pid)]);
+    for (int slot = 0; slot < static_cast<int>(owner_.size()); ++slot)
+      if (live(slot)) sizes.push_back(sizes_[index(slot, pid)]);
     return sizes;
   }
 
@@ -88,6 +88,8 @@ class Registry {
     return static_cast<std::size_t>(slot) * static_cast<std::size_t>(nprocs_) +
            static_cast<std::size_t>(pid);
   }
+  // A slot is live from its push to its pop; free slots have size -1 everywhere.
+  bool live(int slot) const { return sizes_[index(slot, 0)] >= 0; }
   int allocate_slot();
   void remove_slot(int slot, Change& change);
   bool consumed(std::uint64_t code) const;
@@ -97,9 +99,7 @@ class Registry {
   std::vector<std::int64_t> sizes_;       // [slot * nprocs + pid]; -1 for a free slot
   std::vector<const void*> owner_;        // [slot]: this process's address for it
   std::vector<std::int64_t> owner_size_;  // [slot]: and its size
-  std::vector<bool> live_;                // [slot]
-  std::size_t live_count_ = 0;
-  std::set<int> free_slots_;  // reused lowest first
+  std::set<int> free_slots_;              // reused lowest first
   std::unordered_map<const void*, std::vector<int>>
       by_address_;                       // live slots per address, oldest first
   std::vector<Op> ops_;                  // this superstep's pushes and pops, in call order
