@@ -72,8 +72,7 @@ void mpi_started_by_bspg() {
 
 Membership join_job(int maxprocs) {
   if (master::role("bsp_begin") != master::Role::Spmd) {
-    master::Joined joined = master::join(maxprocs);
-    return {joined.comm, joined.pid, joined.nprocs};
+    return master::join(maxprocs);
   }
   int rank = world_rank(), size = world_size();
   StartMessage start = exchange_start_message({kBegin, maxprocs});

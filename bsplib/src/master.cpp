@@ -292,7 +292,7 @@ int available(const char* call) {
   return here + master_side;
 }
 
-Joined join(int maxprocs) {
+Membership join(int maxprocs) {
   const Settings& s = read_settings("bsp_begin");
   if (s.role == Role::Master) {
     if (maxprocs < 1) fail("bsp_begin", "maxprocs is %d; it must be at least 1", maxprocs);
@@ -309,7 +309,7 @@ Joined join(int maxprocs) {
     MPI_Intercomm_merge(link, 1, &joined);  // high: after the master
   }
   set_abort_comm(joined);
-  Joined result{MPI_COMM_NULL, 0, 0};
+  Membership result{MPI_COMM_NULL, 0, 0};
   MPI_Comm_rank(joined, &result.pid);
   MPI_Comm_size(joined, &result.nprocs);
   MPI_Comm_dup(joined, &result.comm);

@@ -14,6 +14,8 @@
 
 #include <mpi.h>
 
+#include "job.hpp"
+
 namespace bspg::master {
 
 enum class Role {
@@ -32,15 +34,9 @@ Role role(const char* call);
 // bsp_nprocs() before bsp_begin, for the master and the spawned processes.
 int available(const char* call);
 
-struct Joined {
-  MPI_Comm comm;  // every process of the job, the master first; owned by the caller
-  int pid;
-  int nprocs;
-};
-
 // bsp_begin(maxprocs) of the master (spawns min(maxprocs, available) - 1 processes) or of a
 // spawned process (whose maxprocs is ignored: the master's rules, as under bsp_init).
-Joined join(int maxprocs);
+Membership join(int maxprocs);  // comm: the master first, then the spawned
 
 // bsp_end, after the superstep engine freed its communicators: the master and the spawned
 // processes part (MPI_Comm_disconnect), so that each may finalize on its own.
