@@ -208,9 +208,15 @@ Plan plan_for(int nprocs) {
   return plan;
 }
 
-std::string environment_for(int subjob, const Plan& plan) {
+// BSPG_SUBJOB_SIZES's value: the subjobs' sizes, comma-separated.
+std::string sizes_text(const Plan& plan) {
   std::string sizes;
   for (int s : plan.sizes) sizes += (sizes.empty() ? "" : ",") + std::to_string(s);
+  return sizes;
+}
+
+std::string environment_for(int subjob, const Plan& plan) {
+  const std::string sizes = sizes_text(plan);
   std::string text = std::string(kSpawnedMark) + "=1\nBSPG_SUBJOB=" + std::to_string(subjob) +
                      "\nBSPG_NSUBJOBS=" + std::to_string(plan.sizes.size()) +
                      "\nBSPG_SUBJOB_SIZES=" + sizes;
@@ -270,11 +276,9 @@ MPI_Comm spawn(const Plan& plan, int nprocs) {
 }
 
 void set_subjob_environment(const Plan& plan) {
-  std::string sizes;
-  for (int s : plan.sizes) sizes += (sizes.empty() ? "" : ",") + std::to_string(s);
   setenv("BSPG_SUBJOB", "0", 1);
   setenv("BSPG_NSUBJOBS", std::to_string(plan.sizes.size()).c_str(), 1);
-  setenv("BSPG_SUBJOB_SIZES", sizes.c_str(), 1);
+  setenv("BSPG_SUBJOB_SIZES", sizes_text(plan).c_str(), 1);
 }
 
 }  // namespace
