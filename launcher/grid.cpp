@@ -292,8 +292,12 @@ int plan_grid(const GridJob& job, const std::map<std::string, std::string>& left
     std::cerr << "bsprun: probing " << asked.size() << " candidate host"
               << (asked.size() == 1 ? "" : "s") << " from " << opt.hostfile << " (timeout "
               << opt.probe_timeout_s << " s)\n";
+  // The probe that chooses hosts also checks that the program is there (--stage copies it
+  // where it is missing).
+  hosts::ProbeOptions probe = job.probe;
+  if (!opt.stage) probe.program = job.program;
   auto probe_start = std::chrono::steady_clock::now();
-  std::vector<hosts::ProbeResult> asked_probes = hosts::probe_hosts(asked, job.probe);
+  std::vector<hosts::ProbeResult> asked_probes = hosts::probe_hosts(asked, probe);
   double probe_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - probe_start).count();
   // In host file order, those left out with their reason.
@@ -420,7 +424,6 @@ int run_grid(const Options& opt, const MpiSettings& settings) {
   } catch (const std::exception& e) {
     return fail(kExitLaunchFailed, e.what());
   }
-  if (!opt.stage) job.probe.program = prog.path;  // --stage copies it where it is missing
 
   // -p N: the job may be restarted elsewhere (restart.h).
   if (opt.nprocs > 0 && !opt.dry_run) {

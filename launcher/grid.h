@@ -27,8 +27,8 @@ struct GridJob {
   const MpiSettings& settings;
   std::string program;  // absolute path here
   std::vector<hosts::HostSpec> candidates;
-  hosts::ProbeOptions probe;
-  std::string ssh_config;  // an ssh configuration for every candidate
+  hosts::ProbeOptions probe;  // keys, fan-out, timeout (the program is checked by plan_grid only)
+  std::string ssh_config;     // an ssh configuration for every candidate
 };
 
 struct GridPlan {

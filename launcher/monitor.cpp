@@ -85,7 +85,6 @@ void HostMonitor::run() {
       std::chrono::duration_cast<Clock::duration>(Seconds(options_.host_timeout_s));
   hosts::ProbeOptions probe = options_.probe;
   const double probe_timeout = probe_timeout_s(options_.host_timeout_s, probe.timeout_ms / 1000.0);
-  probe.program.clear();
   std::vector<hosts::HostSpec> specs;
   for (const auto& w : hosts_) specs.push_back(w.host);
   std::vector<Clock::time_point> answered(hosts_.size(), Clock::now());

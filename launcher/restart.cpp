@@ -444,7 +444,6 @@ class GridPlace : public JobPlace {
 
   std::vector<Holdings> survey() override {
     hosts::ProbeOptions opt = job_.probe;
-    opt.program.clear();
     opt.timeout_ms = static_cast<int>((job_.opt.probe_timeout_s + kSurveySeconds) * 1000);
     const auto runs = hosts::run_on_hosts(
         reachable_,
@@ -508,7 +507,6 @@ class GridPlace : public JobPlace {
     watching.host_timeout_s = job_.opt.host_timeout_s;
     watching.migrate_load = job_.opt.migrate_load;
     watching.probe = job_.probe;
-    watching.probe.program.clear();
     watching.checkpoint_dir = dir_;
     watching.room_elsewhere = [this](const std::string& host) { return room_without(host); };
     HostMonitor monitor(watched_hosts(plan_.subjobs, plan_.chosen), watching);
@@ -547,10 +545,9 @@ class GridPlace : public JobPlace {
     std::vector<hosts::HostSpec> hosts;
     for (const auto& h : job_.candidates)
       if (used_.count(h.name) && !left_out_.count(h.name)) hosts.push_back(h);
-    hosts::ProbeOptions opt = job_.probe;
-    opt.program.clear();
     hosts::run_on_hosts(
-        hosts, hosts::guarded_command(remove_script(dir_, remove_directory), opt.timeout_ms), opt);
+        hosts, hosts::guarded_command(remove_script(dir_, remove_directory), job_.probe.timeout_ms),
+        job_.probe);
   }
 
  private:
@@ -567,9 +564,7 @@ class GridPlace : public JobPlace {
     std::vector<hosts::HostSpec> others;
     for (const auto& h : job_.candidates)
       if (h.name != host && !left_out_.count(h.name)) others.push_back(h);
-    hosts::ProbeOptions opt = job_.probe;
-    opt.program.clear();
-    std::vector<hosts::ProbeResult> probes = hosts::probe_hosts(others, opt);
+    std::vector<hosts::ProbeResult> probes = hosts::probe_hosts(others, job_.probe);
     for (auto& p : probes)  // hosts as busy as the one the job leaves are no better
       if (p.ok && job_.opt.migrate_load > 0 && p.load1 > job_.opt.migrate_load) p.ok = false;
     try {
