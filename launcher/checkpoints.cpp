@@ -23,8 +23,7 @@ constexpr std::size_t kMaxDirBytes = 1024;
 
 // sh: d = the directory, with a leading ~/ made $HOME/ (the host's own home).
 std::string set_directory(const std::string& dir) {
-  return "d=$(printf \"" + hosts::octal_escaped(dir) +
-         "_\"); d=${d%_}; case $d in \"~/\"*) d=$HOME/${d#??};; esac; ";
+  return hosts::shell_assignment("d", dir) + "case $d in \"~/\"*) d=$HOME/${d#??};; esac; ";
 }
 
 bool all_digits(const std::string& text) {
@@ -89,8 +88,8 @@ std::string local_path(const std::string& dir) {
 std::string survey_script(const std::string& dir, const std::string& hostinfo, bool remove_stop) {
   // Only names of the contract's form are reported (c<digits>/kind-<digits>), so a file name on
   // the host cannot add lines; marker text is cut to its letters, digits and spaces.
-  return set_directory(dir) + "h=$(printf \"" + hosts::octal_escaped(hostinfo) +
-         "_\"); h=${h%_}; if [ ! -x \"$h\" ]; then h=$(command -v bspg-hostinfo 2>/dev/null); fi; "
+  return set_directory(dir) + hosts::shell_assignment("h", hostinfo) +
+         "if [ ! -x \"$h\" ]; then h=$(command -v bspg-hostinfo 2>/dev/null); fi; "
          "echo " +
          kSurveyBegin + "; " + (remove_stop ? "rm -f \"$d/stop\"; " : "") +
          "if cd \"$d\" 2>/dev/null; then for c in c[0-9]*; do n=${c#c}; "

@@ -108,10 +108,14 @@ std::vector<CommandResult> run_on_hosts(const std::vector<HostSpec>& hosts,
 // as an octal escape (\ooo), so that it holds no quote, space or other character a shell reads.
 std::string octal_escaped(const std::string& text);
 
+// sh that sets variable `name` to `value` whatever bytes it holds: `name=$(printf "ESCAPED_");
+// name=${name%_}; ` (the '_' keeps $(...) from eating trailing newlines of the value).
+std::string shell_assignment(const std::string& name, const std::string& value);
+
 // The command line for run_on_hosts that runs `script` with sh whatever the login shell (sh, bash,
 // zsh, csh, fish), and cannot outlive the caller: killed when the SSH channel closes, and after
 // ceil(timeout_ms) + 1 s at the latest where `timeout` exists. `script` must hold no single quote
-// and no backslash but octal_escaped()'s; values go in as $(printf "ESCAPED_") (see probe_answer).
+// and no backslash but octal_escaped()'s; values go in with shell_assignment().
 std::string guarded_command(const std::string& script, int timeout_ms);
 
 struct StageResult {

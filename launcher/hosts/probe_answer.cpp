@@ -124,6 +124,10 @@ std::string octal_escaped(const std::string& text) {
   return out;
 }
 
+std::string shell_assignment(const std::string& name, const std::string& value) {
+  return name + "=$(printf \"" + octal_escaped(value) + "_\"); " + name + "=${" + name + "%_}; ";
+}
+
 std::string guarded_command(const std::string& script, int timeout_ms) {
   // The inner sh runs a watchdog first: it holds the channel's stdin and kills the whole session
   // (kill 0: sshd made the command a process group of its own) when that closes, which happens
@@ -152,9 +156,8 @@ std::string probe_command(const ProbeOptions& opt) {
       "_NPROCESSORS_ONLN); "
       "grep MemAvailable /proc/meminfo; echo hostname $(uname -n); ";
   if (!opt.program.empty()) {
-    // A trailing '_' keeps $(...) from eating trailing newlines of the name.
-    script += "p=$(printf \"" + octal_escaped(opt.program) +
-              "_\"); p=${p%_}; if [ ! -e \"$p\" ]; then echo program notfound; "
+    script += shell_assignment("p", opt.program) +
+              "if [ ! -e \"$p\" ]; then echo program notfound; "
               "elif [ ! -f \"$p\" ]; then echo program notregular; "
               "elif [ ! -x \"$p\" ]; then echo program notexec; else echo program ok; fi; ";
   }
