@@ -370,11 +370,14 @@ class SecondDocument : public YAML::EventHandler {
   int line_ = -1;
 };
 
-// The first document of a YAML text; second_line: where a second one starts (-1: none).
-YAML::Node load_yaml(const std::string& text, const std::string& path, int& second_line) {
+// The first document of a YAML text; yaml: whether the text is a YAML host file (a map, or keys
+// of one); second_line: where a second document starts (-1: none; only looked for in YAML).
+YAML::Node load_yaml(const std::string& text, const std::string& path, bool& yaml,
+                     int& second_line) {
   try {
     YAML::Node root = YAML::Load(text);
-    second_line = SecondDocument::line_in(text);
+    yaml = root.IsMap() || looks_like_yaml_keys(text);
+    if (yaml) second_line = SecondDocument::line_in(text);
     return root;
   } catch (const YAML::DeepRecursion& e) {
     fail(path, e.mark.line + 1,
@@ -404,20 +407,21 @@ std::vector<HostSpec> read_hostfile(const std::string& path) {
 
   YamlReader yaml{path, dir_of(path)};
   YAML::Node root;
+  bool is_yaml = false;
   int second_line = -1;
   try {
-    root = load_yaml(text, path, second_line);
+    root = load_yaml(text, path, is_yaml, second_line);
   } catch (const YAML::Exception& e) {
     if (looks_like_yaml_keys(text)) fail(path, e.mark.line + 1, yaml_problem(e));
     return read_plain(text, path);
   }
-  if (second_line >= 0 && (root.IsMap() || looks_like_yaml_keys(text)))
+  if (!is_yaml) return read_plain(text, path);
+  if (second_line >= 0)
     fail(path, second_document_line(text, second_line),
          "a second YAML document starts here; a host file is one document (remove the '---' line "
          "and merge the hosts into one list)");
   if (root.IsMap()) return yaml.read(root);
-  if (looks_like_yaml_keys(text)) fail(path, 1, "expected a YAML map with 'hosts'");
-  return read_plain(text, path);
+  fail(path, 1, "expected a YAML map with 'hosts'");
 }
 
 }  // namespace bspg::hosts
