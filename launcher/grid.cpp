@@ -122,16 +122,8 @@ std::vector<std::string> placed_hosts(const std::vector<rsl::Subjob>& subjobs) {
   return names;
 }
 
-}  // namespace
-
-RemoteJob remote_job(const std::vector<rsl::Subjob>& subjobs,
-                     const std::vector<hosts::HostSpec>& hosts, const std::string& ssh_config) {
-  RemoteJob remote{placed_hosts(subjobs), ssh_config, new_job_marker(), {}};
-  for (const auto& name : remote.hosts) remote.address_names[name] = name;
-  for (const auto& h : hosts) remote.address_names[h.address] = h.name;
-  return remote;
-}
-
+// The hosts of the subjobs for the monitor, with the job's processes on each; a host missing
+// from `hosts` is reached as the user's ssh configuration says.
 std::vector<WatchedHost> watched_hosts(const std::vector<rsl::Subjob>& subjobs,
                                        const std::vector<hosts::HostSpec>& hosts) {
   std::map<std::string, int> processes;
@@ -151,8 +143,20 @@ std::vector<WatchedHost> watched_hosts(const std::vector<rsl::Subjob>& subjobs,
   return watched;
 }
 
-RunResult run_subjobs(const std::vector<rsl::Subjob>& subjobs, const MpiSettings& settings,
-                      const RemoteJob& remote, const JobWatch& watch, double time_limit_s) {
+}  // namespace
+
+RemoteJob remote_job(const std::vector<rsl::Subjob>& subjobs,
+                     const std::vector<hosts::HostSpec>& hosts, const std::string& ssh_config) {
+  RemoteJob remote{placed_hosts(subjobs), ssh_config, new_job_marker(), {}};
+  for (const auto& name : remote.hosts) remote.address_names[name] = name;
+  for (const auto& h : hosts) remote.address_names[h.address] = h.name;
+  return remote;
+}
+
+RunResult run_subjobs(const std::vector<rsl::Subjob>& subjobs,
+                      const std::vector<hosts::HostSpec>& hosts, const MpiSettings& settings,
+                      const RemoteJob& remote, const MonitorOptions& watching, bool quiet_losses,
+                      double time_limit_s, MonitorVerdict* verdict) {
   MpiSettings job = settings;
   job.job_marker = remote.marker;
   std::vector<std::string> argv;
@@ -165,7 +169,15 @@ RunResult run_subjobs(const std::vector<rsl::Subjob>& subjobs, const MpiSettings
     bad.error = std::string("bad allocation: ") + e.what();
     return bad;
   }
-  return run_mpirun(argv, settings.verbose, time_limit_s, remote, watch);
+  HostMonitor monitor(watched_hosts(subjobs, hosts), watching);
+  monitor.start();
+  JobWatch watch;
+  watch.lost = [&monitor] { return monitor.lost(); };
+  watch.lost_host = [&monitor] { return monitor.lost_host(); };
+  watch.quiet_losses = quiet_losses;
+  RunResult result = run_mpirun(argv, settings.verbose, time_limit_s, remote, watch);
+  if (verdict) *verdict = {monitor.lost_host(), monitor.moving_off()};
+  return result;
 }
 
 namespace {
@@ -180,13 +192,9 @@ int start_job(const Options& opt, const std::vector<rsl::Subjob>& subjobs,
   MonitorOptions watching;
   watching.host_timeout_s = opt.host_timeout_s;
   watching.probe = probe_options(opt);
-  HostMonitor monitor(watched_hosts(subjobs, hosts), watching);
-  monitor.start();
-  JobWatch watch;
-  watch.lost = [&monitor] { return monitor.lost(); };
-  watch.lost_host = [&monitor] { return monitor.lost_host(); };
-  return exit_status_of(run_subjobs(subjobs, settings, remote, watch, opt.time_limit_s),
-                        opt.time_limit_s);
+  return exit_status_of(
+      run_subjobs(subjobs, hosts, settings, remote, watching, false, opt.time_limit_s),
+      opt.time_limit_s);
 }
 
 // --rsl FILE: run the allocation as written, once it passed check_subjobs.

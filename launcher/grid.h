@@ -52,15 +52,20 @@ int write_allocation(const Options& opt, const std::vector<rsl::Subjob>& subjobs
 RemoteJob remote_job(const std::vector<rsl::Subjob>& subjobs,
                      const std::vector<hosts::HostSpec>& hosts, const std::string& ssh_config);
 
-// The hosts of the subjobs for the monitor, with the job's processes on each; a host missing
-// from `hosts` is reached as the user's ssh configuration says.
-std::vector<WatchedHost> watched_hosts(const std::vector<rsl::Subjob>& subjobs,
-                                       const std::vector<hosts::HostSpec>& hosts);
+// What the host monitor of a run saw: the host it declared lost, the host the job is moved off
+// (--migrate-load); "" when none.
+struct MonitorVerdict {
+  std::string lost_host, moving_off;
+};
 
-// Runs the subjobs as one mpirun, with the monitor's watch. The result's start_failure says why
-// when no mpirun command line could be made (exit_status 125).
-RunResult run_subjobs(const std::vector<rsl::Subjob>& subjobs, const MpiSettings& settings,
-                      const RemoteJob& remote, const JobWatch& watch, double time_limit_s);
+// Runs the subjobs as one mpirun while a HostMonitor (`watching`) probes their hosts (`hosts`:
+// the host file's entries; others are reached as the user's ssh configuration says) and stops
+// the job when one is lost. quiet_losses: the job may be restarted (JobWatch). The result's
+// start_failure says why when no mpirun command line could be made (exit_status 125).
+RunResult run_subjobs(const std::vector<rsl::Subjob>& subjobs,
+                      const std::vector<hosts::HostSpec>& hosts, const MpiSettings& settings,
+                      const RemoteJob& remote, const MonitorOptions& watching, bool quiet_losses,
+                      double time_limit_s, MonitorVerdict* verdict = nullptr);
 
 }  // namespace bspg::launcher
 

@@ -509,16 +509,12 @@ class GridPlace : public JobPlace {
     watching.probe = job_.probe;
     watching.checkpoint_dir = dir_;
     watching.room_elsewhere = [this](const std::string& host) { return room_without(host); };
-    HostMonitor monitor(watched_hosts(plan_.subjobs, plan_.chosen), watching);
-    monitor.start();
-    JobWatch watch;
-    watch.lost = [&monitor] { return monitor.lost(); };
-    watch.lost_host = [&monitor] { return monitor.lost_host(); };
-    watch.quiet_losses = job_.opt.restarts > 0;
-    RunResult result = run_subjobs(plan_.subjobs, run_settings(job_.settings, dir_, resume),
-                                   remote_, watch, time_limit_s);
-    lost_host_ = monitor.lost_host();
-    moving_off_ = monitor.moving_off();
+    MonitorVerdict verdict;
+    RunResult result =
+        run_subjobs(plan_.subjobs, plan_.chosen, run_settings(job_.settings, dir_, resume), remote_,
+                    watching, job_.opt.restarts > 0, time_limit_s, &verdict);
+    lost_host_ = verdict.lost_host;
+    moving_off_ = verdict.moving_off;
     wrote_stop_ = wrote_stop_ || !moving_off_.empty();
     return result;
   }
