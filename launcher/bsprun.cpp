@@ -40,11 +40,9 @@ int run_local(const Options& opt, const MpiSettings& settings) {
     // Open MPI 4.1 has no shared memory between a job and the processes it spawns: they talk
     // over TCP, which by default leaves out the loopback interface (a machine whose only network
     // is lo could not start them). All of them are on this machine, so loopback is the way.
-    bool user_chose_tcp = settings.environment.count("OMPI_MCA_btl_tcp_if_include") ||
-                          settings.environment.count("OMPI_MCA_btl_tcp_if_exclude");
-    for (const auto& [key, value] : settings.mca)
-      user_chose_tcp = user_chose_tcp || key == "btl_tcp_if_include" || key == "btl_tcp_if_exclude";
-    if (!user_chose_tcp) master.mca.emplace_back("btl_tcp_if_include", "lo");
+    if (!user_sets_mca(settings, "btl_tcp_if_include") &&
+        !user_sets_mca(settings, "btl_tcp_if_exclude"))
+      master.mca.emplace_back("btl_tcp_if_include", "lo");
     const auto argv =
         local_mpirun_argv(master, 1, available > local_core_count(), prog.path, opt.program_args);
     return exit_status_of(run_mpirun(argv, opt.verbose, opt.time_limit_s), opt.time_limit_s);

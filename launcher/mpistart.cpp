@@ -11,6 +11,14 @@
 extern char** environ;
 
 namespace bspg::launcher {
+
+bool user_sets_mca(const MpiSettings& s, const std::string& key) {
+  if (s.environment.count("OMPI_MCA_" + key)) return true;
+  for (const auto& kv : s.mca)
+    if (kv.first == key) return true;
+  return false;
+}
+
 namespace {
 
 // The one-sided transports that work on every host mix: Debian's default (osc rdma only)
@@ -21,12 +29,7 @@ const char* const kOscComponents = "sm,pt2pt";
 void add_common_options(std::vector<std::string>& argv, const MpiSettings& s) {
   argv.push_back(s.mpirun);
   if (s.run_as_root) argv.push_back("--allow-run-as-root");
-  bool user_sets_osc = s.environment.count("OMPI_MCA_osc") > 0;
-  for (const auto& kv : s.mca)
-    if (kv.first == "osc") user_sets_osc = true;
-  if (!user_sets_osc) {
-    argv.insert(argv.end(), {"--mca", "osc", kOscComponents});
-  }
+  if (!user_sets_mca(s, "osc")) argv.insert(argv.end(), {"--mca", "osc", kOscComponents});
   for (const auto& kv : s.mca) argv.insert(argv.end(), {"--mca", kv.first, kv.second});
 }
 

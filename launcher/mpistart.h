@@ -23,6 +23,10 @@ struct MpiSettings {
   std::string job_marker;
 };
 
+// Whether the user set Open MPI's MCA parameter `key` (OMPI_MCA_key in the environment, or
+// --mca key): bsprun's own choice of it then stays out.
+bool user_sets_mca(const MpiSettings& s, const std::string& key);
+
 // Local path: mpirun -np N prog args on this machine. oversubscribe when N exceeds the cores.
 std::vector<std::string> local_mpirun_argv(const MpiSettings& settings, int nprocs,
                                            bool oversubscribe, const std::string& executable,
