@@ -20,10 +20,15 @@ bool is_rule(std::string_view line) {
 
 // ssh's own complaints, which mpirun passes on just before "unable to reliably start".
 bool is_ssh_error(const std::string& line) {
-  return line.rfind("ssh: ", 0) == 0 || line.rfind("kex_exchange_identification: ", 0) == 0 ||
+  const auto starts = [&](const char* prefix) { return line.rfind(prefix, 0) == 0; };
+  return starts("ssh: ") || starts("kex_exchange_identification: ") ||
+         // a connection that broke while ssh started the daemon
+         starts("ssh_dispatch_run_fatal: ") || starts("client_loop: ") ||
+         starts("Connection reset by ") ||
+         (starts("Connection to ") && line.find(" closed by remote host") != std::string::npos) ||
          line.find("Permission denied (") != std::string::npos ||
-         line == "Host key verification failed." || line.rfind("Connection closed by ", 0) == 0 ||
-         line.rfind("Connection timed out during banner exchange", 0) == 0;
+         line == "Host key verification failed." || starts("Connection closed by ") ||
+         starts("Connection timed out during banner exchange");
 }
 
 std::string trim(const std::string& text) {

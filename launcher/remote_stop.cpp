@@ -189,7 +189,10 @@ void RemoteStop::done(Command& command, int status, bool timed_out) {
     why = last_line(command.err);
     if (why.empty()) why = "ssh failed";
   }
-  if (!why.empty()) unreachable_.push_back(name + " (" + untrusted::printable(why) + ")");
+  if (why.empty()) return;
+  unreachable_.push_back(name + " (" + untrusted::printable(why) + ")");
+  // ssh's own failures end it with 255 (the remote script's with its own status).
+  if (timed_out || (WIFEXITED(status) && WEXITSTATUS(status) == 255)) silent_.push_back(name);
 }
 
 bool RemoteStop::poll() {

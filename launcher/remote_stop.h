@@ -57,6 +57,9 @@ class RemoteStop {
   void finish();
   // "host (why)" for each host that could not be reached to stop the job there.
   const std::vector<std::string>& unreachable() const { return unreachable_; }
+  // Of those, the hosts whose ssh could not connect or did not answer in time (host names): the
+  // hosts that are gone, as opposed to a local failure to run ssh.
+  const std::vector<std::string>& silent() const { return silent_; }
 
  private:
   struct Command {
@@ -76,6 +79,7 @@ class RemoteStop {
   std::size_t next_ = 0;  // next host to start
   std::vector<Command> running_;
   std::vector<std::string> unreachable_;
+  std::vector<std::string> silent_;
 };
 
 }  // namespace bspg::launcher

@@ -291,7 +291,7 @@ int run_restartable(const Options& opt, JobPlace& place) {
       if (time_left <= 0.01) time_left = 0.01;
     }
     const RunResult result = place.run(from, time_left);
-    const RunEnding ending = classify(result, place.watched_lost_host(), place.moving_off());
+    RunEnding ending = classify(result, place.watched_lost_host(), place.moving_off());
     first = false;
     lost_what.clear();
     switch (ending.kind) {
@@ -331,14 +331,33 @@ int run_restartable(const Options& opt, JobPlace& place) {
       say_how_to_continue(opt, dir);
       return status;
     }
-    if (result.lost.empty()) say("lost " + ending.what);  // the watch said it when it noticed
+    // mpirun may not say which host failed (a daemon that did not start, and ssh said nothing
+    // bsprun could place): the hosts that do not answer when the job is stopped are the ones.
+    const bool host_unnamed = ending.host.empty() && ending.what.rfind("a host: ", 0) == 0;
+    // The watch said it when it noticed.
+    if (result.lost.empty() && !host_unnamed) say("lost " + ending.what);
     const auto sweep_began = Clock::now();
-    if (!result.remote_stop_ran) place.sweep();
+    std::vector<std::string> silent = result.silent_hosts;
+    if (!result.remote_stop_ran) silent = place.sweep();
     timings.stopping_s =
         result.stopping_s + std::chrono::duration<double>(Clock::now() - sweep_began).count();
-    if (!ending.host.empty()) {
-      left_out[ending.host] = "left out: lost earlier in this run";
-      place.lose(ending.host);
+    std::vector<std::string> gone;
+    if (!ending.host.empty()) gone.push_back(ending.host);
+    if (host_unnamed && !silent.empty()) {
+      gone = silent;
+      std::string names;
+      for (const auto& h : gone) names += (names.empty() ? "" : " ") + h;
+      std::string why = ending.what.substr(8);
+      const std::string everywhere = "could not start the job on every host: ";
+      if (why.rfind(everywhere, 0) == 0)
+        why = "could not start the job there: " + why.substr(everywhere.size());
+      ending.what = names + ": " + why + "; " + (gone.size() == 1 ? "it does" : "they do") +
+                    " not answer ssh";
+    }
+    if (host_unnamed) say("lost " + ending.what);
+    for (const auto& host : gone) {
+      left_out[host] = "left out: lost earlier in this run";
+      place.lose(host);
     }
     moved_off.clear();
     if (restarts_used >= opt.restarts) {
@@ -528,12 +547,13 @@ class GridPlace : public JobPlace {
   std::string watched_lost_host() const override { return lost_host_; }
   std::string moving_off() const override { return moving_off_; }
 
-  void sweep() override {
+  std::vector<std::string> sweep() override {
     RemoteStop stop(remote_, 5);
     stop.start();
     stop.finish();
     for (const auto& h : stop.unreachable())
       say("could not reach " + h + " to stop the job there; its processes there may still run");
+    return stop.silent();
   }
 
   void clean_up(bool remove_directory) override {

@@ -71,8 +71,9 @@ class JobPlace {
   // After run(): the host the monitor declared lost, and the one the job was moved off.
   virtual std::string watched_lost_host() const { return ""; }
   virtual std::string moving_off() const { return ""; }
-  // Stops whatever of the last run is left on its hosts.
-  virtual void sweep() {}
+  // Stops whatever of the last run is left on its hosts; says which hosts it could not reach.
+  // Returns the hosts that ssh could not reach at all (names).
+  virtual std::vector<std::string> sweep() { return {}; }
   // `host` is lost: not asked about checkpoints any more.
   virtual void lose(const std::string& host) { (void)host; }
   // The job is over: removes stop files, and the whole directory when remove_directory.

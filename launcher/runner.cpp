@@ -406,6 +406,7 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
   remote_stop.finish();
   result.remote_stop_ran = remote_stop.started();
   result.not_stopped = remote_stop.unreachable();
+  result.silent_hosts = remote_stop.silent();
   const Leftovers leftovers =
       stop_leftovers(stop_requested ? 1.0 : kill_grace_s / 3, children_before);
   result.leftovers_stopped = leftovers.stopped;

@@ -22,8 +22,9 @@ struct RunResult {
   std::string error;
   StartFailure start_failure;  // what mpirun reported, when the job could not start
   std::vector<std::string>
-      not_stopped;     // "host (why)": hosts that could not be reached to stop the job
-  std::string lost;    // the watch's word when it stopped the job (a host lost)
+      not_stopped;  // "host (why)": hosts that could not be reached to stop the job
+  std::vector<std::string> silent_hosts;  // of those, the ones ssh could not connect to in time
+  std::string lost;                       // the watch's word when it stopped the job (a host lost)
   ProcessDeath death;  // a process of the job that died of a signal, as mpirun said
   unsigned long long stopped_after_checkpoint = 0;  // the library stopped the job (a stop file)
   int mpirun_signal = 0;                            // mpirun itself ended by this signal

@@ -121,6 +121,26 @@ TEST(MpirunMessages, DaemonThatCouldNotStartIsNamedFromSshsAddress) {
       "Connection refused\n");
 }
 
+// A host that went away while ssh started the daemon there: ssh says so in its own words.
+TEST(MpirunMessages, ConnectionBrokenWhileStartingNamesTheHost) {
+  const std::string daemons = kDaemonsDidNotStart.substr(kDaemonsDidNotStart.find('\n') + 1);
+  for (const std::string ssh_line :
+       {"ssh_dispatch_run_fatal: Connection to 127.0.183.2 port 22: Broken pipe",
+        "Connection to 127.0.183.2 closed by remote host.",
+        "Connection reset by 127.0.183.2 port 22"}) {
+    MpirunStderr filter({{"127.0.183.2", "emu2"}, {"127.0.183.1", "emu1"}});
+    EXPECT_EQ(through(filter, ssh_line + "\n" + daemons),
+              "bsprun: emu2: could not start the job there: " + ssh_line + "\n")
+        << ssh_line;
+    EXPECT_EQ(filter.failure().host, "emu2") << ssh_line;
+    EXPECT_TRUE(filter.failure().host_lost) << ssh_line;
+  }
+  // The same words at the end of a run that went well are passed on.
+  MpirunStderr after;
+  EXPECT_EQ(through(after, "Connection to 127.0.183.2 closed by remote host.\n"),
+            "Connection to 127.0.183.2 closed by remote host.\n");
+}
+
 TEST(MpirunMessages, LostHostIs125UnlessTheJobIsBeingStopped) {
   MpirunStderr filter;
   EXPECT_EQ(through(filter, kLostDaemon),

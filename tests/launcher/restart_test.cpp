@@ -89,3 +89,75 @@ TEST(Restart, StopsOnRequest) {
   EXPECT_EQ(classify(stop, "", "emu2").kind, Ending::kMoved);
   EXPECT_EQ(classify(exited(75), "", "emu2").kind, Ending::kMoved);
 }
+
+namespace {
+
+// A place whose runs end as scripted, and which records what the restart loop asked of it.
+class ScriptedPlace : public JobPlace {
+ public:
+  std::vector<RunResult> runs;                              // what each run returns, in order
+  std::vector<std::string> silent;                          // what sweep() finds unreachable
+  std::vector<std::map<std::string, std::string>> planned;  // left_out of each plan()
+  std::vector<std::string> lost;                            // hosts passed to lose()
+
+  int plan(const std::map<std::string, std::string>& left_out, bool) override {
+    planned.push_back(left_out);
+    return 0;
+  }
+  std::vector<Holdings> survey() override { return {}; }
+  std::vector<std::string> host_of_pid() const override { return {"emu1", "emu1", "emu3", "emu3"}; }
+  std::string hosts_text() const override { return "emu1 emu3"; }
+  std::string bring(const std::vector<Transfer>&) override { return ""; }
+  RunResult run(std::uint64_t, double) override {
+    const RunResult r = runs.at(next_);
+    ++next_;
+    return r;
+  }
+  std::vector<std::string> sweep() override { return silent; }
+  void lose(const std::string& host) override { lost.push_back(host); }
+  void clean_up(bool) override {}
+
+ private:
+  std::size_t next_ = 0;
+};
+
+}  // namespace
+
+// mpirun says a daemon did not start but not where (ssh's last words named no address): the
+// host that no longer answers ssh when the job is stopped is the one lost, named and left out.
+TEST(Restart, AnUnnamedHostThatFailedToStartIsFoundByWhoDoesNotAnswer) {
+  Options opt;
+  opt.nprocs = 4;
+  opt.restarts = 1;
+  opt.job_id = "test-job";
+  opt.checkpoint_dir = "/nonexistent/ckpt";
+  ScriptedPlace place;
+  RunResult failed = exited(125);
+  failed.start_failure = {
+      125, "", "could not start the job on every host: Open MPI's daemon did not start", true};
+  place.runs = {failed, exited(0)};
+  place.silent = {"emu3"};
+  testing::internal::CaptureStderr();
+  const int status = run_restartable(opt, place);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(status, 0);
+  EXPECT_NE(err.find("bsprun: lost emu3: could not start the job there: Open MPI's daemon did "
+                     "not start; it does not answer ssh\n"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(err.find("lost a host"), std::string::npos) << err;
+  EXPECT_EQ(place.lost, std::vector<std::string>{"emu3"});
+  ASSERT_EQ(place.planned.size(), 2u);
+  EXPECT_EQ(place.planned[1].count("emu3"), 1u);
+
+  // When every host still answers, the loss stays unnamed and no host is left out.
+  ScriptedPlace answering;
+  answering.runs = {failed, exited(0)};
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(run_restartable(opt, answering), 0);
+  const std::string unnamed = testing::internal::GetCapturedStderr();
+  EXPECT_NE(unnamed.find("bsprun: lost a host: could not start the job on every host: "),
+            std::string::npos)
+      << unnamed;
+  EXPECT_TRUE(answering.lost.empty());
+}
