@@ -113,8 +113,7 @@ std::vector<std::string> placed_hosts(const std::vector<rsl::Subjob>& subjobs) {
   std::vector<std::string> names;
   std::set<std::string> seen;
   for (const auto& sj : subjobs) {
-    if (sj.hosts.empty() && seen.insert(sj.contact).second) names.push_back(sj.contact);
-    for (const auto& h : rsl::host_slots(sj))
+    for (const auto& h : rsl::placement(sj))
       if (seen.insert(h.host).second) names.push_back(h.host);
     for (const auto& h : master_slot_hosts(sj))
       if (seen.insert(h.host).second) names.push_back(h.host);
@@ -127,16 +126,12 @@ std::vector<std::string> placed_hosts(const std::vector<rsl::Subjob>& subjobs) {
 std::vector<WatchedHost> watched_hosts(const std::vector<rsl::Subjob>& subjobs,
                                        const std::vector<hosts::HostSpec>& hosts) {
   std::map<std::string, int> processes;
-  for (const auto& sj : subjobs) {
-    if (sj.hosts.empty()) processes[sj.contact] += sj.count;
-    for (const auto& h : rsl::host_slots(sj)) processes[h.host] += h.count;
-  }
+  for (const auto& sj : subjobs)
+    for (const auto& h : rsl::placement(sj)) processes[h.host] += h.count;
   std::vector<WatchedHost> watched;
   for (const auto& name : placed_hosts(subjobs)) {
     WatchedHost w;
-    w.host.name = w.host.address = name;
-    for (const auto& h : hosts)
-      if (h.name == name) w.host = h;
+    w.host = hosts::host_named(hosts, name);
     w.job_processes = processes[name];
     watched.push_back(w);
   }
@@ -211,8 +206,7 @@ int replay(const Options& opt, const MpiSettings& settings) {
   // The host file's entries for the hosts the allocation uses, for the ssh configuration.
   std::vector<hosts::HostSpec> used;
   for (const auto& name : placed_hosts(subjobs))
-    for (const auto& h : hostfile.hosts)
-      if (h.name == name) used.push_back(h);
+    if (const hosts::HostSpec* h = hosts::find_host(hostfile.hosts, name)) used.push_back(*h);
   if (opt.dry_run) {
     std::cout << rsl::write_allocation(subjobs);
     return 0;

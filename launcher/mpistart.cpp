@@ -52,9 +52,8 @@ std::vector<std::string> local_mpirun_argv(const MpiSettings& settings, int npro
 }
 
 std::string host_list(const rsl::Subjob& subjob) {
-  if (subjob.hosts.empty()) return subjob.contact + ":" + std::to_string(subjob.count);
   std::string list;
-  for (const auto& h : rsl::host_slots(subjob)) {
+  for (const auto& h : rsl::placement(subjob)) {
     if (!list.empty()) list += ',';
     list += h.host + ":" + std::to_string(h.count);
   }
@@ -70,8 +69,7 @@ std::vector<std::string> host_lists(const std::vector<rsl::Subjob>& subjobs) {
   std::vector<std::vector<rsl::HostSlots>> placed;
   std::map<std::string, int> total, mentions;
   for (const auto& sj : subjobs) {
-    placed.push_back(sj.hosts.empty() ? std::vector<rsl::HostSlots>{{sj.contact, sj.count}}
-                                      : rsl::host_slots(sj));
+    placed.push_back(rsl::placement(sj));
     for (const auto& h : placed.back()) {
       total[h.host] += h.count;
       ++mentions[h.host];

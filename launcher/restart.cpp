@@ -451,12 +451,9 @@ class GridPlace : public JobPlace {
     for (const auto& c : plan_.allocation.candidates)
       if (c.probe.ok) reachable_.push_back(c.probe.host);
     host_of_pid_.clear();
-    for (const auto& sj : plan_.subjobs) {
-      if (sj.hosts.empty())
-        host_of_pid_.insert(host_of_pid_.end(), static_cast<std::size_t>(sj.count), sj.contact);
-      for (const auto& h : rsl::host_slots(sj))
+    for (const auto& sj : plan_.subjobs)
+      for (const auto& h : rsl::placement(sj))
         host_of_pid_.insert(host_of_pid_.end(), static_cast<std::size_t>(h.count), h.host);
-    }
     for (const auto& h : plan_.chosen) used_.insert(h.name);
     return 0;
   }
@@ -497,7 +494,8 @@ class GridPlace : public JobPlace {
     hosts::ProbeOptions opt = job_.probe;
     std::vector<std::future<hosts::RelayResult>> copies;
     for (const Transfer& t : transfers) {
-      const hosts::HostSpec from = spec(t.from_host), to = spec(t.to_host);
+      const hosts::HostSpec from = hosts::host_named(job_.candidates, t.from_host),
+                            to = hosts::host_named(job_.candidates, t.to_host);
       const std::string from_path = sftp_path(dir_) + "/" + t.from_name,
                         to_path = sftp_path(dir_) + "/" + t.to_name;
       if (job_.opt.verbose)
@@ -567,14 +565,6 @@ class GridPlace : public JobPlace {
   }
 
  private:
-  hosts::HostSpec spec(const std::string& name) const {
-    for (const auto& h : job_.candidates)
-      if (h.name == name) return h;
-    hosts::HostSpec h;
-    h.name = h.address = name;
-    return h;
-  }
-
   // Whether the job could run on the candidates without `host` (asked before moving off it).
   bool room_without(const std::string& host) const {
     std::vector<hosts::HostSpec> others;

@@ -106,9 +106,7 @@ class SubjobChecker {
 
   void use(const std::string& host, int count, const rsl::Subjob& sj, const rsl::Position& where) {
     if (!hostfile_) return;
-    const hosts::HostSpec* spec = nullptr;
-    for (const auto& h : hostfile_->hosts)
-      if (h.name == host) spec = &h;
+    const hosts::HostSpec* spec = hosts::find_host(hostfile_->hosts, host);
     if (!spec) {
       fail(where, "host '" + host + "' (" + (sj.label.empty() ? "a subjob" : excerpt(sj.label)) +
                       ") is not in the host file " + hostfile_->path);

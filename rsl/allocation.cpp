@@ -266,6 +266,11 @@ std::vector<HostSlots> host_slots(const Subjob& subjob) {
   return slots;
 }
 
+std::vector<HostSlots> placement(const Subjob& subjob) {
+  if (subjob.hosts.empty()) return {HostSlots{subjob.contact, subjob.count}};
+  return host_slots(subjob);
+}
+
 std::string write_allocation(const std::vector<Subjob>& subjobs) {
   if (subjobs.empty()) throw std::invalid_argument("write_allocation: no subjobs");
   Spec multi;

@@ -161,6 +161,9 @@ struct HostSlots {
 // Splits subjob.hosts into host and process count; throws std::invalid_argument for a malformed
 // entry (not "HOST:N" with a non-empty HOST and a positive N).
 std::vector<HostSlots> host_slots(const Subjob& subjob);
+// Where the subjob's processes go: host_slots(), or all `count` of them on `contact` when the
+// subjob names no hosts. Throws as host_slots() does.
+std::vector<HostSlots> placement(const Subjob& subjob);
 // The entry host_slots() reads back: "HOST:N".
 std::string hosts_entry(const std::string& host, int count);
 

@@ -424,4 +424,17 @@ std::vector<HostSpec> read_hostfile(const std::string& path) {
   fail(path, 1, "expected a YAML map with 'hosts'");
 }
 
+const HostSpec* find_host(const std::vector<HostSpec>& hosts, const std::string& name) {
+  for (const auto& h : hosts)
+    if (h.name == name) return &h;
+  return nullptr;
+}
+
+HostSpec host_named(const std::vector<HostSpec>& hosts, const std::string& name) {
+  if (const HostSpec* h = find_host(hosts, name)) return *h;
+  HostSpec h;
+  h.name = h.address = name;
+  return h;
+}
+
 }  // namespace bspg::hosts

@@ -44,6 +44,11 @@ struct HostFileError : std::runtime_error {
 
 std::vector<HostSpec> read_hostfile(const std::string& path);
 
+// The entry named `name` (names are unique in a host file), or nullptr.
+const HostSpec* find_host(const std::vector<HostSpec>& hosts, const std::string& name);
+// That entry, or one that reaches `name` as the user's ssh configuration says (address = name).
+HostSpec host_named(const std::vector<HostSpec>& hosts, const std::string& name);
+
 // Most probes open at once by default. A probe that waits costs one socket and a few kB, and one
 // poll loop serves them all, so this many silent candidates take about one timeout; more than
 // this wait for a free slot. Fitted to the open-file limit (RLIMIT_NOFILE) when that is lower.

@@ -123,6 +123,22 @@ TEST(RslAllocation, HostNamesMayContainColons) {
             std::vector<rsl::Subjob>{subjob});
 }
 
+TEST(RslAllocation, PlacementIsTheHostsOrElseTheContact) {
+  rsl::Subjob single = make_subjob("n1", 3, 0);
+  const auto on_contact = rsl::placement(single);
+  ASSERT_EQ(on_contact.size(), 1u);
+  EXPECT_EQ(on_contact[0].host, "n1");
+  EXPECT_EQ(on_contact[0].count, 3);
+  rsl::Subjob site = make_subjob("site", 4, 0);
+  site.hosts = {rsl::hosts_entry("h1", 1), rsl::hosts_entry("h2", 3)};
+  const auto spread = rsl::placement(site);
+  ASSERT_EQ(spread.size(), 2u);
+  EXPECT_EQ(spread[1].host, "h2");
+  EXPECT_EQ(spread[1].count, 3);
+  site.hosts = {"h1"};
+  EXPECT_THROW(rsl::placement(site), std::invalid_argument);
+}
+
 TEST(RslAllocation, WriterRefusesWhatTheReaderWouldRefuse) {
   EXPECT_THROW(rsl::write_allocation({}), std::invalid_argument);
   rsl::Subjob good = make_subjob("n1", 2, 0);

@@ -470,6 +470,22 @@ TEST(HostFile, RefusesAFileBeyond16MiBBeforeReadingIt) {
             big + ": cannot read host file: it is 16777217 bytes, more than the 16 MiB allowed");
 }
 
+TEST(HostFile, HostsAreFoundByName) {
+  std::vector<HostSpec> hosts(2);
+  hosts[0].name = "emu1";
+  hosts[1].name = "emu2";
+  hosts[1].address = "127.0.55.2";
+  hosts[1].slots = 3;
+  ASSERT_NE(find_host(hosts, "emu2"), nullptr);
+  EXPECT_EQ(find_host(hosts, "emu2")->address, "127.0.55.2");
+  EXPECT_EQ(find_host(hosts, "emu3"), nullptr);
+  EXPECT_EQ(host_named(hosts, "emu2").slots, 3);
+  // A host the file does not list is reached by its name.
+  const HostSpec other = host_named(hosts, "emu3");
+  EXPECT_EQ(other.name, "emu3");
+  EXPECT_EQ(other.address, "emu3");
+}
+
 TEST(SshConfig, QuotesValuesAsOpenSshReadsThem) {
   TempDir dir;
   std::vector<HostSpec> hosts(1);
