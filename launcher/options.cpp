@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <functional>
 #include <map>
+#include <optional>
 
 #include "checkpoints.h"
 #include "untrusted.h"
@@ -15,38 +16,51 @@
 namespace bspg::launcher {
 namespace {
 
-int parse_positive_int(const std::string& text, const std::string& option,
-                       const char* what = "processes") {
-  errno = 0;
-  char* end = nullptr;
-  long value = std::strtol(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || errno == ERANGE || value <= 0 || value > 1000000)
-    throw UsageError(option + " needs a positive whole number of " + what + ", not '" + text + "'");
-  return static_cast<int>(value);
-}
-
-int parse_count(const std::string& text, const std::string& option, int most) {
+// The whole number that all of `text` spells, if it is within [lowest, highest].
+std::optional<long> whole_number(const std::string& text, long lowest, long highest) {
   errno = 0;
   char* end = nullptr;
   const long value = std::strtol(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || errno == ERANGE || value < 0 || value > most)
+  if (text.empty() || *end != '\0' || errno == ERANGE || value < lowest || value > highest)
+    return std::nullopt;
+  return value;
+}
+
+// The finite number above 0 that all of `text` spells, if it does.
+std::optional<double> positive_number(const std::string& text) {
+  errno = 0;
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(value) || value <= 0)
+    return std::nullopt;
+  return value;
+}
+
+int parse_positive_int(const std::string& text, const std::string& option,
+                       const char* what = "processes") {
+  const auto value = whole_number(text, 1, 1000000);
+  if (!value)
+    throw UsageError(option + " needs a positive whole number of " + what + ", not '" + text + "'");
+  return static_cast<int>(*value);
+}
+
+int parse_count(const std::string& text, const std::string& option, int most) {
+  const auto value = whole_number(text, 0, most);
+  if (!value)
     throw UsageError(option + " needs a whole number from 0 to " + std::to_string(most) +
                      ", not '" + text + "'");
-  return static_cast<int>(value);
+  return static_cast<int>(*value);
 }
 
 double parse_seconds(const std::string& text, const std::string& option, double most) {
-  errno = 0;
-  char* end = nullptr;
-  double value = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(value) || value <= 0)
-    throw UsageError(option + " needs a positive number of seconds, not '" + text + "'");
-  if (value > most) {
+  const auto value = positive_number(text);
+  if (!value) throw UsageError(option + " needs a positive number of seconds, not '" + text + "'");
+  if (*value > most) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%g", most);
     throw UsageError(option + " is at most " + buf + " seconds, not '" + text + "'");
   }
-  return value;
+  return *value;
 }
 
 // What --restarts, --resume, --migrate-load and --host-timeout need (after the other checks).
@@ -135,13 +149,10 @@ Options parse_options(int argc, char** argv) {
        }},
       {"--migrate-load",
        [&](auto& n, auto& v) {
-         errno = 0;
-         char* end = nullptr;
-         const double load = std::strtod(v.c_str(), &end);
-         if (v.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(load) || load <= 0 ||
-             load > 1e6)
+         const auto load = positive_number(v);
+         if (!load || *load > 1e6)
            throw UsageError(n + " needs a positive load average (e.g. 2.5), not '" + v + "'");
-         opt.migrate_load = load;
+         opt.migrate_load = *load;
        }},
   };
   const std::map<std::string, bool*> flags = {

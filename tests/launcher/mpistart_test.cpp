@@ -219,6 +219,25 @@ TEST(Options, Errors) {
             "-x needs NAME or NAME=VALUE with a valid variable name, not '1BAD'");
   EXPECT_EQ(message({"-p", "2", "./prog", "a", ":", "b"}),
             "the program argument ':' cannot be passed on (mpirun reads it as a separator)");
+  // The numbers of the restart options: whole, real, bounded.
+  const std::vector<std::string> grid = {"-p", "2", "--hostfile", "h.yaml"};
+  const auto with = [&](std::vector<std::string> extra) {
+    extra.insert(extra.begin(), grid.begin(), grid.end());
+    extra.push_back("./prog");
+    return message(extra);
+  };
+  EXPECT_EQ(with({"--restarts", "1001"}),
+            "--restarts needs a whole number from 0 to 1000, not '1001'");
+  EXPECT_EQ(with({"--restarts", "2.5"}),
+            "--restarts needs a whole number from 0 to 1000, not '2.5'");
+  EXPECT_EQ(with({"--host-timeout", "nan"}),
+            "--host-timeout needs a positive number of seconds, not 'nan'");
+  EXPECT_EQ(with({"--host-timeout", "1e9"}), "--host-timeout is at most 86400 seconds, not '1e9'");
+  EXPECT_EQ(with({"--migrate-load", "-1"}),
+            "--migrate-load needs a positive load average (e.g. 2.5), not '-1'");
+  EXPECT_EQ(with({"--migrate-load", "2e6"}),
+            "--migrate-load needs a positive load average (e.g. 2.5), not '2e6'");
+  EXPECT_EQ(with({"--fanout", "0"}), "--fanout needs a positive whole number of hosts, not '0'");
 }
 
 TEST(Options, HostfileFromEnvironment) {
