@@ -7,6 +7,7 @@
 #pragma once
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -86,13 +87,18 @@ class ShardHash {
 
 // Reads a whole shard file and checks it: "" and the header when whole, otherwise what is wrong.
 inline std::string check_shard_file(const std::string& path, ShardHeader& header) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Non-blocking, so that a FIFO put in a shard's place does not wait for a writer; only a
+  // regular file is read, as the descriptor says (not a name looked up a second time).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)
     return errno == ENOENT ? "missing" : std::string("cannot open: ") + std::strerror(errno);
   auto finish = [&](std::string why) {
     ::close(fd);
     return why;
   };
+  struct stat info {};
+  if (::fstat(fd, &info) != 0) return finish(std::string("cannot read: ") + std::strerror(errno));
+  if (!S_ISREG(info.st_mode)) return finish("not a regular file");
   ShardHash hash;
   std::vector<unsigned char> buffer(std::size_t{4} << 20);
   std::uint64_t total = 0;

@@ -394,9 +394,9 @@ class ProbeLoop {
           return;
         case Connection::Progress::kDone: {
           CommandResult& result = probing_.results[probe->index];
-          const detail::CommandOutput& output = probe->connection->output();
-          result.out = output.out;
-          result.err = output.err;
+          detail::CommandOutput output = probe->connection->take_output();
+          result.out = std::move(output.out);
+          result.err = std::move(output.err);
           result.exit_status = output.exit_status;
           return close_probe(probe, "");
         }

@@ -50,11 +50,10 @@ std::string copy_bytes(SftpHost& from, sftp_file in, std::uint64_t size, SftpHos
     // Each request read at its own offset: a short read before the end would leave a hole.
     if (static_cast<std::uint32_t>(got) < kChunk && copied + static_cast<std::uint64_t>(got) < size)
       return "short read from " + from_path;
-    for (int done = 0; done < got;) {
-      const ssize_t n = sftp_write(out, buffer.data() + done, static_cast<std::size_t>(got - done));
-      if (n <= 0) return "cannot write " + to_path + ": " + to.problem();
-      done += static_cast<int>(n);
-    }
+    if (std::string problem =
+            to.write_all(out, buffer.data(), static_cast<std::size_t>(got), to_path, kChunk);
+        !problem.empty())
+      return problem;
     copied += static_cast<std::uint64_t>(got);
   }
 }

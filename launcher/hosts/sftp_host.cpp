@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 
 namespace bspg::hosts::detail {
@@ -37,6 +38,16 @@ std::string SftpHost::problem() const {
 
 std::string SftpHost::absolute(const std::string& path) const {
   return !path.empty() && path[0] == '/' ? path : home_ + "/" + path;
+}
+
+std::string SftpHost::write_all(sftp_file file, const char* data, std::size_t size,
+                                const std::string& path, std::size_t piece) const {
+  for (std::size_t done = 0; done < size;) {
+    const ssize_t written = sftp_write(file, data + done, std::min(piece, size - done));
+    if (written <= 0) return "cannot write " + path + ": " + problem();
+    done += static_cast<std::size_t>(written);
+  }
+  return "";
 }
 
 std::string SftpHost::make_directories(const std::string& path) {

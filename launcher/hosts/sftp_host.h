@@ -32,6 +32,11 @@ class SftpHost {
   std::string problem() const;
   // `path` made absolute: a relative path starts at the home directory, as in ssh commands.
   std::string absolute(const std::string& path) const;
+  // Writes all `size` bytes at `data` to `file`, in writes of at most `piece` bytes (32 KiB, the
+  // packet size every SFTP server takes, unless the caller knows better). "" or "cannot write
+  // `path`: problem".
+  std::string write_all(sftp_file file, const char* data, std::size_t size, const std::string& path,
+                        std::size_t piece = 32 * 1024) const;
   // mkdir -p of an absolute directory; existing directories are fine. "" or the problem.
   std::string make_directories(const std::string& path);
   // A name next to `path` that no other writer uses ("<path>.part-<pid>-<n>").

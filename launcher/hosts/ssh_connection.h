@@ -8,6 +8,7 @@
 #include <chrono>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hosts.h"
@@ -75,7 +76,8 @@ class Connection {
   int fd() const;
   short events() const;
   const std::string& error() const { return error_; }      // after kFailed: one short reason
-  const CommandOutput& output() const { return output_; }  // after kDone with a command
+  // After kDone with a command: what it wrote and its status, handed over (once).
+  CommandOutput take_output() { return std::move(output_); }
 
   // Gives up before done: a command already started on the host is killed there (SSH signal
   // request; its stdin closes with the session too) and the session disconnects.

@@ -77,16 +77,10 @@ bool is_staged(sftp_session sftp, const std::string& path, size_t size) {
 std::string upload(SftpHost& host, const LocalFile& local, const std::string& path) {
   sftp_file file = sftp_open(host.sftp(), path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0700);
   if (file == nullptr) return "cannot create " + path + ": " + host.problem();
-  constexpr size_t kChunk = 32 * 1024;  // below SFTP's usual packet limit
-  for (size_t done = 0; done < local.bytes.size();) {
-    const size_t n = std::min(kChunk, local.bytes.size() - done);
-    const ssize_t written = sftp_write(file, local.bytes.data() + done, n);
-    if (written <= 0) {
-      std::string problem = "cannot write " + path + ": " + host.problem();
-      sftp_close(file);
-      return problem;
-    }
-    done += static_cast<size_t>(written);
+  if (std::string problem = host.write_all(file, local.bytes.data(), local.bytes.size(), path);
+      !problem.empty()) {
+    sftp_close(file);
+    return problem;
   }
   if (sftp_close(file) != SSH_NO_ERROR) return "cannot write " + path + ": " + host.problem();
   // The remote umask applies at creation; set the exec bits explicitly.
