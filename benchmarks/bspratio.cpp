@@ -102,13 +102,11 @@ const Case kWords = {"(b)", "words",
                      "single-word bsp_put vs pack + MPI_Alltoall + MPI_Alltoallv + unpack", 3.0};
 const Case kBlocks = {"(c)", "blocks", "one bsp_put per destination vs MPI_Alltoallv", 1.5};
 
-struct Row {
+struct Row : bench::Alternation {
+  Row(const Case* which_case, long h_words, const bench::Alternation& times)
+      : bench::Alternation(times), which(which_case), h(h_words) {}
   const Case* which;
   long h;
-  double bspg_us = 0, raw_us = 0;          // medians
-  double bspg_min_us = 0, raw_min_us = 0;  // fastest repetitions: the cost without noise
-  double ratio() const { return raw_us > 0 ? bspg_us / raw_us : 0; }
-  double min_ratio() const { return raw_min_us > 0 ? bspg_min_us / raw_min_us : 0; }
   bool pass() const { return ratio() <= which->target; }
 };
 
@@ -180,17 +178,6 @@ class Report {
   std::vector<Row> rows_;
 };
 
-// Both variants alternately (see bench::time_alternating); the figures land in row on process 0.
-template <typename Bspg, typename Raw>
-void time_alternating(long reps, Bspg bspg_once, Raw raw_once, Row& row) {
-  const bench::Alternation t =
-      bench::time_alternating(reps, kWarmupRepetitions, bspg_once, raw_once);
-  row.bspg_us = t.bspg_us;
-  row.raw_us = t.raw_us;
-  row.bspg_min_us = t.bspg_min_us;
-  row.raw_min_us = t.raw_min_us;
-}
-
 void verify(const char* variant, long h, const std::string& why) {
   if (why.empty()) return;
   bsp_abort("%s: %s, h = %ld: wrong data on process %d: %s\n", kProgram, variant, h, bsp_pid(),
@@ -222,9 +209,8 @@ void measure_sync(const Options& opt, Report& report) {
     for (int i = 0; i < kSyncsPerRepetition; ++i) MPI_Barrier(MPI_COMM_WORLD);
     return (bench::seconds_now() - start) / kSyncsPerRepetition;
   };
-  Row row{&kSync, 0};
-  time_alternating(opt.reps, bspg_once, raw_once, row);
-  report.add(row);
+  report.add(
+      Row(&kSync, 0, bench::time_alternating(opt.reps, kWarmupRepetitions, bspg_once, raw_once)));
 }
 
 template <typename Relation>
@@ -243,9 +229,8 @@ void measure_relation(const Options& opt, const Case& which, Report& report) {
       return time_exchange(
           relation, h, rep, [](Relation& r, long n) { r.exchange_raw(n); }, raw_name);
     };
-    Row row{&which, h};
-    time_alternating(opt.reps, bspg_once, raw_once, row);
-    report.add(row);
+    report.add(
+        Row(&which, h, bench::time_alternating(opt.reps, kWarmupRepetitions, bspg_once, raw_once)));
   }
   relation.release();
   bsp_sync();
