@@ -58,6 +58,16 @@ expect_count() {
   [ "$n" -eq "$3" ] || fail "expected $3 line(s) matching '$2' in $(basename "$1"), found $n"
 }
 expect_match() { grep -Eq -- "$2" "$1" || fail "no line matching '$2' in $(basename "$1")"; }
+# expect_refused STATUS REGEX ARGS...: bsprun ARGS refuses with that exit status and a line of
+# stderr matching REGEX, and no process of the job starts (no "rank"/"pid" line on stdout).
+expect_refused() {
+  local want=$1 pattern=$2
+  shift 2
+  run_bsprun "$@"
+  expect_status "$want"
+  expect_match "$err" "$pattern"
+  expect_count "$out" "^(rank|pid) " 0
+}
 
 start_hosts() { "$EMUHOSTS" start "$dir" "$@" >/dev/null || { echo "FAIL: emuhosts.sh start failed"; exit 1; }; }
 

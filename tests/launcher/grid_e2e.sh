@@ -45,9 +45,8 @@ too_few)
   # Two hosts with two slots each cannot take 5 processes: refuse, start nothing.
   start_hosts 0.1 0.1
   "$EMUHOSTS" down "$dir" 2 >/dev/null
-  run_bsprun -p 3 --hostfile hosts.yaml --rsl-out job.rsl "$WHERE"
-  expect_status 125
-  expect_match "$err" "not enough capacity: 3 processes requested, but the 1 reachable host of 2 have 2 slots \(emu1: 2\); 1 unreachable; nothing was started"
+  expect_refused 125 "not enough capacity: 3 processes requested, but the 1 reachable host of 2 have 2 slots \(emu1: 2\); 1 unreachable; nothing was started" \
+    -p 3 --hostfile hosts.yaml --rsl-out job.rsl "$WHERE"
   expect_match "$err" "^emu2 .*not used: "
   expect_count "$out" "^rank " 0
   [ ! -e job.rsl ] || fail "an allocation was written although nothing may start"
@@ -67,10 +66,7 @@ changed_key)
   expect_count "$out" "^rank [01] of 2 on emu2 " 2
   expect_count "$out" "on emu1 " 0
   # Needing emu1 as well: a clean refusal.
-  run_bsprun -p 4 --hostfile hosts.yaml "$WHERE"
-  expect_status 125
-  expect_match "$err" "not enough capacity"
-  expect_count "$out" "^rank " 0
+  expect_refused 125 "not enough capacity" -p 4 --hostfile hosts.yaml "$WHERE"
   ;;
 
 dry_run)
@@ -128,21 +124,15 @@ EOF
   expect_count "$out" "^rank 0 of 3 on emu2 subjob 0 of 2 sizes 1,2$" 1
   expect_count "$out" "^rank [12] of 3 on emu2 subjob 1 of 2 sizes 1,2$" 2
   # Beyond the slots the host file gives it: refused, naming both files' lines.
-  run_bsprun --rsl shared.rsl --hostfile hosts.yaml
-  expect_status 125
-  expect_match "$err" "^bsprun: shared\.rsl:2:[0-9]+: 3 processes on emu2, but the host file hosts\.yaml gives it 2 slots \(line [0-9]+\)$"
-  expect_count "$out" "^rank " 0
+  expect_refused 125 "^bsprun: shared\.rsl:2:[0-9]+: 3 processes on emu2, but the host file hosts\.yaml gives it 2 slots \(line [0-9]+\)$" \
+    --rsl shared.rsl --hostfile hosts.yaml
   # A host the host file does not know is refused before anything starts.
   sed 's/emu1/emu9/' job.rsl >bad.rsl
-  run_bsprun --rsl bad.rsl --hostfile hosts.yaml
-  expect_status 125
-  expect_match "$err" "host 'emu9' \(subjob 0\) is not in the host file"
-  expect_count "$out" "^rank " 0
+  expect_refused 125 "host 'emu9' \(subjob 0\) is not in the host file" \
+    --rsl bad.rsl --hostfile hosts.yaml
   # A syntax error names the file, line and column.
   printf '+\n( &(count=1)(executable=%s\n' "$WHERE" >broken.rsl
-  run_bsprun --rsl broken.rsl --hostfile hosts.yaml
-  expect_status 125
-  expect_match "$err" "broken\.rsl:[0-9]+:[0-9]+: "
+  expect_refused 125 "broken\.rsl:[0-9]+:[0-9]+: " --rsl broken.rsl --hostfile hosts.yaml
   ;;
 
 sites)
@@ -287,10 +277,8 @@ master_replay)
   expect_count "$out" "^PASS master_job$" 1
   # A slot list that does not start on the master's host is refused before anything starts.
   sed 's|"emu4/0,|"emu2/1,emu4/0,|; s|("BSPG_MASTER_PROCS" 3)|("BSPG_MASTER_PROCS" 4)|' master.rsl >bad.rsl
-  run_bsprun --rsl bad.rsl --hostfile hosts.yaml
-  expect_status 125
-  expect_match "$err" "^bsprun: the first of BSPG_MASTER_SLOTS is the master's own, on emu4, not on emu2"
-  expect_count "$out" "^pid " 0
+  expect_refused 125 "^bsprun: the first of BSPG_MASTER_SLOTS is the master's own, on emu4, not on emu2" \
+    --rsl bad.rsl --hostfile hosts.yaml
   ;;
 
 master_stop)
@@ -328,20 +316,16 @@ injection)
     hostile "$address"
     line=$(grep -n '^    address: ' evil.yaml | cut -d: -f1)
     grep -q 'address: "127[^"]*\\nProxyCommand\|address: -o' evil.yaml || fail "evil.yaml is not what this test means"
-    run_bsprun -p 1 --hostfile evil.yaml "$WHERE"
-    expect_status 125
-    expect_match "$err" "^bsprun: evil\.yaml:$line: invalid address "
-    run_bsprun --rsl job.rsl --hostfile evil.yaml
-    expect_status 125
-    expect_match "$err" "^bsprun: evil\.yaml:$line: invalid address "
-    expect_count "$out" "^rank " 0
+    expect_refused 125 "^bsprun: evil\.yaml:$line: invalid address " \
+      -p 1 --hostfile evil.yaml "$WHERE"
+    expect_refused 125 "^bsprun: evil\.yaml:$line: invalid address " \
+      --rsl job.rsl --hostfile evil.yaml
   done
   [ ! -e proxy-command-ran ] || fail "the ProxyCommand smuggled in through the host file ran"
   # A plain host file's "emu1:2" is blamed on its line, with the form it should have.
   printf 'emu1:2\n' >plain.txt
-  run_bsprun -p 1 --hostfile plain.txt "$WHERE"
-  expect_status 125
-  expect_match "$err" "^bsprun: plain\.txt:1: invalid host name 'emu1:2': .*write 'emu1 slots=2'"
+  expect_refused 125 "^bsprun: plain\.txt:1: invalid host name 'emu1:2': .*write 'emu1 slots=2'" \
+    -p 1 --hostfile plain.txt "$WHERE"
   ;;
 
 start_failures)

@@ -3,7 +3,8 @@
 # A test that starts its job itself sets pid, marker and out, and uses the rest.
 #   start_sleeping_job BSPRUN PROG   sets pid (bsprun), marker (on every rank's command line), out
 #   wait_for_ranks N                 fails unless N ranks printed their line within 20 s
-#   wait_for_exit WHAT               sets status; fails unless bsprun ended within 20 s
+#   wait_for_exit WHAT [SECONDS]     sets status; fails unless bsprun ended within SECONDS (20)
+#   expect_no_ranks_left [SECONDS]   fails if a process with the marker still runs (after SECONDS)
 
 # A BSPG_HOSTFILE in the caller's environment would send these jobs to that file's hosts.
 unset BSPG_HOSTFILE
@@ -18,7 +19,7 @@ start_sleeping_job() {
 
 cleanup_job() {
   # Only what this test started: bsprun's pid and the ranks carrying this run's marker.
-  kill -KILL "$pid" 2>/dev/null
+  [ -z "${pid:-}" ] || kill -KILL "$pid" 2>/dev/null
   for p in $(pgrep -f "$marker"); do kill -KILL "$p" 2>/dev/null; done
   rm -f "$out"
 }
@@ -37,17 +38,23 @@ wait_for_ranks() {
 }
 
 wait_for_exit() {
+  local seconds=${2:-20}
   status=
-  for _ in $(seq 1 200); do
+  for _ in $(seq 1 $((seconds * 10))); do
     if ! kill -0 "$pid" 2>/dev/null; then wait "$pid"; status=$?; break; fi
     sleep 0.1
   done
-  [ -n "$status" ] || fail "bsprun still running 20 s after $1"
+  [ -n "$status" ] || fail "bsprun still running $seconds s after $1"
+  pid=  # reaped: the number may be another process's from now on
 }
 
-# Fails if any process of the job is still running.
+# Fails if any process of the job is still running (SECONDS later at most; 0: now).
 expect_no_ranks_left() {
   local left
+  for _ in $(seq 1 $((${1:-0} * 10))); do
+    [ "$(pgrep -f "$marker" | wc -l)" -eq 0 ] && return
+    sleep 0.1
+  done
   left=$(pgrep -f "$marker" | wc -l)
   [ "$left" -eq 0 ] || fail "$left process(es) of the job still running after bsprun exited"
 }

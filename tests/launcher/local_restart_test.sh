@@ -4,11 +4,12 @@
 # (--restarts 1), and a job whose bsprun was stopped (SIGTERM) is finished with --resume; both
 # give the answer of an uninterrupted run, and nothing of the job is left running.
 set -u
-# A BSPG_HOSTFILE in the caller's environment would send these jobs to that file's hosts.
-unset BSPG_HOSTFILE
+# shellcheck source=job_helpers.sh
+. "$(dirname "$0")/job_helpers.sh"
 bsprun=$1 job=$2
 dir=$(mktemp -d /tmp/bspg-local-restart.XXXXXX)
 tag=local-restart-$$
+marker=$tag  # on every process's command line (job_helpers.sh)
 pid=
 cleanup() {
   [ -z "$pid" ] || kill -KILL "$pid" 2>/dev/null
@@ -17,24 +18,10 @@ cleanup() {
 }
 trap cleanup EXIT
 out=$dir/out
-fail() { echo "FAIL: $*"; echo "---- output:"; cat "$out"; exit 1; }
 expect() { grep -Eq -- "$1" "$out" || fail "no line matching '$1'"; }
 wait_for() {
   for _ in $(seq 1 600); do grep -Eq -- "$1" "$out" && return; sleep 0.1; done
   fail "no line matching '$1' within 60 s"
-}
-wait_exit() {
-  status=
-  for _ in $(seq 1 1200); do
-    if ! kill -0 "$pid" 2>/dev/null; then wait "$pid"; status=$?; break; fi
-    sleep 0.1
-  done
-  [ -n "$status" ] || fail "bsprun still running after 120 s"
-  pid=
-}
-nothing_left() {
-  for _ in $(seq 1 50); do [ "$(pgrep -f "$tag" | wc -l)" -eq 0 ] && return; sleep 0.1; done
-  fail "processes of the job still running: $(pgrep -af "$tag")"
 }
 args=(30 3 --ms 100 "$tag")
 want=$("$bsprun" -p 3 --checkpoint-dir "$dir/reference" "$job" 30 3 2>&1 | grep '^RESULT')
@@ -50,14 +37,14 @@ wait_for "^checkpoint 2 at step"
 victim=$(pgrep -f "^$job ${args[*]}" | tail -n 1)
 [ -n "$victim" ] || fail "no process of the job found"
 kill -KILL "$victim"
-wait_exit
+wait_for_exit "the step before" 120
 [ "$status" -eq 0 ] || fail "exit $status after a restart, not 0"
 expect "^bsprun: lost process [0-2] on [^ ]+: killed by signal 9 \(Killed\), said mpirun$"
 expect "^bsprun: restart 1 of 1: from checkpoint [0-9]+ on this machine$"
 expect "^resumed from checkpoint [0-9]+ at step "
 [ "$(grep '^RESULT' "$out")" = "$want" ] || fail "answer $(grep '^RESULT' "$out"), not $want"
 if grep -Eq "exited on signal|^-----" "$out"; then fail "Open MPI's notice of the lost process was shown"; fi
-nothing_left
+expect_no_ranks_left 5
 echo "ok: restarted after a lost process"
 
 # bsprun stopped by SIGTERM, then --resume.
@@ -65,14 +52,14 @@ echo "ok: restarted after a lost process"
 pid=$!
 wait_for "^checkpoint 2 at step"
 kill -TERM "$pid"
-wait_exit
+wait_for_exit "the step before" 120
 [ "$status" -eq 143 ] || fail "exit $status after SIGTERM, not 143"
 expect "^bsprun: to continue the job from its last checkpoint: bsprun --resume --checkpoint-dir $dir/b -p 3 $job ${args[*]}$"
-nothing_left
+expect_no_ranks_left 5
 "$bsprun" --resume --checkpoint-dir "$dir/b" -p 3 "$job" "${args[@]}" >"$out" 2>&1 || fail "the resumed job failed"
 expect "^bsprun: resuming job [^ ]+: from checkpoint [0-9]+ on this machine$"
 [ "$(grep '^RESULT' "$out")" = "$want" ] || fail "answer $(grep '^RESULT' "$out"), not $want"
-nothing_left
+expect_no_ranks_left 5
 echo "ok: resumed after SIGTERM"
 
 # A job run without checkpoint options says nothing about checkpoints at its start. Stopped, it
@@ -84,21 +71,21 @@ pid=$!
 wait_for "^pid 0 of 3"
 sleep 0.5
 kill -TERM "$pid"
-wait_exit
+wait_for_exit "the step before" 120
 [ "$status" -eq 143 ] || fail "exit $status after SIGTERM, not 143"
 if grep -q "checkpoint" "$out"; then fail "a job that wrote no checkpoint was told about checkpoints"; fi
-nothing_left
+expect_no_ranks_left 5
 "$bsprun" -p 3 "$job" "${args[@]}" >"$out" 2>&1 &
 pid=$!
 wait_for "^checkpoint 2 at step"
 kill -TERM "$pid"
-wait_exit
+wait_for_exit "the step before" 120
 if grep -q "^bsprun: job " "$out"; then fail "a job without checkpoint options announced its job id"; fi
 expect "^bsprun: the job's checkpoints are in ~/\.cache/bspg/checkpoints/[0-9a-f-]+; to continue it: bsprun --resume --job-id [0-9a-f-]+ -p 3 $job ${args[*]}$"
 id=$(sed -n 's/^bsprun: the job.s checkpoints are in ~\/\.cache\/bspg\/checkpoints\/\([0-9a-f-]*\);.*/\1/p' "$out")
-nothing_left
+expect_no_ranks_left 5
 "$bsprun" --resume --job-id "$id" -p 3 "$job" "${args[@]}" >"$out" 2>&1 || fail "the resumed job failed"
 [ "$(grep '^RESULT' "$out")" = "$want" ] || fail "answer $(grep '^RESULT' "$out"), not $want"
 [ ! -e "$HOME/.cache/bspg/checkpoints/$id" ] || fail "the job ended well, and its default checkpoint directory is still there"
-nothing_left
+expect_no_ranks_left 5
 echo "ok: a job without checkpoint options"

@@ -170,13 +170,10 @@ resume)
   expect_match "$err" "^bsprun: to continue the job from its last checkpoint: bsprun --resume --job-id $id -p 4 --hostfile hosts\.yaml $CKPT_JOB $steps $every --ms 100 $tag$"
   expect_nothing_left 2
   # Another process count, and a job that never ran, are refused before anything starts.
-  run_bsprun --resume --job-id "$id" -p 3 --hostfile hosts.yaml "${job[@]}"
-  expect_status 2
-  expect_match "$err" "^bsprun: the checkpoints in ~/\.cache/bspg/checkpoints/$id are of another job size \(checkpoint [0-9]+ of 4 processes\); this run has -p 3$"
-  expect_count "$out" "^pid " 0
-  run_bsprun --resume --job-id no-such-job -p 4 --hostfile hosts.yaml "${job[@]}"
-  expect_status 125
-  expect_match "$err" "^bsprun: nothing to resume: no reachable host holds a checkpoint of this job in ~/\.cache/bspg/checkpoints/no-such-job$"
+  expect_refused 2 "^bsprun: the checkpoints in ~/\.cache/bspg/checkpoints/$id are of another job size \(checkpoint [0-9]+ of 4 processes\); this run has -p 3$" \
+    --resume --job-id "$id" -p 3 --hostfile hosts.yaml "${job[@]}"
+  expect_refused 125 "^bsprun: nothing to resume: no reachable host holds a checkpoint of this job in ~/\.cache/bspg/checkpoints/no-such-job$" \
+    --resume --job-id no-such-job -p 4 --hostfile hosts.yaml "${job[@]}"
   # Process 0's shard (on emu1) is damaged: its copy, on emu2, is brought over.
   newest=$(ssh -F ssh_config emu1 "ls ~/.cache/bspg/checkpoints/$id" | sed -n 's/^c\([0-9]*\)$/\1/p' | sort -n | tail -n 1)
   [ -n "$newest" ] || fail "no checkpoint on emu1"
