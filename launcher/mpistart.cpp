@@ -92,11 +92,11 @@ std::vector<std::string> host_lists(const std::vector<rsl::Subjob>& subjobs) {
   return lists;
 }
 
-}  // namespace
-
-std::vector<std::string> grid_mpirun_argv(const MpiSettings& settings,
-                                          const std::vector<rsl::Subjob>& subjobs,
-                                          const std::string& ssh_config) {
+// The mpirun command line of the subjobs, the k-th placed by host_lists[k] (an -host value).
+std::vector<std::string> subjobs_argv(const MpiSettings& settings,
+                                      const std::vector<rsl::Subjob>& subjobs,
+                                      const std::vector<std::string>& lists,
+                                      const std::string& ssh_config) {
   std::vector<std::string> argv;
   add_common_options(argv, settings);
   if (!ssh_config.empty())
@@ -113,7 +113,6 @@ std::vector<std::string> grid_mpirun_argv(const MpiSettings& settings,
   for (const auto& kv : settings.environment)
     if (kv.first.rfind("OMPI_MCA_", 0) == 0) mca_env.push_back(kv.first);
 
-  std::vector<std::string> lists = host_lists(subjobs);
   for (size_t k = 0; k < subjobs.size(); ++k) {
     const auto& sj = subjobs[k];
     if (k > 0) argv.push_back(":");
@@ -136,6 +135,14 @@ std::vector<std::string> grid_mpirun_argv(const MpiSettings& settings,
     argv.insert(argv.end(), sj.arguments.begin(), sj.arguments.end());
   }
   return argv;
+}
+
+}  // namespace
+
+std::vector<std::string> grid_mpirun_argv(const MpiSettings& settings,
+                                          const std::vector<rsl::Subjob>& subjobs,
+                                          const std::string& ssh_config) {
+  return subjobs_argv(settings, subjobs, host_lists(subjobs), ssh_config);
 }
 
 std::vector<std::pair<std::string, std::string>> master_environment(
@@ -210,19 +217,13 @@ std::vector<rsl::HostSlots> master_slot_hosts(const rsl::Subjob& subjob) {
 std::vector<std::string> master_grid_mpirun_argv(const MpiSettings& settings,
                                                  const rsl::Subjob& master,
                                                  const std::string& ssh_config) {
-  std::vector<rsl::HostSlots> hosts = master_slot_hosts(master);
-  std::vector<std::string> argv = grid_mpirun_argv(settings, {master}, ssh_config);
-  if (hosts.empty()) return argv;
+  // The master's -host names every slot, so that MPI_Comm_spawn may place processes there.
+  const std::vector<rsl::HostSlots> hosts = master_slot_hosts(master);
+  if (hosts.empty()) return grid_mpirun_argv(settings, {master}, ssh_config);
   std::string list;
   for (const auto& h : hosts)
     list += (list.empty() ? "" : ",") + h.host + ":" + std::to_string(h.count);
-  // The app context starts "-np 1 -host HOST:1"; options before it may hold anything.
-  for (size_t i = 0; i + 3 < argv.size(); ++i)
-    if (argv[i] == "-np" && argv[i + 1] == "1" && argv[i + 2] == "-host") {
-      argv[i + 3] = list;
-      break;
-    }
-  return argv;
+  return subjobs_argv(settings, {master}, {list}, ssh_config);
 }
 
 std::map<std::string, std::string> current_environment() {
