@@ -24,6 +24,7 @@
 #include "hosts.h"
 #include "probe_answer.h"
 #include "ssh_connection.h"
+#include "untrusted.h"
 
 namespace bspg::hosts {
 
@@ -274,7 +275,7 @@ ProbeResult probe_result(const ProbeOptions& opt, CommandResult&& run) {
     return result;
   }
   const auto first_line = [](const std::string& text) {
-    return detail::printable(text.substr(0, text.find('\n')));
+    return untrusted::excerpt(text.substr(0, text.find('\n')), 200);
   };
   if (run.exit_status != 0 && run.exit_status != -1) {
     result.error = "command failed (exit " + std::to_string(run.exit_status) +

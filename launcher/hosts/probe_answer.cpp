@@ -1,10 +1,13 @@
 // The probe's remote command and the checks on what a host answers.
 #include "probe_answer.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
+
+#include "untrusted.h"
 
 namespace bspg::hosts::detail {
 namespace {
@@ -20,7 +23,7 @@ bool parse_number(const std::string& token, Number& value) {
   return error == std::errc() && stop == end;
 }
 
-std::string quoted(const std::string& value) { return "'" + printable(value, 40) + "'"; }
+std::string quoted(const std::string& value) { return "'" + untrusted::excerpt(value, 40) + "'"; }
 
 std::string read_loads(const std::string& line, ProbeResult& result) {
   std::istringstream words(line);
@@ -67,7 +70,10 @@ std::string read_hostname(const std::string& rest, ProbeResult& result) {
   std::istringstream words(rest);
   std::string name;
   if (!(words >> name)) return "no host name (uname -n) on the host";
-  if (name.size() > kMaxHostName || printable(name, name.size()) != name)
+  const bool plain = std::all_of(name.begin(), name.end(), [](unsigned char c) {
+    return c > 0x20 && c < 0x7f;  // what uname -n gives: visible ASCII
+  });
+  if (name.size() > kMaxHostName || !plain)
     return "impossible host name " + quoted(name) + " (uname -n)";
   result.hostname = name;
   return "";
@@ -88,21 +94,6 @@ std::string read_program(const std::string& rest, ProbeResult& result) {
 }
 
 }  // namespace
-
-std::string printable(const std::string& text, size_t most) {
-  std::string out;
-  for (unsigned char c : text) {
-    if (out.size() >= most) return out + "...";
-    if (c >= 0x20 && c < 0x7f) {
-      out += static_cast<char>(c);
-    } else {
-      char escape[8];
-      std::snprintf(escape, sizeof escape, "\\x%02x", c);
-      out += escape;
-    }
-  }
-  return out;
-}
 
 }  // namespace bspg::hosts::detail
 
@@ -203,7 +194,7 @@ std::string read_probe_answer(const std::string& output, bool program_checked,
   }
   if (!begun) {
     std::string first = output.substr(0, output.find('\n'));
-    return "unexpected answer: " + printable(first);
+    return "unexpected answer: " + untrusted::excerpt(first, 200);
   }
   if (!have_load) return "no load average (/proc/loadavg) on the host";
   if (!have_cores) return "no core count (bspg-hostinfo, nproc) on the host";

@@ -31,7 +31,4 @@ std::string probe_command(const ProbeOptions& opt);
 // Returns "" or the problem, e.g. "impossible load average '-100' in /proc/loadavg".
 std::string read_probe_answer(const std::string& output, bool program_checked, ProbeResult& result);
 
-// `text` with control characters and non-ASCII bytes as \xNN, cut to `most` characters ("...").
-std::string printable(const std::string& text, size_t most = 200);
-
 }  // namespace bspg::hosts::detail

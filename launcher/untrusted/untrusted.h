@@ -14,7 +14,7 @@
 namespace bspg::untrusted {
 
 // The text as one inert line for a terminal: control characters (C0, DEL, C1) and bytes that are
-// not UTF-8 become escapes such as \n, \t, \e and \x9b; backslashes stay as they are.
+// not UTF-8 become escapes such as \n, \t, \x1b and \x9b; backslashes stay as they are.
 std::string printable(std::string_view text);
 
 // printable() of at most the first max_bytes of text, with "..." when it was cut.

@@ -85,12 +85,18 @@ TEST(ProbeAnswer, HostNamesMustBePrintableAndShort) {
             "impossible host name '" + std::string(40, 'a') + "...' (uname -n)");
   EXPECT_EQ(problem("hostname", "hostname " + std::string(64, 'a')), "");
   EXPECT_EQ(problem("hostname", "hostname"), "no host name (uname -n) on the host");
+  // Visible ASCII only: a name in UTF-8 is shown as it is, and refused.
+  EXPECT_EQ(problem("hostname", "hostname h\xc3\xb6st"),
+            "impossible host name 'h\xc3\xb6st' (uname -n)");
 }
 
 TEST(ProbeAnswer, IncompleteOrForeignAnswersAreRefused) {
   ProbeResult result;
   EXPECT_EQ(detail::read_probe_answer("Welcome!\x1b[2J\nno marker here\n", false, result),
             "unexpected answer: Welcome!\\x1b[2J");
+  // A banner in UTF-8 is shown as the host wrote it; a stray byte is escaped.
+  EXPECT_EQ(detail::read_probe_answer("Gr\xc3\xbc\xc3\x9f dich \xff\n", false, result),
+            "unexpected answer: Gr\xc3\xbc\xc3\x9f dich \\xff");
   EXPECT_EQ(problem("end", ""), "answer cut short (no end marker)");
   EXPECT_EQ(problem("cores", "temperature 80"), "unexpected line 'temperature 80'");
   EXPECT_EQ(problem("program", "", true), "no answer about the program");
