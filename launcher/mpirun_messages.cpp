@@ -211,7 +211,7 @@ std::string MpirunStderr::end_block() {
 // True when the block is one of Open MPI's start-up messages (then it is not passed on).
 bool MpirunStderr::recognise(const std::string& text, const std::vector<std::string>& lines) {
   const auto set = [&](int status, const std::string& host, const std::string& message) {
-    if (failure_.exit_status == 0) failure_ = StartFailure{status, host, message};
+    if (failure_.exit_status == 0) failure_ = StartFailure{status, host, message, false, ""};
     return true;
   };
   if (contains(text, "could not access or execute an executable")) {
@@ -258,6 +258,7 @@ bool MpirunStderr::recognise(const std::string& text, const std::vector<std::str
     // A daemon that did not start is a host's failure (unreachable, or cut off as it started),
     // whether or not ssh said which.
     failure_.host_lost = failure_.host == host;
+    if (failure_.host_lost) failure_.cause = reason;
     if (quiet_losses_ && failure_.host_lost) reported_ = true;  // bsprun says it when it restarts
     return true;
   }

@@ -25,6 +25,9 @@ struct StartFailure {
   // A host, not the program, failed: mpirun lost contact with it while the job ran, or could
   // not start its daemon there (ssh could not reach it). `host` is "" when mpirun does not say.
   bool host_lost = false;
+  // When host_lost because a daemon did not start: why, without where (ssh's words, or that
+  // mpirun gives no reason), for naming the host once bsprun has found it.
+  std::string cause;
 };
 
 // A process of the job that died of a signal ("mpirun noticed that process rank R with PID P

@@ -333,7 +333,8 @@ int run_restartable(const Options& opt, JobPlace& place) {
     }
     // mpirun may not say which host failed (a daemon that did not start, and ssh said nothing
     // bsprun could place): the hosts that do not answer when the job is stopped are the ones.
-    const bool host_unnamed = ending.host.empty() && ending.what.rfind("a host: ", 0) == 0;
+    const bool host_unnamed =
+        ending.host.empty() && result.lost.empty() && result.start_failure.host_lost;
     // The watch said it when it noticed.
     if (result.lost.empty() && !host_unnamed) say("lost " + ending.what);
     const auto sweep_began = Clock::now();
@@ -347,12 +348,8 @@ int run_restartable(const Options& opt, JobPlace& place) {
       gone = silent;
       std::string names;
       for (const auto& h : gone) names += (names.empty() ? "" : " ") + h;
-      std::string why = ending.what.substr(8);
-      const std::string everywhere = "could not start the job on every host: ";
-      if (why.rfind(everywhere, 0) == 0)
-        why = "could not start the job there: " + why.substr(everywhere.size());
-      ending.what = names + ": " + why + "; " + (gone.size() == 1 ? "it does" : "they do") +
-                    " not answer ssh";
+      ending.what = names + ": could not start the job there: " + result.start_failure.cause +
+                    "; " + (gone.size() == 1 ? "it does" : "they do") + " not answer ssh";
     }
     if (host_unnamed) say("lost " + ending.what);
     for (const auto& host : gone) {

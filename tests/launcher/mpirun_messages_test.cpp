@@ -134,6 +134,7 @@ TEST(MpirunMessages, ConnectionBrokenWhileStartingNamesTheHost) {
         << ssh_line;
     EXPECT_EQ(filter.failure().host, "emu2") << ssh_line;
     EXPECT_TRUE(filter.failure().host_lost) << ssh_line;
+    EXPECT_EQ(filter.failure().cause, ssh_line) << ssh_line;
   }
   // The same words at the end of a run that went well are passed on.
   MpirunStderr after;
@@ -228,6 +229,8 @@ TEST(MpirunMessages, ALostHostIsTheHostsFailureAndQuietWhenRestartsMaySayIt) {
   through(unnamed, kDaemonsDidNotStart);
   EXPECT_TRUE(unnamed.failure().host_lost);
   EXPECT_EQ(unnamed.failure().host, "");
+  EXPECT_EQ(unnamed.failure().cause,
+            "ssh: connect to host 127.0.183.2 port 22: Connection refused");
   // A program that is missing is no host's failure.
   MpirunStderr missing;
   through(missing, kNotAccessible);

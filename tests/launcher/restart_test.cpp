@@ -37,7 +37,7 @@ TEST(Restart, TheProgramsOwnFailuresAreNotRestarted) {
   EXPECT_EQ(classify(killed(1, SIGFPE, "Floating point exception"), "", "").kind,
             Ending::kProgramFailed);
   RunResult missing = exited(127);
-  missing.start_failure = {127, "emu2", "emu2: program /x not found there", false};
+  missing.start_failure = {127, "emu2", "emu2: program /x not found there", false, ""};
   EXPECT_EQ(classify(missing, "", "").kind, Ending::kProgramFailed);
   // A program that exits 75 by itself did not stop after a checkpoint.
   EXPECT_EQ(classify(exited(75), "", "").kind, Ending::kProgramFailed);
@@ -51,7 +51,7 @@ TEST(Restart, LostProcessesAndHostsAreRestarted) {
   EXPECT_EQ(classify(killed(3, SIGTERM, "Terminated"), "", "").kind, Ending::kLost);
 
   RunResult contact = exited(125);
-  contact.start_failure = {125, "emu2", "lost contact with emu2 while the job ran ...", true};
+  contact.start_failure = {125, "emu2", "lost contact with emu2 while the job ran ...", true, ""};
   const RunEnding host = classify(contact, "", "");
   EXPECT_EQ(host.kind, Ending::kLost);
   EXPECT_EQ(host.host, "emu2");
@@ -59,7 +59,8 @@ TEST(Restart, LostProcessesAndHostsAreRestarted) {
             "emu2: mpirun lost contact with it while the job ran (the host or its network failed)");
 
   RunResult unreachable = exited(125);
-  unreachable.start_failure = {125, "", "could not start the job on every host: ssh: ...", true};
+  unreachable.start_failure = {125, "", "could not start the job on every host: ssh: ...", true,
+                               "ssh: ..."};
   EXPECT_EQ(classify(unreachable, "", "").what,
             "a host: could not start the job on every host: ssh: ...");
 
@@ -133,8 +134,9 @@ TEST(Restart, AnUnnamedHostThatFailedToStartIsFoundByWhoDoesNotAnswer) {
   opt.checkpoint_dir = "/nonexistent/ckpt";
   ScriptedPlace place;
   RunResult failed = exited(125);
-  failed.start_failure = {
-      125, "", "could not start the job on every host: Open MPI's daemon did not start", true};
+  failed.start_failure = {125, "",
+                          "could not start the job on every host: Open MPI's daemon did not start",
+                          true, "Open MPI's daemon did not start"};
   place.runs = {failed, exited(0)};
   place.silent = {"emu3"};
   testing::internal::CaptureStderr();
