@@ -222,4 +222,10 @@ void RemoteStop::finish() {
   while (!poll()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
 }
 
+std::string not_stopped_line(const std::vector<std::string>& unreachable) {
+  std::string hosts;
+  for (const auto& h : unreachable) hosts += (hosts.empty() ? "" : ", ") + h;
+  return "could not reach " + hosts + " to stop the job there; its processes there may still run";
+}
+
 }  // namespace bspg::launcher

@@ -38,6 +38,10 @@ std::string remote_stop_script(const std::string& marker);
 
 // The ssh commands of one stop, at most kParallel at a time, each bounded by timeout_s to
 // connect and a few seconds more to finish.
+// bsprun's line about the hosts in `unreachable` ("host (why)", as RemoteStop::unreachable()
+// gives them): "could not reach ... to stop the job there; its processes there may still run".
+std::string not_stopped_line(const std::vector<std::string>& unreachable);
+
 class RemoteStop {
  public:
   RemoteStop(const RemoteJob& job, double timeout_s);

@@ -546,8 +546,7 @@ class GridPlace : public JobPlace {
     RemoteStop stop(remote_, 5);
     stop.start();
     stop.finish();
-    for (const auto& h : stop.unreachable())
-      say("could not reach " + h + " to stop the job there; its processes there may still run");
+    if (!stop.unreachable().empty()) say(not_stopped_line(stop.unreachable()));
     return stop.silent();
   }
 

@@ -432,12 +432,8 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
               "bsprun: " + std::to_string(result.leftovers_unkillable) +
                   " process(es) of the job on this machine did not end even after SIGKILL\n");
   }
-  if (!result.not_stopped.empty()) {
-    std::string hosts;
-    for (const auto& h : result.not_stopped) hosts += (hosts.empty() ? "" : ", ") + h;
-    write_all(STDERR_FILENO, "bsprun: could not reach " + hosts +
-                                 " to stop the job there; its processes there may still run\n");
-  }
+  if (!result.not_stopped.empty())
+    write_all(STDERR_FILENO, "bsprun: " + not_stopped_line(result.not_stopped) + "\n");
   return result;
 }
 

@@ -73,3 +73,9 @@ TEST(RemoteStop, ScriptEndsTheJobsProcessesEvenFrozenOnesAndNothingElse) {
   kill(other_job, SIGKILL);
   waitpid(other_job, &status, 0);
 }
+
+TEST(RemoteStop, HostsNotStoppedAreNamedInOneLine) {
+  EXPECT_EQ(not_stopped_line({"emu2 (Connection refused)", "emu3 (no answer within 10 s)"}),
+            "could not reach emu2 (Connection refused), emu3 (no answer within 10 s) to stop the "
+            "job there; its processes there may still run");
+}
