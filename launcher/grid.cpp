@@ -214,12 +214,10 @@ int replay(const Options& opt, const MpiSettings& settings) {
   long long total = 0;
   for (const auto& sj : subjobs) total += sj.count;
   if (is_master(subjobs))
-    std::cerr << "bsprun: running " << untrusted::printable(opt.rsl_in)
-              << ": the master, in master mode\n";
+    say("running " + opt.rsl_in + ": the master, in master mode");
   else
-    std::cerr << "bsprun: running " << untrusted::printable(opt.rsl_in) << ": " << total
-              << " processes in " << subjobs.size() << " subjob" << (subjobs.size() == 1 ? "" : "s")
-              << "\n";
+    say("running " + opt.rsl_in + ": " + std::to_string(total) + " processes in " +
+        std::to_string(subjobs.size()) + " subjob" + (subjobs.size() == 1 ? "" : "s"));
   try {
     return start_job(opt, subjobs, used, settings);
   } catch (const std::exception& e) {
@@ -243,8 +241,7 @@ bool stage_everywhere(const Allocation& allocation, const std::string& program,
   for (auto& [name, job] : jobs) {
     hosts::StageResult r = job.get();
     if (!r.ok) {
-      std::cerr << "bsprun: staging " << program << " to " << name
-                << " failed: " << untrusted::printable(r.error) << "\n";
+      say("staging " + program + " to " + name + " failed: " + r.error);
       all_ok = false;
       continue;
     }
@@ -269,9 +266,9 @@ rsl::Subjob master_subjob(const Allocation& allocation, const std::vector<rsl::S
   }
   std::string order;
   for (const auto& slot : slots) order += " " + slot.host;
-  std::cerr << "bsprun: master mode: the master starts on " << slots.front().host
-            << "; bsp_begin(P) places the "
-            << "processes on the first P of these " << slots.size() << " slots:" << order << "\n";
+  say("master mode: the master starts on " + slots.front().host +
+      "; bsp_begin(P) places the processes on the first P of these " +
+      std::to_string(slots.size()) + " slots:" + order);
   rsl::Subjob master = subjobs.front();
   master.contact = slots.front().host;
   master.count = 1;
@@ -382,7 +379,7 @@ int plan_grid(const GridJob& job, const std::map<std::string, std::string>& left
   return 0;
 }
 
-int write_allocation(const Options& opt, const std::vector<rsl::Subjob>& subjobs, bool say) {
+int write_allocation(const Options& opt, const std::vector<rsl::Subjob>& subjobs, bool announce) {
   // What bsprun writes it must be able to run again with --rsl: the same checks.
   std::string rsl_text;
   try {
@@ -395,7 +392,7 @@ int write_allocation(const Options& opt, const std::vector<rsl::Subjob>& subjobs
     if (opt.dry_run) {
       if (!opt.rsl_out.empty()) {
         write_file(opt.rsl_out, rsl_text);
-        std::cerr << "bsprun: allocation written to " << opt.rsl_out << "\n";
+        say("allocation written to " + opt.rsl_out);
       }
       std::cout << rsl_text;
       return 0;
@@ -404,9 +401,9 @@ int write_allocation(const Options& opt, const std::vector<rsl::Subjob>& subjobs
                                ? temp_dir() + "/bspg-" + std::to_string(getpid()) + ".rsl"
                                : opt.rsl_out;
     write_file(rsl_path, rsl_text);
-    if (say)
-      std::cerr << "bsprun: allocation written to " << rsl_path << " (run it again: bsprun --rsl "
-                << rsl_path << " --hostfile " << opt.hostfile << ")\n";
+    if (announce)
+      say("allocation written to " + rsl_path + " (run it again: bsprun --rsl " + rsl_path +
+          " --hostfile " + opt.hostfile + ")");
   } catch (const std::exception& e) {
     return fail(kExitLaunchFailed, e.what());
   }

@@ -45,8 +45,8 @@ int plan_grid(const GridJob& job, const std::map<std::string, std::string>& left
               bool show_table, GridPlan& plan);
 
 // Checks the subjobs as an RSL file would be checked and writes them to opt.rsl_out (default
-// bspg-PID.rsl in TMPDIR), saying so when `say`. 0 or bsprun's exit status.
-int write_allocation(const Options& opt, const std::vector<rsl::Subjob>& subjobs, bool say);
+// bspg-PID.rsl in TMPDIR), saying so when `announce`. 0 or bsprun's exit status.
+int write_allocation(const Options& opt, const std::vector<rsl::Subjob>& subjobs, bool announce);
 
 // How to reach the processes of a job started with these subjobs (a new marker for them).
 RemoteJob remote_job(const std::vector<rsl::Subjob>& subjobs,
