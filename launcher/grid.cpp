@@ -23,7 +23,6 @@
 #include "rsl.h"
 #include "say.h"
 #include "subjob_checks.h"
-#include "untrusted.h"
 
 namespace bspg::launcher {
 namespace {
