@@ -88,22 +88,27 @@ std::string local_path(const std::string& dir) {
 std::string survey_script(const std::string& dir, const std::string& hostinfo, bool remove_stop) {
   // Only names of the contract's form are reported (c<digits>/kind-<digits>), so a file name on
   // the host cannot add lines; marker text is cut to its letters, digits and spaces.
+  const std::string begin = std::string("echo ") + kSurveyBegin + "; ";
+  const std::string end = std::string("echo ") + kSurveyEnd;
   return set_directory(dir) + hosts::shell_assignment("h", hostinfo) +
-         "if [ ! -x \"$h\" ]; then h=$(command -v bspg-hostinfo 2>/dev/null); fi; "
-         "echo " +
-         kSurveyBegin + "; " + (remove_stop ? "rm -f \"$d/stop\"; " : "") +
+         "if [ ! -x \"$h\" ]; then h=$(command -v bspg-hostinfo 2>/dev/null); fi; " + begin +
+         (remove_stop ? "rm -f \"$d/stop\"; " : "") +
+         // Each checkpoint directory c<N>...
          "if cd \"$d\" 2>/dev/null; then for c in c[0-9]*; do n=${c#c}; "
          "case $n in *[!0-9]*) continue;; esac; [ -d \"$c\" ] || continue; "
-         "for f in \"$c\"/complete-*; do p=${f##*/complete-}; case $p in \"\"|*[!0-9]*) continue;; "
-         "esac; "
-         "[ -f \"$f\" ] && echo \"complete $n $p $(head -c 100 \"$f\" | head -n 1 | tr -cd "
-         "\"a-z0-9 \")\"; done; "
+         // ... its complete markers ...
+         "for f in \"$c\"/complete-*; do p=${f##*/complete-}; "
+         "case $p in \"\"|*[!0-9]*) continue;; esac; "
+         "[ -f \"$f\" ] && "
+         "echo \"complete $n $p $(head -c 100 \"$f\" | head -n 1 | tr -cd \"a-z0-9 \")\"; "
+         "done; "
+         // ... and its shards and copies, each checked where it lies.
          "for f in \"$c\"/shard-* \"$c\"/copy-*; do b=${f##*/}; k=${b%%-*}; p=${b#*-}; "
          "case $p in \"\"|*[!0-9]*) continue;; esac; [ -f \"$f\" ] || continue; "
-         "if [ -n \"$h\" ]; then v=$(\"$h\" --check-shard \"$f\" 2>/dev/null); s=$?; else v=; s=-; "
-         "fi; "
-         "echo \"file $n $k $p $s $v\"; done; done; fi; echo " +
-         kSurveyEnd;
+         "if [ -n \"$h\" ]; then v=$(\"$h\" --check-shard \"$f\" 2>/dev/null); s=$?; "
+         "else v=; s=-; fi; "
+         "echo \"file $n $k $p $s $v\"; done; done; fi; " +
+         end;
 }
 
 std::string stop_file_script(const std::string& dir) {
