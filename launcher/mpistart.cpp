@@ -51,12 +51,9 @@ std::vector<std::string> local_mpirun_argv(const MpiSettings& settings, int npro
   return argv;
 }
 
-std::string host_list(const rsl::Subjob& subjob) {
+std::string host_list(const std::vector<rsl::HostSlots>& hosts) {
   std::string list;
-  for (const auto& h : rsl::placement(subjob)) {
-    if (!list.empty()) list += ',';
-    list += h.host + ":" + std::to_string(h.count);
-  }
+  for (const auto& h : hosts) list += (list.empty() ? "" : ",") + rsl::hosts_entry(h.host, h.count);
   return list;
 }
 
@@ -76,18 +73,16 @@ std::vector<std::string> host_lists(const std::vector<rsl::Subjob>& subjobs) {
     }
   }
   std::vector<std::string> lists;
-  for (const auto& hosts : placed) {
-    std::string list;
-    for (const auto& h : hosts) {
-      bool shared = mentions[h.host] > 1;
-      if (shared && hosts.size() > 1)
+  for (auto& hosts : placed) {
+    for (auto& h : hosts) {
+      if (mentions[h.host] == 1) continue;
+      if (hosts.size() > 1)
         throw std::invalid_argument(
             "host " + h.host + " is in several subjobs and one of them spans several " +
             "hosts; Open MPI cannot place that exactly (give each host one subjob)");
-      list += (list.empty() ? "" : ",") + h.host + ":" +
-              std::to_string(shared ? total[h.host] : h.count);
+      h.count = total[h.host];
     }
-    lists.push_back(list);
+    lists.push_back(host_list(hosts));
   }
   return lists;
 }
@@ -220,10 +215,7 @@ std::vector<std::string> master_grid_mpirun_argv(const MpiSettings& settings,
   // The master's -host names every slot, so that MPI_Comm_spawn may place processes there.
   const std::vector<rsl::HostSlots> hosts = master_slot_hosts(master);
   if (hosts.empty()) return grid_mpirun_argv(settings, {master}, ssh_config);
-  std::string list;
-  for (const auto& h : hosts)
-    list += (list.empty() ? "" : ",") + h.host + ":" + std::to_string(h.count);
-  return subjobs_argv(settings, {master}, {list}, ssh_config);
+  return subjobs_argv(settings, {master}, {host_list(hosts)}, ssh_config);
 }
 
 std::map<std::string, std::string> current_environment() {

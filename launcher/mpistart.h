@@ -47,8 +47,8 @@ std::vector<std::string> grid_mpirun_argv(const MpiSettings& settings,
                                           const std::vector<rsl::Subjob>& subjobs,
                                           const std::string& ssh_config);
 
-// The -host value of a subjob: "h1:c1,h2:c2" (contact:count when it names no hosts).
-std::string host_list(const rsl::Subjob& subjob);
+// An -host value: "h1:c1,h2:c2" (e.g. of rsl::placement(subjob)).
+std::string host_list(const std::vector<rsl::HostSlots>& hosts);
 
 // ---- Master mode (BSP-G's nonpure SPMD; bsplib/src/master.hpp reads what is set here) ----
 

@@ -148,7 +148,7 @@ TEST(GridArgv, SiteSubjobSpansItsHosts) {
   EXPECT_EQ(find_seq(argv, {"plm_rsh_agent"}), -1);  // no host file: the user's ssh as is
   EXPECT_EQ(find_seq(argv, {"-wdir"}), -1);
   EXPECT_EQ(find_seq(argv, {":"}), -1);
-  EXPECT_EQ(host_list(subjob("h", 4)), "h:4");
+  EXPECT_EQ(host_list(bspg::rsl::placement(subjob("h", 4))), "h:4");
 }
 
 TEST(GridArgv, MalformedHostsEntryIsRejected) {
