@@ -46,8 +46,8 @@ class HostMonitor {
   HostMonitor& operator=(const HostMonitor&) = delete;
 
   void start();
-  // "" or what was lost and how it was noticed ("emu2: no answer for 30 s (timed out after 5.0
-  // s)").
+  // "" or what was lost and how it was noticed
+  // ("emu2: no answer for 30 s (timed out after 5.0 s)").
   std::string lost() const;
   // The host lost ("" when none).
   std::string lost_host() const;

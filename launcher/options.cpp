@@ -256,8 +256,8 @@ Options parse_options(int argc, char** argv) {
 
 std::string usage_text() {
   return "Usage: bsprun -p N [--hostfile FILE] [OPTIONS] PROGRAM [ARGS...]\n"
-         "       bsprun [--max-procs N] [--hostfile FILE] [OPTIONS] PROGRAM [ARGS...]  (master "
-         "mode)\n"
+         "       bsprun [--max-procs N] [--hostfile FILE] [OPTIONS] PROGRAM [ARGS...]"
+         "  (master mode)\n"
          "       bsprun --rsl FILE [--hostfile FILE] [OPTIONS]\n"
          "Try 'bsprun --help' for more information.\n";
 }

@@ -470,8 +470,7 @@ std::string Checkpoints::read_shard(std::uint64_t n, const std::string& path) {
     for (const Area& a : areas_) has += (has.empty() ? "" : ", ") + std::to_string(a.bytes);
     fail("bspg_resume",
          "checkpoint %llu holds %zu persisted area(s) of %s bytes; this run declared %zu of %s "
-         "bytes "
-         "(bspg_persist the same areas in the same order)",
+         "bytes (bspg_persist the same areas in the same order)",
          static_cast<unsigned long long>(n), sizes.size(), had.empty() ? "no" : had.c_str(),
          areas_.size(), has.empty() ? "no" : has.c_str());
   }

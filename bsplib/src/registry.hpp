@@ -100,8 +100,8 @@ class Registry {
   std::vector<const void*> owner_;        // [slot]: this process's address for it
   std::vector<std::int64_t> owner_size_;  // [slot]: and its size
   std::set<int> free_slots_;              // reused lowest first
-  std::unordered_map<const void*, std::vector<int>>
-      by_address_;                       // live slots per address, oldest first
+  // Live slots per address, oldest first.
+  std::unordered_map<const void*, std::vector<int>> by_address_;
   std::vector<Op> ops_;                  // this superstep's pushes and pops, in call order
   std::vector<std::uint64_t> consumed_;  // registrations this superstep's pops already name
   std::size_t push_count_ = 0, pop_count_ = 0;

@@ -258,8 +258,8 @@ void Runtime::exchange_gets(Group& group, const std::vector<Transport::Incoming>
     if (!ok) fail("bsp_sync", "internal error: malformed data stream from process %d", chunk.src);
     if (reply.empty()) continue;
     ByteBuffer& bytes = reply.records();
-    bytes.extend(align8(bytes.size()) -
-                 bytes.size());  // replies are read by length, pad is never read
+    // Replies are read by length: the padding is never read.
+    bytes.extend(align8(bytes.size()) - bytes.size());
     outgoing_.push_back({group.rank_of(chunk.src), &reply, 0});
   }
   // Large gets read the servers' memory straight into their destinations, finished before the

@@ -311,9 +311,9 @@ void Transport::round(ChunkKind kind, const std::vector<Outgoing>& out, std::uin
   }
   flush_targets();
 
+  // The caller's words and "something is late".
+  const auto count = static_cast<std::size_t>(nwords) + 1;
   // Tags: each reduction its own range, so that none can take another's messages.
-  const auto count =
-      static_cast<std::size_t>(nwords) + 1;  // the caller's words and "something is late"
   std::unique_ptr<MaxReduction>& reduction = reductions_[channel_];
   if (!reduction || static_cast<std::size_t>(reduction->words()) != count)
     reduction =

@@ -115,8 +115,8 @@ class Transport {
   struct Incoming {
     int src;  // global pid
     ChunkKind kind;
-    std::uint64_t
-        offset;  // of the stream bytes in this sync's receive buffer of that kind (see at())
+    // Of the stream bytes in this sync's receive buffer of that kind (see at()).
+    std::uint64_t offset;
     std::uint64_t bytes;
     std::uint64_t note;
   };
@@ -168,8 +168,8 @@ class Transport {
   int parity_ = 0;
   int channel_ = 0;  // of the round under way
   ChunkKind kind_ = ChunkKind::Stream;
-  // Four u64 per process: bytes reserved in its buffer of (channel, parity), at 2 * channel +
-  // parity.
+  // Four u64 per process: bytes reserved in its buffer of (channel, parity), at index
+  // 2 * channel + parity.
   MPI_Win counters_ = MPI_WIN_NULL;
   std::uint64_t* counter_base_ = nullptr;
   Buffer buffers_[kChannels][2];

@@ -116,8 +116,7 @@ std::string dir_of(const std::string& path) {
   return std::string(cwd) + (dir == "." ? "" : "/" + dir);
 }
 
-// ---- YAML
-// ----------------------------------------------------------------------------------------
+// ---- YAML ------------------------------------------------------------------------------------
 
 struct YamlReader {
   std::string path, file_dir;
@@ -238,8 +237,7 @@ struct YamlReader {
   }
 };
 
-// ---- Open MPI plain
-// --------------------------------------------------------------------------------
+// ---- Open MPI plain ---------------------------------------------------------------------------
 
 // The slots settings of a plain line, each of which may be given once: slots (also spelled count
 // or cpu) and max_slots (max-slots).
