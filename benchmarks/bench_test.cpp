@@ -51,16 +51,14 @@ std::string read_options(std::vector<std::string> args, std::string* seen) {
   bool flag = false;
   long count = 0;
   std::string file;
-  const std::string error = bench::read_options(static_cast<int>(argv.size()), argv.data(), "prog",
-                                                common, [&](bench::OptionReader& option) {
-                                                  if (option.name() == "--flag")
-                                                    return option.flag(&flag);
-                                                  if (option.name() == "--count")
-                                                    return option.take_count(1, 100, &count);
-                                                  if (option.name() == "--file")
-                                                    return option.take_text("file name", &file);
-                                                  return option.unmatched();
-                                                });
+  const auto own = [&](bench::OptionReader& option) {
+    if (option.name() == "--flag") return option.flag(&flag);
+    if (option.name() == "--count") return option.take_count(1, 100, &count);
+    if (option.name() == "--file") return option.take_text("file name", &file);
+    return option.unmatched();
+  };
+  const std::string error =
+      bench::read_options(static_cast<int>(argv.size()), argv.data(), "prog", common, own);
   *seen = "help=" + std::to_string(common.help) + " quick=" + std::to_string(common.quick) +
           " reps=" + std::to_string(common.reps) + " flag=" + std::to_string(flag) +
           " count=" + std::to_string(count) + " file=" + file;
