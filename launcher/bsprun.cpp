@@ -37,12 +37,7 @@ int run_local(const Options& opt, const MpiSettings& settings) {
     MpiSettings master = settings;
     for (const auto& [name, value] : master_environment(settings, available, {}))
       master.exports.push_back(name + "=" + value);
-    // Open MPI 4.1 has no shared memory between a job and the processes it spawns: they talk
-    // over TCP, which by default leaves out the loopback interface (a machine whose only network
-    // is lo could not start them). All of them are on this machine, so loopback is the way.
-    if (!user_sets_mca(settings, "btl_tcp_if_include") &&
-        !user_sets_mca(settings, "btl_tcp_if_exclude"))
-      master.mca.emplace_back("btl_tcp_if_include", "lo");
+    settings.mpi->master_on_this_machine(master);
     const auto argv =
         local_mpirun_argv(master, 1, available > local_core_count(), prog.path, opt.program_args);
     return exit_status_of(run_mpirun(argv, opt.verbose, opt.time_limit_s), opt.time_limit_s);
@@ -104,7 +99,8 @@ int launch(const Options& opt, const MpiSettings& settings) {
   // A dry run starts nothing, so it does not need mpirun.
   if (settings.mpirun.empty() && !opt.dry_run)
     return fail(kExitLaunchFailed,
-                "mpirun not found (install Open MPI, put mpirun on PATH, or set BSPG_MPIRUN)");
+                settings.mpi->name() + "'s starter " + settings.mpi->starter() +
+                    " not found (bspg was built with it: install it again, or set BSPG_MPIRUN)");
   if (!grid) return run_local(opt, settings);
 
   return run_grid(opt, settings);

@@ -10,10 +10,7 @@
 #include <cstring>
 
 #include "cores.h"
-
-#ifndef BSPG_MPIEXEC_FALLBACK
-#define BSPG_MPIEXEC_FALLBACK ""
-#endif
+#include "mpi.h"
 
 namespace bspg::launcher {
 namespace {
@@ -94,10 +91,10 @@ std::string find_mpirun() {
     if (chosen.find('/') != std::string::npos) return is_executable_file(chosen) ? chosen : "";
     return search_path(chosen);
   }
-  std::string found = search_path("mpirun");
-  if (!found.empty()) return found;
-  std::string fallback = BSPG_MPIEXEC_FALLBACK;
-  return is_executable_file(fallback) ? fallback : "";
+  // The starter of the MPI bspg was built with, by its full name: not whichever mpirun comes
+  // first in PATH (Debian installs several MPIs side by side).
+  const std::string configured = configured_mpi().starter();
+  return is_executable_file(configured) ? configured : "";
 }
 
 }  // namespace bspg::launcher

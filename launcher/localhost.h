@@ -18,7 +18,7 @@ struct ResolvedProgram {
 };
 ResolvedProgram resolve_program(const std::string& name);
 
-// mpirun to use: $BSPG_MPIRUN, else "mpirun" on PATH, else the one found at build time.
+// The starter to use: $BSPG_MPIRUN, else the starter of the MPI bspg was built with (mpi.h).
 // Empty when none exists.
 std::string find_mpirun();
 

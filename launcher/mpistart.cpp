@@ -13,7 +13,8 @@ extern char** environ;
 namespace bspg::launcher {
 
 bool user_sets_mca(const MpiSettings& s, const std::string& key) {
-  if (s.environment.count("OMPI_MCA_" + key)) return true;
+  const std::string variable = s.mpi->parameter_variable(key);
+  if (!variable.empty() && s.environment.count(variable)) return true;
   for (const auto& kv : s.mca)
     if (kv.first == key) return true;
   return false;
@@ -21,16 +22,15 @@ bool user_sets_mca(const MpiSettings& s, const std::string& key) {
 
 namespace {
 
-// The one-sided transports that work on every host mix: Debian's default (osc rdma only)
-// fails with MPI_ERR_WIN over TCP, see design.md.
-const char* const kOscComponents = "sm,pt2pt";
-
-// Options common to both paths, before any app context.
-void add_common_options(std::vector<std::string>& argv, const MpiSettings& s) {
-  argv.push_back(s.mpirun);
-  if (s.run_as_root) argv.push_back("--allow-run-as-root");
-  if (!user_sets_mca(s, "osc")) argv.insert(argv.end(), {"--mca", "osc", kOscComponents});
-  for (const auto& kv : s.mca) argv.insert(argv.end(), {"--mca", kv.first, kv.second});
+// Every export of -x NAME[=VALUE], in the current app context.
+void add_exports(Argv& argv, const MpiSettings& s) {
+  for (const auto& e : s.exports) {
+    const auto eq = e.find('=');
+    if (eq == std::string::npos)
+      s.mpi->pass_variable(argv, e);
+    else
+      s.mpi->set_variable(argv, e.substr(0, eq), e.substr(eq + 1));
+  }
 }
 
 }  // namespace
@@ -38,15 +38,18 @@ void add_common_options(std::vector<std::string>& argv, const MpiSettings& s) {
 std::vector<std::string> local_mpirun_argv(const MpiSettings& settings, int nprocs,
                                            bool oversubscribe, const std::string& executable,
                                            const std::vector<std::string>& args) {
+  const Mpi& mpi = *settings.mpi;
   std::vector<std::string> argv;
-  add_common_options(argv, settings);
-  if (oversubscribe) argv.push_back("--oversubscribe");
+  mpi.start(argv, settings);
+  if (oversubscribe) mpi.oversubscribe(argv);
   // One subjob holding everything: set explicitly so a stale value in the caller's
   // environment cannot mislead the library.
-  argv.insert(argv.end(), {"-x", "BSPG_SUBJOB=0", "-x", "BSPG_NSUBJOBS=1", "-x",
-                           "BSPG_SUBJOB_SIZES=" + std::to_string(nprocs)});
-  for (const auto& e : settings.exports) argv.insert(argv.end(), {"-x", e});
-  argv.insert(argv.end(), {"-np", std::to_string(nprocs), executable});
+  mpi.set_variable(argv, "BSPG_SUBJOB", "0");
+  mpi.set_variable(argv, "BSPG_NSUBJOBS", "1");
+  mpi.set_variable(argv, "BSPG_SUBJOB_SIZES", std::to_string(nprocs));
+  add_exports(argv, settings);
+  mpi.processes(argv, nprocs, "", "");
+  argv.push_back(executable);
   argv.insert(argv.end(), args.begin(), args.end());
   return argv;
 }
@@ -92,39 +95,34 @@ std::vector<std::string> subjobs_argv(const MpiSettings& settings,
                                       const std::vector<rsl::Subjob>& subjobs,
                                       const std::vector<std::string>& lists,
                                       const std::string& ssh_config) {
+  const Mpi& mpi = *settings.mpi;
   std::vector<std::string> argv;
-  add_common_options(argv, settings);
-  if (!ssh_config.empty())
-    argv.insert(argv.end(), {"--mca", "plm_rsh_agent", "ssh -F " + ssh_config});
-  // Every ssh starts here: the generated ssh configuration exists only on this machine.
-  argv.insert(argv.end(), {"--mca", "plm_rsh_no_tree_spawn", "1"});
-  // Host names are the host file's, used as given (no domain stripping).
-  argv.insert(argv.end(), {"--mca", "orte_keep_fqdn_hostnames", "1"});
+  mpi.start(argv, settings);
+  mpi.over_ssh(argv, ssh_config);
 
   std::string sizes;
   for (const auto& sj : subjobs) sizes += (sizes.empty() ? "" : ",") + std::to_string(sj.count);
-  // mpirun does not pass its environment to remote ranks: name the OMPI_MCA_* ones.
-  std::vector<std::string> mca_env;
+  // The starter does not pass its environment to remote processes: name the MPI's parameters.
+  std::vector<std::string> parameters;
   for (const auto& kv : settings.environment)
-    if (kv.first.rfind("OMPI_MCA_", 0) == 0) mca_env.push_back(kv.first);
+    if (mpi.is_parameter(kv.first)) parameters.push_back(kv.first);
 
   for (size_t k = 0; k < subjobs.size(); ++k) {
     const auto& sj = subjobs[k];
     if (k > 0) argv.push_back(":");
-    argv.insert(argv.end(), {"-np", std::to_string(sj.count), "-host", lists[k]});
-    if (!sj.directory.empty()) argv.insert(argv.end(), {"-wdir", sj.directory});
-    argv.insert(argv.end(), {"-x", "BSPG_SUBJOB=" + std::to_string(k), "-x",
-                             "BSPG_NSUBJOBS=" + std::to_string(subjobs.size()), "-x",
-                             "BSPG_SUBJOB_SIZES=" + sizes});
+    mpi.processes(argv, sj.count, lists[k], sj.directory);
+    mpi.set_variable(argv, "BSPG_SUBJOB", std::to_string(k));
+    mpi.set_variable(argv, "BSPG_NSUBJOBS", std::to_string(subjobs.size()));
+    mpi.set_variable(argv, "BSPG_SUBJOB_SIZES", sizes);
     if (!settings.job_marker.empty())
-      argv.insert(argv.end(), {"-x", std::string(kJobMarkerVariable) + "=" + settings.job_marker});
-    for (const auto& name : mca_env) argv.insert(argv.end(), {"-x", name});
-    for (const auto& e : settings.exports) argv.insert(argv.end(), {"-x", e});
+      mpi.set_variable(argv, kJobMarkerVariable, settings.job_marker);
+    for (const auto& name : parameters) mpi.pass_variable(argv, name);
+    add_exports(argv, settings);
     for (const auto& kv : sj.environment) {
       if (kv.first == "BSPG_SUBJOB" || kv.first == "BSPG_NSUBJOBS" ||
           kv.first == "BSPG_SUBJOB_SIZES" || kv.first == kJobMarkerVariable)
         continue;
-      argv.insert(argv.end(), {"-x", kv.first + "=" + kv.second});
+      mpi.set_variable(argv, kv.first, kv.second);
     }
     argv.push_back(sj.executable);
     argv.insert(argv.end(), sj.arguments.begin(), sj.arguments.end());
@@ -152,7 +150,7 @@ std::vector<std::pair<std::string, std::string>> master_environment(
   for (const auto& e : settings.exports)
     names += (names.empty() ? "" : ",") + e.substr(0, e.find('='));
   for (const auto& kv : settings.environment)
-    if (kv.first.rfind("OMPI_MCA_", 0) == 0) names += (names.empty() ? "" : ",") + kv.first;
+    if (settings.mpi->is_parameter(kv.first)) names += (names.empty() ? "" : ",") + kv.first;
   if (!names.empty()) env.emplace_back("BSPG_MASTER_ENV", names);
   return env;
 }

@@ -7,13 +7,15 @@
 #include <utility>
 #include <vector>
 
+#include "mpi.h"
 #include "rsl.h"
 
 namespace bspg::launcher {
 
 // What does not depend on the allocation.
 struct MpiSettings {
-  std::string mpirun = "mpirun";
+  const Mpi* mpi = &configured_mpi();  // the MPI and how its starter is spoken to (mpi.h)
+  std::string mpirun = mpi->starter();  // the starter's path (BSPG_MPIRUN may choose another)
   bool run_as_root = false;                              // adds --allow-run-as-root
   std::map<std::string, std::string> environment;        // bsprun's environment (for OMPI_MCA_*)
   std::vector<std::pair<std::string, std::string>> mca;  // user's --mca KEY VALUE
@@ -23,8 +25,8 @@ struct MpiSettings {
   std::string job_marker;
 };
 
-// Whether the user set Open MPI's MCA parameter `key` (OMPI_MCA_key in the environment, or
-// --mca key): bsprun's own choice of it then stays out.
+// Whether the user set the MPI's parameter `key` (for Open MPI: OMPI_MCA_key in the environment,
+// or --mca key): bsprun's own choice of it then stays out.
 bool user_sets_mca(const MpiSettings& s, const std::string& key);
 
 // Local path: mpirun -np N prog args on this machine. oversubscribe when N exceeds the cores.

@@ -115,7 +115,7 @@ std::string program_name() {
 std::uint64_t all_min(std::uint64_t mine, MPI_Comm comm) {
   std::uint64_t result = 0;
   MPI_Request request;
-  MPI_Iallreduce(&mine, &result, 1, MPI_UINT64_T, MPI_MIN, comm, &request);
+  MPI_Iallreduce(&mine, &result, 1, MPI_UINT64_T, unsigned_min_op(), comm, &request);
   wait_idle(&request);
   return result;
 }

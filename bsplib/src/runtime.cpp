@@ -1,6 +1,9 @@
 #include "runtime.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -12,18 +15,77 @@ namespace bspg {
 Runtime* g_runtime = nullptr;
 Phase g_phase = Phase::Before;
 
+namespace {
+
+// The MPI this library was compiled with, for messages.
+#if defined(OPEN_MPI)
+constexpr const char* kBuiltWith = "Open MPI";
+#elif defined(MPICH_VERSION)
+constexpr const char* kBuiltWith = "MPICH";
+#else
+constexpr const char* kBuiltWith = "this MPI";
+#endif
+
+bool set_in_environment(const char* name) {
+  const char* value = std::getenv(name);
+  return value && *value;
+}
+
+// A program started by another MPI's starter would run as N separate one-process jobs, each its
+// own process 0: say so once (where that starter says this is its first process) and stop.
+void refuse_foreign_starter() {
+  const char* foreign = nullptr;
+  const char* first = nullptr;
+#if defined(OPEN_MPI)
+  // Hydra (MPICH's mpiexec, and its derivatives') gives each process PMI_RANK and PMI_SIZE.
+  if (set_in_environment("PMI_SIZE") && !set_in_environment("OMPI_COMM_WORLD_SIZE") &&
+      !set_in_environment("PMIX_RANK")) {
+    foreign = "MPICH's mpiexec (Hydra)";
+    first = std::getenv("PMI_RANK");
+  }
+#else
+  if (set_in_environment("OMPI_COMM_WORLD_SIZE")) {
+    foreign = "Open MPI's mpirun";
+    first = std::getenv("OMPI_COMM_WORLD_RANK");
+  }
+#endif
+  if (!foreign) return;
+  if (first && std::strcmp(first, "0") == 0) {
+    std::fprintf(stderr,
+                 "bspg: this program was built with %s (bspg's %s) but started by %s; start it "
+                 "with bsprun, or with %s\n",
+                 kBuiltWith, BSPG_MPI_NAME, foreign, BSPG_MPI_STARTER);
+    std::fflush(stderr);
+  }
+  _exit(1);
+}
+
+// What the one-sided transport needs from this MPI, set before MPI_Init; a user's own choice
+// (the variable already set) wins.
+void choose_one_sided_components() {
+#if defined(OPEN_MPI) && defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION < 5
+  // Debian's Open MPI 4 leaves only osc/rdma, which fails over TCP and for a single process; sm
+  // serves processes on one host and pt2pt everything else (and dynamic windows).
+  setenv("OMPI_MCA_osc", "sm,pt2pt", 0);
+  // The reduction that ends every superstep is non-blocking (so that waiting can sleep); for its
+  // few words recursive doubling takes log2(p) steps, fewer than libnbc's default choice.
+  setenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm", "4", 0);
+#elif defined(OPEN_MPI)
+  // Open MPI 5 has no osc/pt2pt: osc/rdma drives every BTL (shared memory and TCP alike, with
+  // its own emulation of what TCP cannot do remotely), sm serves processes on one host.
+  setenv("OMPI_MCA_osc", "sm,rdma", 0);
+#endif
+  // MPICH: its own RMA (ch4) serves every path; nothing to choose.
+}
+
+}  // namespace
+
 bool ensure_mpi() {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (initialized) return false;
-  // Debian's Open MPI leaves only osc/rdma, which fails over TCP and for a single process; sm
-  // serves processes on one host and pt2pt everything else (and dynamic windows). A user's own
-  // choice wins.
-  if (!std::getenv("OMPI_MCA_osc")) setenv("OMPI_MCA_osc", "sm,pt2pt", 0);
-  // The reduction that ends every superstep is non-blocking (so that waiting can sleep); for its
-  // few words recursive doubling takes log2(p) steps, fewer than libnbc's default choice.
-  if (!std::getenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm"))
-    setenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm", "4", 0);
+  refuse_foreign_starter();
+  choose_one_sided_components();
   MPI_Init(nullptr, nullptr);
   return true;
 }
@@ -342,7 +404,7 @@ void Runtime::apply_registrations() {
     encode_pops(codes, words.data());
     MPI_Request request;
     MPI_Iallreduce(words.data(), reduced.data(), static_cast<int>(words.size()), MPI_UINT64_T,
-                   MPI_MAX, comm, &request);
+                   unsigned_max_op(), comm, &request);
     wait_idle(&request);
     PopDecision decision = decide_pops(reduced.data(), codes.size());
     if (!decision.agreed) {

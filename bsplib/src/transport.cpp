@@ -1,6 +1,8 @@
 #include "transport.hpp"
 
-#include <mpi-ext.h>  // Open MPI's extensions: persistent collectives (MPIX_Allreduce_init)
+#if !defined(BSPG_HAVE_MPI_ALLREDUCE_INIT) && defined(BSPG_HAVE_MPIX_ALLREDUCE_INIT)
+#include <mpi-ext.h>  // Open MPI 4's extensions: persistent collectives (MPIX_Allreduce_init)
+#endif
 
 #include <algorithm>
 #include <chrono>
@@ -99,6 +101,44 @@ void IdlePacer::idle() {
   nanosleep(&sleep_for, nullptr);
 }
 
+// ---- Unsigned reductions --------------------------------------------------------------------
+
+namespace {
+
+void max_of_words(void* in, void* inout, int* count, MPI_Datatype*) {
+  const auto* a = static_cast<const std::uint64_t*>(in);
+  auto* b = static_cast<std::uint64_t*>(inout);
+  for (int i = 0; i < *count; ++i) b[i] = std::max(a[i], b[i]);
+}
+
+void min_of_words(void* in, void* inout, int* count, MPI_Datatype*) {
+  const auto* a = static_cast<const std::uint64_t*>(in);
+  auto* b = static_cast<std::uint64_t*>(inout);
+  for (int i = 0; i < *count; ++i) b[i] = std::min(a[i], b[i]);
+}
+
+// The MPI's own op when it orders 2^63 + 1 and 1 as unsigned numbers, else one of bspg's.
+MPI_Op checked_op(MPI_Op builtin, MPI_User_function* own, std::uint64_t expected) {
+  std::uint64_t big = (std::uint64_t{1} << 63) + 1, result = 1;
+  MPI_Reduce_local(&big, &result, 1, MPI_UINT64_T, builtin);
+  if (result == expected) return builtin;
+  MPI_Op op;
+  MPI_Op_create(own, 1, &op);
+  return op;
+}
+
+}  // namespace
+
+MPI_Op unsigned_max_op() {
+  static const MPI_Op op = checked_op(MPI_MAX, &max_of_words, (std::uint64_t{1} << 63) + 1);
+  return op;
+}
+
+MPI_Op unsigned_min_op() {
+  static const MPI_Op op = checked_op(MPI_MIN, &min_of_words, 1);
+  return op;
+}
+
 // ---- MaxReduction -------------------------------------------------------------------------------
 
 MaxReduction::MaxReduction(MPI_Comm comm, int words, int tag) : comm_(comm) {
@@ -112,8 +152,14 @@ MaxReduction::MaxReduction(MPI_Comm comm, int words, int tag) : comm_(comm) {
   if (size > kMaxStepProcesses) {
     collective_steps_ = true;
     for (int r = 1; r < size; r *= 2) ++messages_;  // recursive doubling, as libnbc is told to use
-#ifdef OMPI_HAVE_MPI_EXT_PCOLLREQ
-    MPIX_Allreduce_init(mine_.data(), theirs_.data(), words, MPI_UINT64_T, MPI_MAX, comm,
+    // Chosen when bspg is configured (cmake/BspgMpi.cmake): MPI-4's persistent collective, Open
+    // MPI 4's extension of it, or (neither) a non-blocking MPI_Iallreduce on every run.
+#if defined(BSPG_HAVE_MPI_ALLREDUCE_INIT)
+    MPI_Allreduce_init(mine_.data(), theirs_.data(), words, MPI_UINT64_T, unsigned_max_op(), comm,
+                       MPI_INFO_NULL, &collective_);
+    persistent_ = true;
+#elif defined(BSPG_HAVE_MPIX_ALLREDUCE_INIT)
+    MPIX_Allreduce_init(mine_.data(), theirs_.data(), words, MPI_UINT64_T, unsigned_max_op(), comm,
                         MPI_INFO_NULL, &collective_);
     persistent_ = true;
 #endif
@@ -170,7 +216,7 @@ void MaxReduction::run(std::uint64_t* words) {
       MPI_Start(&collective_);
     } else {
       MPI_Iallreduce(mine_.data(), theirs_.data(), static_cast<int>(mine_.size()), MPI_UINT64_T,
-                     MPI_MAX, comm_, &collective_);
+                     unsigned_max_op(), comm_, &collective_);
     }
     wait_idle(&collective_);
     std::copy(theirs_.begin(), theirs_.end(), words);

@@ -39,12 +39,20 @@ namespace bspg {
 void wait_idle(int n, MPI_Request* requests);
 inline void wait_idle(MPI_Request* request) { wait_idle(1, request); }
 
+// MPI_MAX and MPI_MIN of MPI_UINT64_T as unsigned numbers. MPICH 4.0 (Debian 12's) compares
+// unsigned integers as signed ones, so values from 2^63 up lose to small ones; where the MPI's own
+// operation is found to do that (one local MPI_Reduce_local, the first time), an operation of
+// bspg's own takes its place. Call after MPI_Init.
+MPI_Op unsigned_max_op();
+MPI_Op unsigned_min_op();
+
 // An element-wise MAX of a fixed number of 64-bit words over a communicator, in place, every wait
 // idle. Up to kMaxStepProcesses processes by recursive doubling over persistent point-to-point
 // requests set up once (ceil(log2 p) exchanges): Open MPI 4.1's non-blocking collectives (libnbc)
 // walk a schedule and allocate on every call, which costs a third more than its blocking
-// MPI_Allreduce at p = 2. Beyond that a persistent non-blocking MPI_Allreduce (Open MPI's
-// MPIX_Allreduce_init, set up once; MPI_Iallreduce elsewhere), which is the faster of the two
+// MPI_Allreduce at p = 2. Beyond that a persistent non-blocking MPI_Allreduce (MPI-4's
+// MPI_Allreduce_init or Open MPI 4's MPIX_Allreduce_init, set up once; MPI_Iallreduce where the
+// MPI has neither), which is the faster of the two
 // where processes outnumber cores. Collective: every process of comm calls run() equally often.
 class MaxReduction {
  public:

@@ -3,7 +3,8 @@
 # a C++ one with BINDIR/bspcxx, then run both on NPROCS processes. Prints PASS lines from the
 # programs; exits non-zero on any failure.
 set -eu
-bindir=$1 mpirun=$2 nprocs=$3
+bindir=$1 nprocs=$3
+read -ra mpirun <<<"$2"  # the starter and its options (root, beyond the cores)
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -12,5 +13,5 @@ for tool in bspcc bspcxx; do
 done
 "$bindir/bspcc" -O2 -o "$work/inprod" "$here/bspcc/inprod.c"
 "$bindir/bspcxx" -O2 -std=c++17 -o "$work/ring" "$here/bspcc/ring.cpp"
-"$mpirun" --allow-run-as-root --oversubscribe -np "$nprocs" "$work/inprod" 1000
-"$mpirun" --allow-run-as-root --oversubscribe -np "$nprocs" "$work/ring"
+"${mpirun[@]}" -np "$nprocs" "$work/inprod" 1000
+"${mpirun[@]}" -np "$nprocs" "$work/ring"

@@ -4,13 +4,14 @@
 # a run that was never interrupted; a damaged shard is said and its buddy's copy used; a damaged shard
 # and copy, and a program that declares other areas, are refused with a message.
 set -u
-mpirun=$1 program=$2 p=$3
+read -ra mpirun <<<"$1"  # the starter and its options (root, beyond the cores)
+program=$2 p=$3
 dir=$(mktemp -d /tmp/bspg-ckpt-test.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 run() {  # run DIR RESUME ARGS...: output in $dir/out, status returned
   local ckpt=$1 resume=$2; shift 2
-  BSPG_CHECKPOINT_DIR=$ckpt BSPG_RESUME=$resume timeout 120 "$mpirun" --allow-run-as-root --oversubscribe \
+  BSPG_CHECKPOINT_DIR=$ckpt BSPG_RESUME=$resume timeout 120 "${mpirun[@]}" \
     -np "$p" "$program" "$@" >"$dir/out" 2>&1
 }
 result() { grep -o '^RESULT [0-9]* after [0-9]* steps' "$dir/out"; }

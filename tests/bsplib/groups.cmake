@@ -5,10 +5,10 @@ foreach(_prog group_sync group_outside)
 endforeach()
 foreach(_p 1 2 3 4)
   add_test(NAME groups.sync.p${_p} COMMAND ${BSPG_EXPECT} --timeout 60 --out "PASS group_sync" --not-out FAIL --
-    ${MPIEXEC_BIN} --allow-run-as-root --oversubscribe -np ${_p} $<TARGET_FILE:group_sync>)
+    ${BSPG_TEST_MPIRUN} -np ${_p} $<TARGET_FILE:group_sync>)
   set_tests_properties(groups.sync.p${_p} PROPERTIES TIMEOUT 90)
 endforeach()
 add_test(NAME groups.put_outside_group.p2 COMMAND ${BSPG_EXPECT} --timeout 60 --exit nonzero
   --out "bspg_group_sync: .*process 1, which is not in the group" --count "bspg_group_sync:" 1 --
-  ${MPIEXEC_BIN} --allow-run-as-root --oversubscribe -np 2 $<TARGET_FILE:group_outside>)
+  ${BSPG_TEST_MPIRUN} -np 2 $<TARGET_FILE:group_outside>)
 set_tests_properties(groups.put_outside_group.p2 PROPERTIES TIMEOUT 90)

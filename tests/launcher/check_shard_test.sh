@@ -4,7 +4,8 @@
 # its buddy's copy; one line saying what is wrong and exit 1 for a damaged, truncated, missing or
 # foreign file, a directory and a FIFO (without waiting for a writer); exit 2 without a file.
 set -u
-mpirun=$1 hostinfo=$2 job=$3
+read -ra mpirun <<<"$1"  # the starter and its options (root, beyond the cores)
+hostinfo=$2 job=$3
 dir=$(mktemp -d /tmp/bspg-check-shard.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
@@ -19,7 +20,7 @@ expect() {
   printf '%s\n' "$out" | grep -Eq -- "$regex" || fail "--check-shard $*: '$out' does not match '$regex'"
 }
 
-BSPG_CHECKPOINT_DIR=$dir/ckpt timeout 120 "$mpirun" --allow-run-as-root --oversubscribe -np 3 "$job" 4 2 \
+BSPG_CHECKPOINT_DIR=$dir/ckpt timeout 120 "${mpirun[@]}" -np 3 "$job" 4 2 \
   >"$dir/out" 2>&1 || { cat "$dir/out"; fail "ckpt_job did not run"; }
 c=$dir/ckpt/c2
 expect 0 '^ok 1 2$' "$c/shard-1"

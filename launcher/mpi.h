@@ -1,0 +1,66 @@
+// mpi.h - "an MPI": how bsprun speaks to the MPI bspg was built with.
+//
+// Everything of bsprun that depends on the MPI is here: the starter and how its command line
+// spells processes, hosts, variables and settings on the local and the grid path, the
+// environment variables that are the MPI's own parameters, and how its starter's messages read.
+// One implementation per MPI (mpi_openmpi.cpp: Open MPI 4's ORTE mpirun and Open MPI 5's PRRTE
+// mpirun; mpi_mpich.cpp: MPICH's Hydra mpiexec), the one bspg was configured with chosen by
+// configured_mpi(). mpistart.cpp builds whole command lines from these pieces.
+#ifndef BSPG_LAUNCHER_MPI_H
+#define BSPG_LAUNCHER_MPI_H
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace bspg::launcher {
+
+struct MpiSettings;
+using Argv = std::vector<std::string>;
+
+enum class MpiFamily { kOpenMpi4, kOpenMpi5, kMpich };
+
+class Mpi {
+ public:
+  virtual ~Mpi() = default;
+  virtual MpiFamily family() const = 0;
+  // For messages: "Open MPI 4.1.4", "MPICH 4.0.2".
+  virtual std::string name() const = 0;
+  // The starter's full path, as configured (the user's BSPG_MPIRUN overrides it: localhost.h).
+  virtual std::string starter() const = 0;
+
+  // Whether an environment variable is one of this MPI's own parameters (OMPI_MCA_*, ...): bsprun
+  // passes those on to the processes on other hosts, and names them to master mode's spawns.
+  virtual bool is_parameter(const std::string& variable) const = 0;
+  // The variable that sets the MPI parameter `key` ("OMPI_MCA_osc"), "" where the MPI has none.
+  virtual std::string parameter_variable(const std::string& key) const = 0;
+
+  // The starter and its options before any app context: running as root, one-sided settings,
+  // the user's --mca. Throws std::invalid_argument for what this MPI cannot take (--mca on MPICH).
+  virtual void start(Argv& argv, const MpiSettings& settings) const = 0;
+  // Local path: more processes than this machine's cores.
+  virtual void oversubscribe(Argv& argv) const = 0;
+  // Master mode on this machine: the settings that let the master's spawned processes reach it.
+  virtual void master_on_this_machine(MpiSettings& settings) const = 0;
+  // Grid path: start every remote process from this machine over ssh -F ssh_config ("": the
+  // user's own ssh configuration), with host names used as given.
+  virtual void over_ssh(Argv& argv, const std::string& ssh_config) const = 0;
+
+  // One app context: n processes, on hosts ("h1:2,h2:1"; "" anywhere), in directory ("" as is).
+  virtual void processes(Argv& argv, int n, const std::string& hosts,
+                         const std::string& directory) const = 0;
+  // In the current app context, before its program: a variable with a value, and one passed on
+  // from bsprun's own environment.
+  virtual void set_variable(Argv& argv, const std::string& name,
+                            const std::string& value) const = 0;
+  virtual void pass_variable(Argv& argv, const std::string& name) const = 0;
+};
+
+// The MPI bspg was configured with (cmake/BspgMpi.cmake).
+const Mpi& configured_mpi();
+// Each MPI bsprun knows, for tests of their command lines.
+const Mpi& mpi_of(MpiFamily family);
+
+}  // namespace bspg::launcher
+
+#endif

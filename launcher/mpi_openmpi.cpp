@@ -1,0 +1,94 @@
+// mpi_openmpi.cpp - Open MPI's mpirun: ORTE's in Open MPI 4, PRRTE's in Open MPI 5.
+#include <memory>
+#include <string>
+
+#include "mpi_kinds.h"
+#include "mpistart.h"
+
+namespace bspg::launcher {
+namespace {
+
+class OpenMpi : public Mpi {
+ public:
+  OpenMpi(bool prrte, std::string version, std::string starter)
+      : prrte_(prrte), version_(std::move(version)), starter_(std::move(starter)) {}
+
+  MpiFamily family() const override { return prrte_ ? MpiFamily::kOpenMpi5 : MpiFamily::kOpenMpi4; }
+  std::string name() const override { return "Open MPI " + version_; }
+  std::string starter() const override { return starter_; }
+
+  bool is_parameter(const std::string& variable) const override {
+    // Open MPI 5's run-time (PRRTE) and PMIx read parameters of their own.
+    for (const char* prefix : {"OMPI_MCA_", "PRTE_MCA_", "PMIX_MCA_"}) {
+      if (variable.rfind(prefix, 0) == 0) return true;
+      if (!prrte_) break;
+    }
+    return false;
+  }
+  std::string parameter_variable(const std::string& key) const override {
+    return "OMPI_MCA_" + key;
+  }
+
+  void start(Argv& argv, const MpiSettings& s) const override {
+    argv.push_back(s.mpirun);
+    if (s.run_as_root) argv.push_back("--allow-run-as-root");
+    // Debian's Open MPI 4 leaves only osc/rdma, which fails over TCP (design.md); Open MPI 5 has
+    // no pt2pt, and the library itself chooses there (bsplib/src/runtime.cpp).
+    if (!prrte_ && !user_sets_mca(s, "osc"))
+      argv.insert(argv.end(), {"--mca", "osc", "sm,pt2pt"});
+    for (const auto& kv : s.mca) argv.insert(argv.end(), {"--mca", kv.first, kv.second});
+  }
+
+  void oversubscribe(Argv& argv) const override {
+    if (prrte_)
+      argv.insert(argv.end(), {"--map-by", ":OVERSUBSCRIBE"});
+    else
+      argv.push_back("--oversubscribe");
+  }
+
+  void master_on_this_machine(MpiSettings& s) const override {
+    // Open MPI has no shared memory between a job and the processes it spawns: they talk over
+    // TCP, which by default leaves out the loopback interface (a machine whose only network is
+    // lo could not start them). All of them are on this machine, so loopback is the way.
+    if (!user_sets_mca(s, "btl_tcp_if_include") && !user_sets_mca(s, "btl_tcp_if_exclude"))
+      s.mca.emplace_back("btl_tcp_if_include", "lo");
+  }
+
+  void over_ssh(Argv& argv, const std::string& ssh_config) const override {
+    // ORTE's launcher is plm/rsh, PRRTE's plm/ssh; both start every ssh here (the generated ssh
+    // configuration exists only on this machine) and keep the host file's names as given.
+    const std::string plm = prrte_ ? "plm_ssh_" : "plm_rsh_";
+    const std::string option = prrte_ ? "--prtemca" : "--mca";
+    if (!ssh_config.empty()) argv.insert(argv.end(), {option, plm + "agent", "ssh -F " + ssh_config});
+    argv.insert(argv.end(), {option, plm + "no_tree_spawn", "1"});
+    argv.insert(argv.end(),
+                {option, prrte_ ? "prte_keep_fqdn_hostnames" : "orte_keep_fqdn_hostnames", "1"});
+  }
+
+  void processes(Argv& argv, int n, const std::string& hosts,
+                 const std::string& directory) const override {
+    argv.insert(argv.end(), {prrte_ ? "-n" : "-np", std::to_string(n)});
+    if (!hosts.empty()) argv.insert(argv.end(), {prrte_ ? "--host" : "-host", hosts});
+    if (!directory.empty()) argv.insert(argv.end(), {prrte_ ? "--wdir" : "-wdir", directory});
+  }
+
+  void set_variable(Argv& argv, const std::string& name, const std::string& value) const override {
+    argv.insert(argv.end(), {"-x", name + "=" + value});
+  }
+  void pass_variable(Argv& argv, const std::string& name) const override {
+    argv.insert(argv.end(), {"-x", name});
+  }
+
+ private:
+  bool prrte_;
+  std::string version_;
+  std::string starter_;
+};
+
+}  // namespace
+
+std::unique_ptr<Mpi> make_open_mpi(bool prrte, std::string version, std::string starter) {
+  return std::make_unique<OpenMpi>(prrte, std::move(version), std::move(starter));
+}
+
+}  // namespace bspg::launcher
