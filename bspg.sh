@@ -6,16 +6,29 @@
 #   ./bspg.sh bench    install what is missing, build, run the speed benchmark against raw MPI
 #   ./bspg.sh build    install what is missing and build only
 #
-# Environment: BUILD_DIR (default ./build), JOBS (default: number of cores).
+# Environment: BSPG_MPI (openmpi or mpich; default: the distribution's default MPI, Open MPI on
+# Debian), BUILD_DIR (default ./build, or ./build-mpich with BSPG_MPI=mpich), JOBS (default: the
+# number of cores).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-build=${BUILD_DIR:-$here/build}
+mpi=${BSPG_MPI:-}
+case "$mpi" in
+  ""|openmpi|mpich) ;;
+  *) echo "bspg.sh: BSPG_MPI='$mpi': choose openmpi or mpich (or leave it unset for the default)" >&2
+     exit 2 ;;
+esac
+if [ "$mpi" = mpich ]; then build=${BUILD_DIR:-$here/build-mpich}; else build=${BUILD_DIR:-$here/build}; fi
 jobs=${JOBS:-$(nproc)}
 
-# Debian 12 packages bspg needs to build, test and run.
-packages=(cmake g++ make pkg-config libopenmpi-dev openmpi-bin libssh-dev libhwloc-dev
+# Debian packages bspg needs to build, test and run: the same names on Debian 12 and 13.
+packages=(cmake g++ make pkg-config libssh-dev libhwloc-dev
   libyaml-cpp-dev libgtest-dev libgmock-dev openssh-client openssh-server gnuplot-nox
   iproute2 util-linux procps)
+if [ "$mpi" = mpich ]; then
+  packages+=(libmpich-dev mpich)
+else
+  packages+=(libopenmpi-dev openmpi-bin)
+fi
 
 say() { printf '\033[1m[bspg]\033[0m %s\n' "$*"; }
 
@@ -39,7 +52,7 @@ install_missing() {
 build() {
   install_missing
   say "configuring and building in $build"
-  cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release -DBSPG_MPI="$mpi" >/dev/null
   cmake --build "$build" -j "$jobs"
 }
 
@@ -60,7 +73,7 @@ case "${1:-}" in
     say "bspbench: r, g and l for bspg and raw MPI (p=2)"
     exec "$build/bin/bsprun" -p 2 "$build/bin/bspbench" ;;
   -h|--help|help|"")
-    sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
     [ -n "${1:-}" ] || exit 2 ;;
   *) echo "bspg.sh: unknown command '$1' (run, test, bench, build)" >&2; exit 2 ;;
 esac

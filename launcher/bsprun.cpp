@@ -97,11 +97,17 @@ namespace {
 int launch(const Options& opt, const MpiSettings& settings) {
   const bool grid = !opt.hostfile.empty() || !opt.rsl_in.empty();
   // A dry run starts nothing, so it does not need mpirun.
-  if (settings.mpirun.empty() && !opt.dry_run)
+  if (settings.mpirun.empty() && !opt.dry_run) {
+    if (const char* chosen = std::getenv("BSPG_MPIRUN"); chosen && *chosen)
+      return fail(kExitLaunchFailed, std::string("BSPG_MPIRUN=") + chosen +
+                                         ": starter not found, or not executable");
     return fail(kExitLaunchFailed,
                 settings.mpi->name() + "'s starter " + settings.mpi->starter() +
                     " not found (bspg was built with it: install it again, or set BSPG_MPIRUN)");
+  }
   if (!grid) return run_local(opt, settings);
+  if (const std::string why = settings.mpi->grid_unavailable(); !why.empty())
+    return fail(kExitLaunchFailed, why);
 
   return run_grid(opt, settings);
 }

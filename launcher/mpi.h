@@ -42,6 +42,8 @@ class Mpi {
   virtual void oversubscribe(Argv& argv) const = 0;
   // Master mode on this machine: the settings that let the master's spawned processes reach it.
   virtual void master_on_this_machine(MpiSettings& settings) const = 0;
+  // Why bsprun cannot take the grid path with this MPI, "" where it can.
+  virtual std::string grid_unavailable() const { return ""; }
   // Grid path: start every remote process from this machine over ssh -F ssh_config ("": the
   // user's own ssh configuration), with host names used as given.
   virtual void over_ssh(Argv& argv, const std::string& ssh_config) const = 0;

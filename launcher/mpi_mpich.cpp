@@ -38,9 +38,12 @@ class Mpich : public Mpi {
   void oversubscribe(Argv&) const override {}  // Hydra places any number of processes
   void master_on_this_machine(MpiSettings&) const override {}
 
+  std::string grid_unavailable() const override {
+    return "the grid path (--hostfile, --rsl) is not available with " + name() +
+           " yet: build bspg with Open MPI for grid runs";
+  }
   void over_ssh(Argv&, const std::string&) const override {
-    throw std::invalid_argument("the grid path (--hostfile, --rsl) is not available with " + name() +
-                                " yet: build bspg with Open MPI for grid runs");
+    throw std::invalid_argument(grid_unavailable());
   }
 
   void processes(Argv& argv, int n, const std::string& hosts,

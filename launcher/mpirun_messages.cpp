@@ -72,11 +72,23 @@ std::string remote_node(const std::string& text) {
   return node;
 }
 
+// Whether the word that ends at `end` of text is the name Open MPI's starter gives itself (its
+// argv[0]'s base name: mpirun, or Debian's mpirun.openmpi; prterun in Open MPI 5).
+bool starter_word_before(const std::string& text, std::size_t end) {
+  std::size_t begin = text.find_last_of(" \n/", end == 0 ? 0 : end - 1);
+  begin = begin == std::string::npos || end == 0 ? 0 : begin + 1;
+  const std::string word = text.substr(begin, end - begin);
+  return word.rfind("mpirun", 0) == 0 || word.rfind("mpiexec", 0) == 0 ||
+         word.rfind("prterun", 0) == 0;
+}
+
 // "mpirun noticed that process rank 3 with PID 0 on node emu2 exited on signal 9 (Killed)."
 bool read_death(const std::string& text, ProcessDeath& death) {
-  const auto at = text.find("mpirun noticed that process rank ");
+  const std::string noticed = " noticed that process rank ";
+  auto at = text.find(noticed);
+  while (at != std::string::npos && !starter_word_before(text, at)) at = text.find(noticed, at + 1);
   if (at == std::string::npos) return false;
-  std::istringstream words(text.substr(at + 33));
+  std::istringstream words(text.substr(at + noticed.size()));
   std::string with, pid_word, pid, on, node, host, exited, on2, signal_word;
   int rank = -1, signal = 0;
   if (!(words >> rank >> with >> pid_word >> pid >> on >> node >> host >> exited >> on2 >>
@@ -176,8 +188,9 @@ std::string MpirunStderr::take_line(const std::string& line) {
     stopped_after_checkpoint_ = std::strtoull(line.c_str() + 32, nullptr, 10);
   // mpirun's answer to a second stop signal, which bsprun itself never sends, and its note on
   // passing on the SIGCONT that woke it up.
+  const auto forwarding = line.find(": Forwarding signal ");
   if (stopping_ && (line.rfind("Abort is in progress...", 0) == 0 ||
-                    line.rfind("mpirun: Forwarding signal ", 0) == 0))
+                    (forwarding != std::string::npos && starter_word_before(line, forwarding))))
     return "";
   return release_ssh_lines() + line + "\n";
 }

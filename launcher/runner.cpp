@@ -458,8 +458,9 @@ int exit_status_of(const RunResult& r, double time_limit_s) {
     return kExitTimeLimit;
   }
   // Stopped on request (Ctrl-C, kill): end as if killed by that signal (status 128+signal),
-  // so that a script running bsprun stops as well.
-  if (r.forwarded_signal && r.exit_status != 0) exit_as_killed_by(r.forwarded_signal);
+  // so that a script running bsprun stops as well; also when the starter says 0, as MPICH's
+  // Hydra does in about a third of the runs it passed a SIGTERM on to.
+  if (r.forwarded_signal) exit_as_killed_by(r.forwarded_signal);
   if (!r.lost.empty()) return kExitLaunchFailed;  // said when it was noticed
   return r.exit_status;
 }

@@ -1,5 +1,6 @@
 #include "errors.hpp"
 
+#include <fcntl.h>
 #include <mpi.h>
 #include <unistd.h>
 
@@ -8,7 +9,8 @@
 #include <cstdlib>
 
 // Open MPI 4 (ORTE) prints a multi-line MPI_ABORT banner from the aborting process unless this
-// flag of its run-time is set; ours is the message the user needs. Weak: absent elsewhere.
+// flag of its run-time is set; ours is the message the user needs. Weak: absent elsewhere (Open
+// MPI 5 prints no banner for MPI_Abort; MPICH's line is silenced below).
 extern "C" bool orte_execute_quiet __attribute__((weak));
 
 namespace bspg {
@@ -63,8 +65,15 @@ void stop_job(int status) {
   fflush(stdout);
   fflush(stderr);
   if (mpi_running()) {
-    if (&orte_execute_quiet != nullptr && std::getenv("BSPG_MPI_ABORT_BANNER") == nullptr)
-      orte_execute_quiet = true;
+    if (std::getenv("BSPG_MPI_ABORT_BANNER") == nullptr) {
+      if (&orte_execute_quiet != nullptr) orte_execute_quiet = true;
+#if defined(MPICH_VERSION)
+      // MPICH's MPI_Abort prints "Abort(N) on node ...: application called MPI_Abort" from the
+      // calling process; everything of ours is flushed already.
+      const int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+      if (null >= 0) dup2(null, STDERR_FILENO);
+#endif
+    }
     MPI_Abort(abort_comm, status);
   }
   _exit(status);

@@ -224,11 +224,17 @@ std::string environment_for(int subjob, const Plan& plan) {
   return text;
 }
 
+// The MPI's error text on one line: its first (MPICH adds a stack of calls on the next ones).
 std::string error_text(int code) {
   char text[MPI_MAX_ERROR_STRING];
   int length = 0;
   MPI_Error_string(code, text, &length);
-  return std::string(text, static_cast<std::size_t>(length));
+  std::string line(text, static_cast<std::size_t>(length));
+  line = line.substr(0, line.find('\n'));
+  if (!line.empty() && line.back() == ':') line.pop_back();
+  if (line.size() > 13 && line.compare(line.size() - 13, 13, ", error stack") == 0)
+    line.resize(line.size() - 13);
+  return line;
 }
 
 // Starts the processes of `plan` and returns the intercommunicator to them.
@@ -270,8 +276,11 @@ MPI_Comm spawn(const Plan& plan, int nprocs) {
   for (int code : codes)
     if (rc == MPI_SUCCESS && code != MPI_SUCCESS) rc = code;
   if (rc != MPI_SUCCESS)
-    fail("bsp_begin", "could not start %d more process%s of %s: %s", nprocs - 1,
-         nprocs == 2 ? "" : "es", command[0].c_str(), error_text(rc).c_str());
+    fail("bsp_begin",
+         "could not start %d more process%s of %s: %s's MPI_Comm_spawn failed (%s); master mode "
+         "needs it, start all processes at once instead (bsprun -p %d)",
+         nprocs - 1, nprocs == 2 ? "" : "es", command[0].c_str(), BSPG_MPI_NAME,
+         error_text(rc).c_str(), nprocs);
   return children;
 }
 

@@ -52,8 +52,10 @@ marker=.bspg-bootstrap-complete
 suite=trixie
 mirror=${BSPG_DEBIAN13_MIRROR:-http://deb.debian.org/debian}
 
-# Waits for PID (a child of this shell) and sets wait_rc to its exit status. A trap that fires meanwhile
-# interrupts `wait`; the loop then waits again, so the status is the child's, not the signal's.
+# Waits for PID (a child of this shell) to end and sets wait_rc to its exit status. A trap that
+# fires meanwhile interrupts `wait` (status 128 + the signal); the loop then waits again. Where the
+# child ended meanwhile, bash may have lost its status (127 or -1): wait_rc then stays the one of
+# the interrupted wait, and the caller knows better (the namespace's status file).
 got_signal=0
 wait_for() {
   local pid=$1 r
@@ -61,9 +63,8 @@ wait_for() {
   while :; do
     got_signal=0
     r=0
-    wait "$pid" || r=$?
-    # 127: the child had ended and was waited for already; keep the status seen before.
-    if [ "$r" != 127 ] || [ -z "$wait_rc" ]; then wait_rc=$r; fi
+    wait "$pid" 2>/dev/null || r=$? # (no "Killed" line from bash: the status says it)
+    if { [ "$r" -ge 0 ] && [ "$r" != 127 ]; } || [ -z "$wait_rc" ]; then wait_rc=$r; fi
     if [ "$got_signal" = 0 ] || [ "$r" -le 128 ]; then break; fi
   done
 }
@@ -107,14 +108,16 @@ if [ "${1:-}" = __inside ]; then
     shell) inner=('cd "$BUILD_DIR" 2>/dev/null || cd /src; exec bash -i') ;;
     *) inner=('cd /src && exec "$@"' "$@") ;;
   esac
-  # The command runs in the background of this shell (PID 1 here, which must stay to forward
-  # signals and to reap), with stdin kept and every signal's handling reset to the default.
+  # This shell is PID 1 here and stays, to reap what is orphaned inside and to hand the status
+  # on; it has no traps, so its wait is never interrupted (the script outside signals the
+  # command itself). The command keeps stdin and gets every signal's default handling back
+  # (a background job of a script starts with SIGINT and SIGQUIT ignored).
   env -i "${envv[@]}" env --default-signal chroot "$root" /bin/bash -c "${inner[0]}" bspg-debian13 \
     "${inner[@]:1}" <&0 9>&- &
-  child=$!
-  trap 'got_signal=1; kill -TERM "$child" 2>/dev/null || true' TERM HUP INT
-  wait_for "$child"
-  exit "$wait_rc"
+  rc=0
+  wait "$!" || rc=$?
+  echo "$rc" >"$_BSPG_D13_STATUS"
+  exit "$rc"
 fi
 
 # ---------------------------------------------------------------------------------------------
@@ -149,11 +152,59 @@ for tool in unshare chroot mountpoint flock realpath; do
 done
 start=$SECONDS
 
-# One run per root at a time: apt and dpkg inside cannot run twice at once.
+# What runs in the background of this shell (flock, debootstrap, the namespace of the command) is
+# waited for with wait_for, so that a signal is handled at once; cleanup ends it, however the
+# script ends. Namespaces are started with --kill-child: when unshare ends, however it ends, PID 1
+# inside gets SIGKILL, and with it every process of the namespace; the mounts go with the last.
+child=
+gentle=0 # 1 while the command runs: a signal first asks it to stop
+stopped_by=
+watchdog=
+status_file=
+cleanup() {
+  if [ -n "$child" ]; then kill -KILL "$child" 2>/dev/null || true; fi
+  if [ -n "$watchdog" ]; then kill "$watchdog" 2>/dev/null || true; fi
+  if [ -n "$status_file" ]; then rm -f "$status_file"; fi
+}
+trap cleanup EXIT
+# A signal (NAME NUMBER): while the command runs, ask it to stop (through PID 1 of its namespace),
+# and kill the namespace 10 s later or at a second signal. Otherwise stop at once.
+on_signal() {
+  got_signal=1
+  stopped_by=$((128 + $2))
+  if [ -z "$child" ]; then
+    say "stopped (signal $1)"
+    exit "$stopped_by"
+  fi
+  if [ "$gentle" = 0 ] || [ -n "$watchdog" ]; then
+    kill -KILL "$child" 2>/dev/null || true
+    return 0 # (a bare return would give the trap the status of the interrupted wait, and set -e)
+  fi
+  say "stopping (signal $1)"
+  # SIGTERM to the processes at the top of the namespace: the command (and what was orphaned).
+  local pid1='' top=()
+  read -r pid1 _ <"/proc/$child/task/$child/children" 2>/dev/null || true
+  [ -z "$pid1" ] || read -r -a top <"/proc/$pid1/task/$pid1/children" 2>/dev/null || true
+  [ ${#top[@]} -eq 0 ] || kill -TERM "${top[@]}" 2>/dev/null || true
+  bash -c 'trap "kill \$s 2>/dev/null; exit 0" TERM; sleep 10 & s=$!; wait "$s" && kill -KILL "$1"' \
+    watchdog "$child" </dev/null >/dev/null 2>&1 &
+  watchdog=$!
+}
+trap 'on_signal INT 2 || true' INT
+trap 'on_signal TERM 15 || true' TERM
+trap 'on_signal HUP 1 || true' HUP
+
+# One run per root at a time: apt and dpkg inside cannot run twice at once. (A flock lock belongs
+# to the open file, so the background flock takes it for this shell too.)
 exec 9>"$root.lock"
 if ! flock -n 9; then
   say "waiting for another run on $root to finish"
-  flock 9
+  flock 9 &
+  child=$!
+  wait_for "$child"
+  child=
+  [ -z "$stopped_by" ] || exit "$stopped_by"
+  [ "$wait_rc" = 0 ] || die "could not lock $root.lock"
 fi
 
 # Mounts under ROOT in this (the host's) mount namespace: there should be none.
@@ -162,14 +213,14 @@ host_mounts_under() {
 }
 
 ensure_debootstrap() {
-  command -v debootstrap >/dev/null && [ -e /usr/share/debootstrap/scripts/$suite ] && return 0
+  command -v debootstrap >/dev/null && [ -e "/usr/share/debootstrap/scripts/$suite" ] && return 0
   say "installing debootstrap on this machine (apt-get)"
   export DEBIAN_FRONTEND=noninteractive
-  if ! apt-get install -y -qq --no-install-recommends debootstrap debian-archive-keyring >/dev/null; then
+  if ! apt-get install -y -qq --no-install-recommends debootstrap debian-archive-keyring >/dev/null 2>&1; then
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends debootstrap debian-archive-keyring >/dev/null
   fi
-  [ -e /usr/share/debootstrap/scripts/$suite ] ||
+  [ -e "/usr/share/debootstrap/scripts/$suite" ] ||
     die "this debootstrap ($(dpkg-query -W -f='${Version}' debootstrap)) does not know $suite"
 }
 
@@ -183,13 +234,22 @@ bootstrap() {
     rm -rf --one-file-system -- "$root"
   fi
   mkdir -p "$root"
-  say "debootstrap --variant=minbase $suite $root $mirror (this downloads; a few minutes)"
+  say "debootstrap --variant=minbase $suite $root $mirror (this downloads; a minute or more)"
   local t0=$SECONDS log="$root.debootstrap.log"
-  # In a private mount namespace too: debootstrap's own mounts (proc, sys) never reach the host.
-  if ! unshare --mount --propagation private -- \
-    debootstrap --variant=minbase "$suite" "$root" "$mirror" >"$log" 2>&1; then
+  # In namespaces of its own too: debootstrap's mounts (proc, sys) never reach the host, and
+  # nothing it started outlives it.
+  unshare --mount --propagation private --pid --fork --kill-child -- \
+    debootstrap --variant=minbase "$suite" "$root" "$mirror" </dev/null >"$log" 2>&1 &
+  child=$!
+  wait_for "$child"
+  child=
+  if [ -n "$stopped_by" ]; then
+    say "debootstrap stopped; the next run starts over"
+    exit "$stopped_by"
+  fi
+  if [ "$wait_rc" != 0 ]; then
     tail -n 30 "$log" >&2
-    die "debootstrap failed (log: $log); the next run starts over"
+    die "debootstrap failed with status $wait_rc (log: $log); the next run starts over"
   fi
   # The rest of a Debian 13 system's sources: updates and security fixes, from the same archive.
   local base=${mirror%/}
@@ -217,36 +277,14 @@ done
 what=$(printf '%q ' "$@")
 what=${what% }
 say "$mpi: running '$what' in $root (source tree at /src, build in /build-$mpi)"
-export _BSPG_D13_ROOT=$root _BSPG_D13_MPI=$mpi
-# --kill-child: when unshare ends, however it ends, PID 1 inside gets SIGKILL, and with it every
-# process of the namespace; the mounts go with the last of them.
+status_file=$(mktemp /tmp/bspg-debian13-status.XXXXXX)
+export _BSPG_D13_ROOT=$root _BSPG_D13_MPI=$mpi _BSPG_D13_STATUS=$status_file
 unshare --mount --propagation private --pid --fork --kill-child -- bash "$self" __inside "$@" <&0 &
-ns=$!
-watchdog=
-cleanup() {
-  if kill -0 "$ns" 2>/dev/null; then kill -KILL "$ns" 2>/dev/null || true; fi
-  if [ -n "$watchdog" ]; then kill "$watchdog" 2>/dev/null || true; fi
-}
-trap cleanup EXIT
-# A signal: ask the command inside to stop (through PID 1 there); 10 s later, or at a second
-# signal, kill the namespace.
-on_signal() {
-  got_signal=1
-  if [ -n "$watchdog" ]; then
-    kill -KILL "$ns" 2>/dev/null || true
-    return 0 # (a bare return would give the trap the status of the interrupted wait, and set -e)
-  fi
-  say "stopping (signal $1)"
-  local pid1=
-  read -r pid1 _ <"/proc/$ns/task/$ns/children" 2>/dev/null || true
-  [ -z "$pid1" ] || kill -TERM "$pid1" 2>/dev/null || true
-  bash -c 'trap "kill \$s 2>/dev/null; exit 0" TERM; sleep 10 & s=$!; wait "$s" && kill -KILL "$1"' \
-    watchdog "$ns" </dev/null >/dev/null 2>&1 &
-  watchdog=$!
-}
-trap 'on_signal INT || true' INT
-trap 'on_signal TERM || true' TERM
-trap 'on_signal HUP || true' HUP
-wait_for "$ns"
+child=$!
+gentle=1
+wait_for "$child"
+child=
+# The command's own status, as PID 1 inside saw it; none when the namespace was killed.
+if [ -s "$status_file" ]; then read -r wait_rc <"$status_file"; fi
 say "$mpi: '$what' exited with status $wait_rc after $((SECONDS - start)) s"
 exit "$wait_rc"

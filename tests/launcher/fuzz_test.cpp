@@ -372,7 +372,8 @@ TEST(Fuzz, RslAllocations) {
       return "";
     }
     // Accepted: what reaches mpirun's command line has the expected shape.
-    launcher::MpiSettings settings;
+    launcher::MpiSettings settings;  // Open MPI's: the grid path's command line is checked here
+    settings.mpi = &launcher::mpi_of(launcher::MpiFamily::kOpenMpi4);
     std::vector<std::string> argv;
     try {
       argv = launcher::grid_mpirun_argv(settings, subjobs, "/tmp/cfg");

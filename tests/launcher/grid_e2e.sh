@@ -412,7 +412,7 @@ frozen)
     expect_count "$err" "Abort is in progress|hit ctrl-c again|Forwarding signal|^-----" 0
     [ "$(ranks_on 1)" -eq 0 ] || fail "processes of the job left on emu1"
   }
-  freeze_mpirun() { kill -STOP "$(pgrep -P "$pid" -x mpirun)"; }
+  freeze_mpirun() { kill -STOP "$(pgrep -P "$pid" | head -n 1)"; }
   freeze_daemon() { local p; for p in $(on_host 2); do [ "$(cat "/proc/$p/comm" 2>/dev/null)" = orted ] && kill -STOP "$p"; done; }
   stop_frozen "mpirun frozen" freeze_mpirun
   [ "$(ranks_on 2)" -eq 0 ] || fail "processes of the job left on emu2"

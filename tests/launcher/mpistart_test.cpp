@@ -60,10 +60,18 @@ std::string message(std::vector<std::string> args) {
   return "no error";
 }
 
+// Settings for Open MPI 4's mpirun, whatever MPI this build has: the command lines below are its.
+MpiSettings open_mpi4() {
+  MpiSettings s;
+  s.mpi = &mpi_of(MpiFamily::kOpenMpi4);
+  s.mpirun = "/usr/bin/mpirun";
+  return s;
+}
+
 }  // namespace
 
 TEST(LocalArgv, RootOversubscribeAndOsc) {
-  MpiSettings s;
+  MpiSettings s = open_mpi4();
   s.mpirun = "/usr/bin/mpirun";
   s.run_as_root = true;
   Argv argv = local_mpirun_argv(s, 5, true, "/tmp/prog", {"a", "b c"});
@@ -78,7 +86,7 @@ TEST(LocalArgv, RootOversubscribeAndOsc) {
 }
 
 TEST(LocalArgv, NoRootNoOversubscribe) {
-  MpiSettings s;
+  MpiSettings s = open_mpi4();
   Argv argv = local_mpirun_argv(s, 2, false, "/tmp/prog", {});
   EXPECT_EQ(find_seq(argv, {"--allow-run-as-root"}), -1);
   EXPECT_EQ(find_seq(argv, {"--oversubscribe"}), -1);
@@ -86,10 +94,10 @@ TEST(LocalArgv, NoRootNoOversubscribe) {
 }
 
 TEST(LocalArgv, UserOscWins) {
-  MpiSettings s;
+  MpiSettings s = open_mpi4();
   s.environment["OMPI_MCA_osc"] = "pt2pt";
   EXPECT_EQ(find_seq(local_mpirun_argv(s, 2, false, "/p", {}), {"osc"}), -1);
-  MpiSettings t;
+  MpiSettings t = open_mpi4();
   t.mca = {{"osc", "rdma"}};
   Argv argv = local_mpirun_argv(t, 2, false, "/p", {});
   EXPECT_EQ(find_seq(argv, {"--mca", "osc", "sm,pt2pt"}), -1);
@@ -97,7 +105,7 @@ TEST(LocalArgv, UserOscWins) {
 }
 
 TEST(LocalArgv, ProgramArgumentsComeAfterEverything) {
-  MpiSettings s;
+  MpiSettings s = open_mpi4();
   s.exports = {"FOO=1"};
   // Arguments that look like mpirun options are the program's.
   Argv argv = local_mpirun_argv(s, 2, false, "/p", {"-np", "7", "--mca"});
@@ -106,7 +114,7 @@ TEST(LocalArgv, ProgramArgumentsComeAfterEverything) {
 }
 
 TEST(GridArgv, OneAppContextPerSubjob) {
-  MpiSettings s;
+  MpiSettings s = open_mpi4();
   s.mpirun = "mpirun";
   s.run_as_root = true;
   s.environment = {{"OMPI_MCA_btl_tcp_if_include", "lo"}, {"HOME", "/root"}};
@@ -140,7 +148,7 @@ TEST(GridArgv, OneAppContextPerSubjob) {
 }
 
 TEST(GridArgv, SiteSubjobSpansItsHosts) {
-  MpiSettings s;
+  MpiSettings s = open_mpi4();
   auto site = subjob("lab-a", 5, {"a1:3", "a2:2"});
   site.directory.clear();
   Argv argv = grid_mpirun_argv(s, {site}, "");
@@ -152,7 +160,7 @@ TEST(GridArgv, SiteSubjobSpansItsHosts) {
 }
 
 TEST(GridArgv, MalformedHostsEntryIsRejected) {
-  MpiSettings s;
+  MpiSettings s = open_mpi4();
   EXPECT_THROW(grid_mpirun_argv(s, {subjob("lab", 2, {"a1"})}, ""), std::invalid_argument);
 }
 
@@ -168,7 +176,7 @@ TEST(ShellQuote, ControlCharactersShowAsEscapes) {
 }
 
 TEST(GridArgv, EveryProcessCarriesTheJobMarker) {
-  MpiSettings s;
+  MpiSettings s = open_mpi4();
   s.job_marker = "bspg-1-abc";
   bspg::rsl::Subjob a = subjob("h1", 1), b = subjob("h2", 1);
   b.environment = {{"BSPG_JOB_MARKER", "forged"}};  // the RSL cannot hide a process from bsprun
@@ -260,7 +268,7 @@ TEST(Options, RslReplayNeedsNoProgram) {
 }
 
 TEST(GridArgv, HostInSeveralSubjobsGetsTheirTotalSlots) {
-  MpiSettings s;
+  MpiSettings s = open_mpi4();
   auto one = subjob("emu1", 1);
   auto two = subjob("emu1", 2);
   auto site = subjob("lab", 2, {"emu2:1", "emu3:1"});
@@ -311,7 +319,7 @@ TEST(Options, WithoutPIsMasterMode) {
 }
 
 TEST(MasterMode, EnvironmentOfTheMaster) {
-  MpiSettings s;
+  MpiSettings s = open_mpi4();
   s.exports = {"FOO=1", "BAR"};
   s.environment = {{"OMPI_MCA_btl_tcp_if_include", "lo"}, {"HOME", "/root"}};
   auto env = master_environment(s, 3, {{"emu4", 0}, {"emu2", 1}, {"emu4", 0}});
@@ -320,12 +328,12 @@ TEST(MasterMode, EnvironmentOfTheMaster) {
                      {"BSPG_MASTER_SLOTS", "emu4/0,emu2/1,emu4/0"},
                      {"BSPG_MASTER_ENV", "FOO,BAR,OMPI_MCA_btl_tcp_if_include"}}));
   // On this machine: no slots; nothing to pass on, no list.
-  EXPECT_EQ(master_environment(MpiSettings{}, 8, {}),
+  EXPECT_EQ(master_environment(open_mpi4(), 8, {}),
             (std::vector<std::pair<std::string, std::string>>{{"BSPG_MASTER_PROCS", "8"}}));
 }
 
 TEST(MasterMode, MpirunKnowsEverySlotAndStartsOneProcess) {
-  MpiSettings s;
+  MpiSettings s = open_mpi4();
   auto master = subjob("emu4", 1);
   master.environment = {{"BSPG_SUBJOB", "0"},
                         {"BSPG_MASTER_PROCS", "5"},
@@ -367,4 +375,86 @@ TEST(MasterMode, BadSlotListsAreRefused) {
   for (std::string bad :
        {"emu4/0,", "emu4/0,emu2", "emu4/0,emu 2/1", "emu4/0,-x/1", "emu4/0,emu2/-1", "emu4/0,/1"})
     EXPECT_NE(refused(1, "2", bad).find("is not HOST/SUBJOB"), std::string::npos) << bad;
+}
+
+// ---- Each MPI's starter ------------------------------------------------------------------------
+
+MpiSettings settings_for(MpiFamily family) {
+  MpiSettings s;
+  s.mpi = &mpi_of(family);
+  s.mpirun = "/usr/bin/starter";
+  s.run_as_root = true;
+  s.exports = {"FOO=1", "BAR"};
+  s.environment = {{"OMPI_MCA_btl", "tcp,self"}, {"PRTE_MCA_x", "1"}, {"MPIR_CVAR_Y", "2"},
+                   {"HOME", "/root"}};
+  return s;
+}
+
+TEST(OpenMpi5Argv, LocalPathSpeaksPrrte) {
+  const Argv argv = local_mpirun_argv(settings_for(MpiFamily::kOpenMpi5), 5, true, "/p", {"a"});
+  EXPECT_EQ(argv.front(), "/usr/bin/starter");
+  EXPECT_GE(find_seq(argv, {"--allow-run-as-root"}), 0);
+  EXPECT_GE(find_seq(argv, {"--map-by", ":OVERSUBSCRIBE"}), 0);
+  EXPECT_EQ(find_seq(argv, {"--oversubscribe"}), -1);  // deprecated in PRRTE
+  EXPECT_EQ(find_seq(argv, {"pt2pt"}), -1);            // gone from Open MPI 5: never asked for
+  EXPECT_EQ(find_seq(argv, {"osc"}), -1);              // the library chooses (runtime.cpp)
+  EXPECT_GE(find_seq(argv, {"-x", "BSPG_SUBJOB_SIZES=5"}), 0);
+  EXPECT_GE(find_seq(argv, {"-x", "FOO=1"}), 0);
+  EXPECT_GE(find_seq(argv, {"-x", "BAR"}), 0);
+  EXPECT_EQ(Argv(argv.end() - 4, argv.end()), (Argv{"-n", "5", "/p", "a"}));
+}
+
+TEST(OpenMpi5Argv, GridPathUsesPrrtesSshLauncherAndPassesItsParameters) {
+  const Argv argv =
+      grid_mpirun_argv(settings_for(MpiFamily::kOpenMpi5), {subjob("h", 2)}, "/tmp/cfg");
+  EXPECT_GE(find_seq(argv, {"--prtemca", "plm_ssh_agent", "ssh -F /tmp/cfg"}), 0);
+  EXPECT_GE(find_seq(argv, {"--prtemca", "plm_ssh_no_tree_spawn", "1"}), 0);
+  EXPECT_GE(find_seq(argv, {"--prtemca", "prte_keep_fqdn_hostnames", "1"}), 0);
+  EXPECT_EQ(find_seq(argv, {"plm_rsh_agent"}), -1);
+  EXPECT_GE(find_seq(argv, {"-n", "2", "--host", "h:2", "--wdir", "/home/u"}), 0);
+  EXPECT_GE(find_seq(argv, {"-x", "OMPI_MCA_btl"}), 0);
+  EXPECT_GE(find_seq(argv, {"-x", "PRTE_MCA_x"}), 0);
+  EXPECT_EQ(find_seq(argv, {"-x", "MPIR_CVAR_Y"}), -1);
+  EXPECT_EQ(find_seq(argv, {"-x", "HOME"}), -1);
+}
+
+TEST(MpichArgv, LocalPathIsHydrasMpiexecWithNothingForRootOrOversubscription) {
+  const Argv argv = local_mpirun_argv(settings_for(MpiFamily::kMpich), 5, true, "/p", {"a", "b"});
+  EXPECT_EQ(argv.front(), "/usr/bin/starter");
+  for (const char* open_mpi_only : {"--allow-run-as-root", "--oversubscribe", "-x", "--mca", "-np"})
+    EXPECT_EQ(find_seq(argv, {open_mpi_only}), -1) << open_mpi_only;
+  EXPECT_GE(find_seq(argv, {"-env", "BSPG_SUBJOB", "0"}), 0);
+  EXPECT_GE(find_seq(argv, {"-env", "BSPG_SUBJOB_SIZES", "5"}), 0);
+  EXPECT_GE(find_seq(argv, {"-env", "FOO", "1"}), 0);
+  // Hydra passes mpiexec's whole environment on: BAR reaches the processes as it is.
+  EXPECT_EQ(find_seq(argv, {"BAR"}), -1);
+  EXPECT_EQ(Argv(argv.end() - 5, argv.end()), (Argv{"-n", "5", "/p", "a", "b"}));
+}
+
+TEST(MpichArgv, OpenMpiOnlyRequestsAreRefusedWithTheReason) {
+  MpiSettings s = settings_for(MpiFamily::kMpich);
+  s.mca = {{"btl", "tcp"}};
+  try {
+    local_mpirun_argv(s, 2, false, "/p", {});
+    FAIL() << "--mca accepted with MPICH";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("MCA parameters are Open MPI's"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("MPIR_CVAR_"), std::string::npos);
+  }
+  EXPECT_THROW(grid_mpirun_argv(settings_for(MpiFamily::kMpich), {subjob("h", 2)}, "/tmp/cfg"),
+               std::invalid_argument);
+  EXPECT_FALSE(user_sets_mca(settings_for(MpiFamily::kMpich), "btl"));
+}
+
+TEST(EachMpi, ParametersAreItsOwnVariables) {
+  EXPECT_TRUE(mpi_of(MpiFamily::kOpenMpi4).is_parameter("OMPI_MCA_osc"));
+  EXPECT_FALSE(mpi_of(MpiFamily::kOpenMpi4).is_parameter("PRTE_MCA_x"));
+  EXPECT_TRUE(mpi_of(MpiFamily::kOpenMpi5).is_parameter("PRTE_MCA_x"));
+  EXPECT_TRUE(mpi_of(MpiFamily::kOpenMpi5).is_parameter("PMIX_MCA_y"));
+  EXPECT_TRUE(mpi_of(MpiFamily::kMpich).is_parameter("MPIR_CVAR_ASYNC_PROGRESS"));
+  EXPECT_FALSE(mpi_of(MpiFamily::kMpich).is_parameter("OMPI_MCA_osc"));
+  EXPECT_EQ(mpi_of(MpiFamily::kOpenMpi4).name().rfind("Open MPI 4", 0), 0u);
+  EXPECT_EQ(mpi_of(MpiFamily::kMpich).name().rfind("MPICH", 0), 0u);
+  // The configured one is one of them, and knows its starter by its full path.
+  EXPECT_EQ(configured_mpi().starter().front(), '/');
 }

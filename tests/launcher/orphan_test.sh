@@ -5,7 +5,7 @@ set -u
 . "$(dirname "$0")/job_helpers.sh"
 start_sleeping_job "$1" "$2"
 wait_for_ranks 2
-mpirun_pid=$(pgrep -P "$pid" -x mpirun)
+mpirun_pid=$(pgrep -P "$pid" | head -n 1)  # the starter: bsprun's only child
 [ -n "$mpirun_pid" ] || fail "no mpirun child of bsprun found"
 
 kill -KILL "$mpirun_pid"
