@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "checkpoints.h"
+#include "mpi.h"
 #include "untrusted.h"
 
 namespace bspg::launcher {
@@ -263,7 +264,7 @@ std::string usage_text() {
 }
 
 std::string help_text() {
-  return R"(NAME
+  std::string text = R"(NAME
     bsprun - start a bspg (BSPlib) program on this machine or on a grid of hosts
 
 SYNOPSIS
@@ -275,13 +276,15 @@ SYNOPSIS
     bsprun --rsl FILE [--hostfile FILE] [OPTIONS]
 
 DESCRIPTION
-    bsprun starts N processes of PROGRAM as one BSP job, through Open MPI's mpirun.
+    bsprun starts N processes of PROGRAM as one BSP job, through the starter of the MPI
+    bspg was built with (Open MPI's mpirun, or MPICH's mpiexec; see MPI below).
     Options are read up to the first argument that is not an option (or up to "--");
     everything after PROGRAM is passed to it unchanged.
 
     Local path. Without a host file the N processes run on this machine: bsprun runs
-    mpirun -np N with the settings the library needs (one-sided MPI through osc sm,pt2pt,
-    --oversubscribe when N exceeds the cores, --allow-run-as-root when run as root).
+    the starter with the settings the library needs (Open MPI 4: one-sided MPI through
+    osc sm,pt2pt; Open MPI: --oversubscribe, or PRRTE's --map-by :OVERSUBSCRIBE, when N
+    exceeds the cores, and --allow-run-as-root when run as root; MPICH's Hydra needs none).
 
     Grid path. With --hostfile (or BSPG_HOSTFILE) the hosts listed are candidates, not
     execution hosts. bsprun asks the candidates over SSH, up to --fanout of them at once,
@@ -480,20 +483,26 @@ OPTIONS
         Export this environment variable to every process (repeatable). Not
         BSPG_CHECKPOINT_DIR or BSPG_RESUME: bsprun sets those itself.
     --mca KEY VALUE
-        Pass an MCA parameter to mpirun (repeatable).
+        Pass an MCA parameter to Open MPI's mpirun (repeatable). Refused when bspg
+        was built with MPICH, whose settings are MPIR_CVAR_* environment variables.
     -v, --verbose
-        Print the mpirun command line (and the ssh configuration used) on stderr.
+        Print the starter's command line (and the ssh configuration used) on stderr.
     -h, --help
         Print this manual.
     -V, --version
         Print the version.
 
+MPI
+    This bsprun was built with @MPI@, whose starter is @STARTER@.
+    A program built with another MPI is refused by the library in one line.
+
 ENVIRONMENT
     BSPG_HOSTFILE   Host file to use when --hostfile is not given.
-    BSPG_MPIRUN     mpirun to use (default: mpirun found on PATH, else the one found
-                    when bspg was built).
+    BSPG_MPIRUN     The starter to use (default: that of the MPI bspg was built with,
+                    by its full name, whatever mpirun comes first in PATH).
     OMPI_MCA_*      Passed on to mpirun and, on the grid path, exported to every
-                    process. OMPI_MCA_osc overrides bsprun's "osc sm,pt2pt".
+                    process (Open MPI 5: PRTE_MCA_* and PMIX_MCA_* too). OMPI_MCA_osc
+                    overrides bspg's choice of one-sided components.
     TMPDIR          Where the default RSL file and the ssh configuration are written.
     Set for every process: BSPG_SUBJOB (subjob index), BSPG_NSUBJOBS (number of
     subjobs), BSPG_SUBJOB_SIZES (comma list of process counts per subjob),
@@ -583,6 +592,11 @@ EXAMPLES
         Master mode on the grid: the master starts on the least loaded host, and
         bsp_begin(P) places the other processes on the least loaded slots.
 )";
+  for (const auto& [mark, value] :
+       {std::pair<std::string, std::string>{"@MPI@", configured_mpi().name()},
+        {"@STARTER@", configured_mpi().starter()}})
+    text.replace(text.find(mark), mark.size(), value);
+  return text;
 }
 
 }  // namespace bspg::launcher
