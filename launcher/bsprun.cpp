@@ -105,9 +105,10 @@ int launch(const Options& opt, const MpiSettings& settings) {
                 settings.mpi->name() + "'s starter " + settings.mpi->starter() +
                     " not found (bspg was built with it: install it again, or set BSPG_MPIRUN)");
   }
-  if (!grid) return run_local(opt, settings);
-  if (const std::string why = settings.mpi->grid_unavailable(); !why.empty())
+  if (const std::string why = settings.mpi->restarts_unavailable();
+      opt.restarts > 0 && !why.empty() && !opt.dry_run)
     return fail(kExitLaunchFailed, why);
+  if (!grid) return run_local(opt, settings);
 
   return run_grid(opt, settings);
 }

@@ -44,6 +44,8 @@ class Mpi {
   virtual void master_on_this_machine(MpiSettings& settings) const = 0;
   // Why bsprun cannot take the grid path with this MPI, "" where it can.
   virtual std::string grid_unavailable() const { return ""; }
+  // Why bsprun cannot restart a job (--restarts) with this MPI, "" where it can.
+  virtual std::string restarts_unavailable() const { return ""; }
   // Grid path: start every remote process from this machine over ssh -F ssh_config ("": the
   // user's own ssh configuration), with host names used as given.
   virtual void over_ssh(Argv& argv, const std::string& ssh_config) const = 0;

@@ -42,6 +42,11 @@ class Mpich : public Mpi {
     return "the grid path (--hostfile, --rsl) is not available with " + name() +
            " yet: build bspg with Open MPI for grid runs";
   }
+  std::string restarts_unavailable() const override {
+    return "--restarts is not available with " + name() +
+           " yet (its mpiexec reports which process died on standard output only): build bspg "
+           "with Open MPI for restartable jobs";
+  }
   void over_ssh(Argv&, const std::string&) const override {
     throw std::invalid_argument(grid_unavailable());
   }

@@ -208,6 +208,11 @@ std::string MpirunStderr::end_block() {
     for (const auto& line : lines) consequences_ += line + "\n";
     return "";
   }
+  // Open MPI 5's starter (PRRTE) on a process that called MPI_Abort: the process has said why
+  // (bspg's one line, or the program's own bsp_abort message) and the exit status says the rest.
+  if (contains(text, "has exited due to process rank") && contains(text, "calling \"abort\"") &&
+      !std::getenv("BSPG_MPI_ABORT_BANNER"))
+    return "";
   if (recognise(text, lines)) {
     if (!failure_.message.empty() && failure_.exit_status != 0 && !reported_) {
       reported_ = true;

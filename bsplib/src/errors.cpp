@@ -12,6 +12,15 @@
 // flag of its run-time is set; ours is the message the user needs. Weak: absent elsewhere (Open
 // MPI 5 prints no banner for MPI_Abort; MPICH's line is silenced below).
 extern "C" bool orte_execute_quiet __attribute__((weak));
+// Open MPI 5 prints it through Open PAL's help-message hook, a function pointer every help text
+// goes through; it is replaced by a silent one just before MPI_Abort. Weak: absent elsewhere.
+extern "C" int (*opal_show_help)(const char*, const char*, int, ...) __attribute__((weak));
+
+namespace {
+
+int quiet_help(const char*, const char*, int, ...) { return 0; }
+
+}  // namespace
 
 namespace bspg {
 namespace {
@@ -67,6 +76,7 @@ void stop_job(int status) {
   if (mpi_running()) {
     if (std::getenv("BSPG_MPI_ABORT_BANNER") == nullptr) {
       if (&orte_execute_quiet != nullptr) orte_execute_quiet = true;
+      if (&opal_show_help != nullptr) opal_show_help = quiet_help;
 #if defined(MPICH_VERSION)
       // MPICH's MPI_Abort prints "Abort(N) on node ...: application called MPI_Abort" from the
       // calling process; everything of ours is flushed already.

@@ -75,6 +75,11 @@ void choose_one_sided_components() {
   // its own emulation of what TCP cannot do remotely), sm serves processes on one host.
   setenv("OMPI_MCA_osc", "sm,rdma", 0);
 #endif
+#if defined(OPEN_MPI)
+  // osc/rdma attaches at most 64 areas to a dynamic window by default (and hangs at the next
+  // attach after refusing one); every registration is one.
+  setenv("OMPI_MCA_osc_rdma_max_attach", "65536", 0);
+#endif
   // MPICH: its own RMA (ch4) serves every path; nothing to choose.
 }
 

@@ -270,3 +270,17 @@ TEST(MpirunMessages, PeersHangingUpAreHeldUntilALossExplainsThem) {
   MpirunStderr plain;
   EXPECT_EQ(through(plain, hung_up + aggregated), hung_up + aggregated);
 }
+
+TEST(MpirunMessages, OpenMpi5sBlockAfterAnAbortIsLeftOut) {
+  MpirunStderr filter;
+  const std::string block =
+      "--------------------------------------------------------------------------\n"
+      "prterun has exited due to process rank 0 with PID 0 on node vm calling\n"
+      "\"abort\". This may have caused other processes in the application to be\n"
+      "terminated by signals sent by prterun (as reported here).\n"
+      "--------------------------------------------------------------------------\n";
+  std::string out = filter.feed("bspg: process 0: bsp_put: pid 7 is out of range 0..1\n" + block);
+  out += filter.finish();
+  EXPECT_EQ(out, "bspg: process 0: bsp_put: pid 7 is out of range 0..1\n");
+  EXPECT_EQ(filter.failure().exit_status, 0);  // not a start-up failure
+}
