@@ -1,4 +1,6 @@
-// mpistart.h - the mpirun command lines bsprun runs (pure functions, unit-tested).
+// mpistart.h - the starter command lines bsprun runs (pure functions, unit-tested). What is the
+// same for every MPI (subjobs, hosts, the variables every process gets) is here; how each MPI's
+// starter spells it is in mpi.h.
 #ifndef BSPG_LAUNCHER_MPISTART_H
 #define BSPG_LAUNCHER_MPISTART_H
 
@@ -17,7 +19,7 @@ struct MpiSettings {
   const Mpi* mpi = &configured_mpi();  // the MPI and how its starter is spoken to (mpi.h)
   std::string mpirun = mpi->starter();  // the starter's path (BSPG_MPIRUN may choose another)
   bool run_as_root = false;                              // adds --allow-run-as-root
-  std::map<std::string, std::string> environment;        // bsprun's environment (for OMPI_MCA_*)
+  std::map<std::string, std::string> environment;        // bsprun's environment (MPI parameters)
   std::vector<std::pair<std::string, std::string>> mca;  // user's --mca KEY VALUE
   std::vector<std::string> exports;                      // user's -x NAME[=VALUE]
   bool verbose = false;
@@ -29,16 +31,18 @@ struct MpiSettings {
 // or --mca key): bsprun's own choice of it then stays out.
 bool user_sets_mca(const MpiSettings& s, const std::string& key);
 
-// Local path: mpirun -np N prog args on this machine. oversubscribe when N exceeds the cores.
+// Local path: N processes of prog on this machine (Open MPI 4: mpirun -np N prog args).
+// oversubscribe when N exceeds the cores.
 std::vector<std::string> local_mpirun_argv(const MpiSettings& settings, int nprocs,
                                            bool oversubscribe, const std::string& executable,
                                            const std::vector<std::string>& args);
 
-// Grid path: one mpirun for every subjob, one app context per subjob:
+// Grid path: one starter for every subjob, one app context per subjob; with Open MPI 4:
 //   mpirun [common options] --mca plm_rsh_agent "ssh -F CONFIG" ...
 //     -np c0 -host h0:c0 [-wdir D] -x BSPG_SUBJOB=0 -x BSPG_NSUBJOBS=K -x
 //     BSPG_SUBJOB_SIZES=c0,c1,..
-//     [-x BSPG_JOB_MARKER=M] [-x OMPI_MCA_* of the caller] [-x user exports] [-x RSL environment]
+//     [-x BSPG_JOB_MARKER=M] [-x the caller's MPI parameters (OMPI_MCA_*)] [-x user exports]
+//     [-x RSL environment]
 //     exe args : -np c1 ...
 // A site subjob's hosts become "-host a:2,b:2". A host named by several single-host subjobs
 // gets their total as its slots in each (Open MPI counts slots per host, not per app context);
@@ -64,7 +68,7 @@ struct MasterSlot {
 // What tells the master process it is one: BSPG_MASTER_PROCS (the processes available),
 // BSPG_MASTER_SLOTS ("host/subjob,..." in the order processes take them, the master's first;
 // only when `slots` is not empty) and BSPG_MASTER_ENV (the variables the spawned processes get
-// too: the names of the -x exports and the caller's OMPI_MCA_* variables).
+// too: the names of the -x exports and the caller's MPI parameters, e.g. OMPI_MCA_*).
 std::vector<std::pair<std::string, std::string>> master_environment(
     const MpiSettings& settings, int available, const std::vector<MasterSlot>& slots);
 

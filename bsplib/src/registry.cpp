@@ -126,7 +126,8 @@ void Registry::remove_slot(int slot, Change& change) {
   auto& stack = by_address_[owner];
   stack.erase(std::find(stack.begin(), stack.end(), slot));
   if (stack.empty()) by_address_.erase(owner);
-  change.removed.push_back(const_cast<char*>(static_cast<const char*>(owner)));
+  change.removed.emplace_back(const_cast<char*>(static_cast<const char*>(owner)),
+                              owner_size_[static_cast<std::size_t>(slot)]);
   for (int pid = 0; pid < nprocs_; ++pid) {
     addresses_[index(slot, pid)] = nullptr;
     sizes_[index(slot, pid)] = -1;

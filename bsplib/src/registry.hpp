@@ -62,7 +62,7 @@ class Registry {
   // area this process did not register as NULL). Lists the local areas added and removed.
   struct Change {
     std::vector<std::pair<char*, std::int64_t>> added;
-    std::vector<char*> removed;
+    std::vector<std::pair<char*, std::int64_t>> removed;  // address and size, as added
     std::string error;
   };
   Change apply(const std::vector<std::uint64_t>& decided,

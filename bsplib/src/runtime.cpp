@@ -434,7 +434,8 @@ void Runtime::apply_registrations() {
   Registry::Change change = registry.apply(decided, gathered);
   if (!change.error.empty()) fail("bsp_pop_reg", "%s", change.error.c_str());
   // Registered memory is reachable by one-sided transfers (bsp_hpput, bsp_hpget, bsp_direct_get).
-  for (char* area : change.removed) direct_.detach(area);
+  for (const auto& [area, bytes] : change.removed)
+    direct_.detach(area, static_cast<std::uint64_t>(bytes));
   for (const auto& [area, bytes] : change.added)
     direct_.attach(area, static_cast<std::uint64_t>(bytes));
 }

@@ -1,5 +1,7 @@
 #include "transport.hpp"
 
+#include <sched.h>
+
 #if !defined(BSPG_HAVE_MPI_ALLREDUCE_INIT) && defined(BSPG_HAVE_MPIX_ALLREDUCE_INIT)
 #include <mpi-ext.h>  // Open MPI 4's extensions: persistent collectives (MPIX_Allreduce_init)
 #endif
@@ -29,6 +31,15 @@ constexpr double kMinSpinSeconds = 1e-3, kMaxSpinSeconds = 15e-3, kWaitSampleCap
 constexpr long kFirstPauseNs = 50 * 1000;
 constexpr long kMaxPauseNs = 1000 * 1000;
 double typical_wait_seconds = 0;  // exponentially weighted average of recent waits (capped)
+bool yield_between_polls = false;  // processes_on_this_node()
+
+// One poll of the requests; true when all are complete.
+inline bool poll(int n, MPI_Request* requests) {
+  int done = 0;
+  MPI_Testall(n, requests, &done, MPI_STATUSES_IGNORE);
+  if (!done && yield_between_polls) sched_yield();
+  return done != 0;
+}
 
 std::uint64_t round_up(std::uint64_t n, std::uint64_t unit) { return (n + unit - 1) / unit * unit; }
 
@@ -53,13 +64,21 @@ void flush_each(std::vector<int>& targets, MPI_Win win) {
 
 }  // namespace
 
+void processes_on_this_node(int count) {
+#if defined(OPEN_MPI)
+  (void)count;  // Open MPI yields in its own polls when its mpirun sees more processes than cores
+#else
+  cpu_set_t cpus;
+  const int cores = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
+  yield_between_polls = count > cores;
+#endif
+}
+
 void wait_idle(int n, MPI_Request* requests) {
-  int done = 0;
   // A sync whose peers are all there ends within a few polls: no clock for those (reading it
   // costs about as much as a poll), and they count as waits of no length.
-  for (int poll = 0; poll < 256; ++poll) {
-    MPI_Testall(n, requests, &done, MPI_STATUSES_IGNORE);
-    if (done) {
+  for (int polls = 0; polls < 256; ++polls) {
+    if (poll(n, requests)) {
       typical_wait_seconds *= 0.9;
       return;
     }
@@ -75,17 +94,14 @@ void wait_idle(int n, MPI_Request* requests) {
       start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(spin));
   do {
     // The clock only every 16 polls: reading it costs about as much as a poll.
-    for (int poll = 0; poll < 16; ++poll) {
-      MPI_Testall(n, requests, &done, MPI_STATUSES_IGNORE);
-      if (done) return finished();
-    }
+    for (int polls = 0; polls < 16; ++polls)
+      if (poll(n, requests)) return finished();
   } while (Clock::now() < spin_until);
   long pause = kFirstPauseNs;
   for (;;) {
     timespec sleep_for{0, pause};
     nanosleep(&sleep_for, nullptr);
-    MPI_Testall(n, requests, &done, MPI_STATUSES_IGNORE);
-    if (done) return finished();
+    if (poll(n, requests)) return finished();
     pause = std::min(pause * 2, kMaxPauseNs);
   }
 }
@@ -456,6 +472,7 @@ void Mailbox::open(MPI_Comm comm, int pid, int nprocs) {
   int node_size = 0;
   MPI_Comm_size(node, &node_size);
   MPI_Comm_free(&node);
+  processes_on_this_node(node_size);
   // Only when every process shares this node, and only while the regions stay small: 8 MiB in all,
   // 64 KiB to 1 MiB per peer (so none beyond 128 processes; large puts then go direct).
   std::uint64_t region = (std::uint64_t{8} << 20) / static_cast<std::uint64_t>(nprocs);
@@ -513,12 +530,50 @@ void DirectWindow::close() {
   MPI_Win_free(&win_);
 }
 
-void DirectWindow::attach(void* base, std::uint64_t bytes) {
-  if (base && bytes) MPI_Win_attach(win_, base, static_cast<MPI_Aint>(bytes));
+void DirectWindow::attach_range(char* begin, char* end) {
+  MPI_Win_attach(win_, begin, static_cast<MPI_Aint>(end - begin));
+  attached_.emplace(begin, end);
 }
 
-void DirectWindow::detach(void* base) {
-  if (base) MPI_Win_detach(win_, base);
+void DirectWindow::attach(void* base, std::uint64_t bytes) {
+  if (!base || !bytes) return;
+  char* begin = static_cast<char*>(base);
+  char* end = begin + bytes;
+  areas_.emplace(begin, bytes);
+  // Whatever attached range overlaps the new area joins it.
+  auto it = attached_.upper_bound(begin);
+  if (it != attached_.begin() && std::prev(it)->second > begin) --it;
+  while (it != attached_.end() && it->first < end) {
+    begin = std::min(begin, it->first);
+    end = std::max(end, it->second);
+    MPI_Win_detach(win_, it->first);
+    it = attached_.erase(it);
+  }
+  attach_range(begin, end);
+}
+
+void DirectWindow::detach(void* base, std::uint64_t bytes) {
+  if (!base || !bytes) return;  // never attached
+  auto [area, last] = areas_.equal_range(static_cast<char*>(base));
+  while (area != last && area->second != bytes) ++area;
+  if (area == last) return;
+  areas_.erase(area);
+  // The attached range that held it is replaced by the unions of the areas left in it.
+  auto range = std::prev(attached_.upper_bound(static_cast<char*>(base)));
+  char* const range_end = range->second;
+  MPI_Win_detach(win_, range->first);
+  auto next = areas_.lower_bound(range->first);
+  attached_.erase(range);
+  char *begin = nullptr, *end = nullptr;
+  for (; next != areas_.end() && next->first < range_end; ++next) {
+    if (begin && next->first >= end) {
+      attach_range(begin, end);
+      begin = nullptr;
+    }
+    if (!begin) begin = next->first, end = next->first;
+    end = std::max(end, next->first + next->second);
+  }
+  if (begin) attach_range(begin, end);
 }
 
 void DirectWindow::put(int target, std::uint64_t remote, const void* src, std::uint64_t n) {

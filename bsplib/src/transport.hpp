@@ -28,6 +28,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -37,6 +38,11 @@ namespace bspg {
 
 // Waits for all n requests; polls, then sleeps between polls (see above).
 void wait_idle(int n, MPI_Request* requests);
+// Says how many processes of the job share this node: where they outnumber its cores, polls yield
+// the core (sched_yield) unless the MPI does so itself (Open MPI's mpi_yield_when_idle, which its
+// mpirun sets then); MPICH's polls never yield, and a polling process would keep the peer it
+// waits for from running.
+void processes_on_this_node(int count);
 inline void wait_idle(MPI_Request* request) { wait_idle(1, request); }
 
 // MPI_MAX and MPI_MIN of MPI_UINT64_T as unsigned numbers. MPICH 4.0 (Debian 12's) compares
@@ -228,7 +234,7 @@ class DirectWindow {
   void open(MPI_Comm comm, int pid);
   void close();
   void attach(void* base, std::uint64_t bytes);
-  void detach(void* base);
+  void detach(void* base, std::uint64_t bytes);
   // Copies n bytes from local src to address remote on target (MPI_Put; memcpy for ourselves).
   void put(int target, std::uint64_t remote, const void* src, std::uint64_t n);
   // Starts reading n bytes at address remote on target into local dst (MPI_Rget).
@@ -237,10 +243,17 @@ class DirectWindow {
   void complete();
 
  private:
+  void attach_range(char* begin, char* end);
+
   MPI_Win win_ = MPI_WIN_NULL;
   int pid_ = 0;
   std::vector<int> targets_;
   std::vector<MPI_Request> gets_;
+  // Registered areas may overlap (one area registered twice, parts of one array), and attaching
+  // overlapping memory to one window is an error some MPIs report (Open MPI 5's osc/rdma): the
+  // window gets the unions of overlapping areas, each attached once.
+  std::multimap<char*, std::uint64_t> areas_;  // every attached area: base -> bytes
+  std::map<char*, char*> attached_;             // the disjoint unions attached: begin -> end
 };
 
 }  // namespace bspg
