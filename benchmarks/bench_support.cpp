@@ -115,8 +115,11 @@ std::optional<int> exit_before_begin(const std::string& error, const CommonOptio
   if (!error.empty()) {
     if (speaker) {
       std::fprintf(stderr, "%s: %s\nTry '%s --help'.\n", program, error.c_str(), program);
+      return 2;
     }
-    return 2;
+    // The others end quietly: a starter that stops the job at the first non-zero exit (Open MPI
+    // 5's) would otherwise stop the speaker before it has said why. The job's status is still 2.
+    return 0;
   }
   if (options.help) {
     if (speaker) std::fputs(usage, stdout);

@@ -27,6 +27,7 @@ namespace {
 
 int reporting_pid = -1;
 MPI_Comm abort_comm = MPI_COMM_WORLD;
+void (*before_abort)(int) = nullptr;
 
 bool mpi_running() {
   int initialized = 0, finalized = 0;
@@ -70,10 +71,13 @@ void set_reporting_pid(int pid) { reporting_pid = pid; }
 
 void set_abort_comm(MPI_Comm comm) { abort_comm = comm; }
 
+void set_before_abort(void (*hook)(int status)) { before_abort = hook; }
+
 void stop_job(int status) {
   fflush(stdout);
   fflush(stderr);
   if (mpi_running()) {
+    if (before_abort) before_abort(status);
     if (std::getenv("BSPG_MPI_ABORT_BANNER") == nullptr) {
       if (&orte_execute_quiet != nullptr) orte_execute_quiet = true;
       if (&opal_show_help != nullptr) opal_show_help = quiet_help;

@@ -27,6 +27,10 @@ namespace bspg {
 // (stdout and stderr are flushed first). For a program that ends with a non-zero status.
 [[noreturn]] void stop_job(int status);
 
+// Called by stop_job before MPI_Abort (at most one; nullptr for none): master mode's spawned
+// processes tell the master, whom their abort does not reach on every MPI, that they stop.
+void set_before_abort(void (*hook)(int status));
+
 // This process's id for messages (world rank before bsp_begin, -1 when MPI is not running).
 // Setting it also says that waiting for process 0 to speak for everyone is over.
 void set_reporting_pid(int pid);

@@ -14,12 +14,20 @@
 #include <vector>
 
 #include "errors.hpp"
+#include "transport.hpp"
 
 namespace bspg::master {
 namespace {
 
 // Marks the processes a master spawned, in their environment (given with the spawn only).
 constexpr const char* kSpawnedMark = "BSPG_SPAWNED_BY_MASTER";
+// The spawn info key of the spawned processes' environment (NAME=VALUE lines): Open MPI 5 renamed
+// it, and warns about the old name.
+#if defined(OPEN_MPI) && defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5
+constexpr const char* kEnvironmentKey = "PMIX_ENVAR";
+#else
+constexpr const char* kEnvironmentKey = "env";
+#endif
 
 struct Slot {
   std::string host;
@@ -37,6 +45,39 @@ struct Settings {
 Settings settings;
 MPI_Comm joined = MPI_COMM_NULL;  // master and spawned processes together, while inside
 MPI_Comm link = MPI_COMM_NULL;    // the intercommunicator of the spawn (the parent's, if spawned)
+
+// Before the merge every spawned process tells the master (over `link`) that it is there, or that
+// it stops: an MPI_Abort in a spawned process does not end the master on every MPI (Open MPI 5
+// ends the spawned job only), and the master would wait in the merge for ever.
+constexpr int kJoinTag = 0x6a6e;
+constexpr int kJoining = 1, kStopping = 0;
+
+void tell_master(int word) {
+  MPI_Send(&word, 1, MPI_INT, 0, kJoinTag, link);
+}
+
+void tell_master_stopping(int) {
+  set_before_abort(nullptr);
+  tell_master(kStopping);
+}
+
+// The master: waits idly until every spawned process said it joins; stops (quietly: the process
+// that stops has said why) when one says it stops.
+void await_spawned(int count) {
+  std::vector<int> words(static_cast<std::size_t>(count), -1);
+  std::vector<MPI_Request> requests(static_cast<std::size_t>(count));
+  for (int r = 0; r < count; ++r)
+    MPI_Irecv(&words[static_cast<std::size_t>(r)], 1, MPI_INT, r, kJoinTag, link,
+              &requests[static_cast<std::size_t>(r)]);
+  for (int joined_so_far = 0; joined_so_far < count; ++joined_so_far) {
+    int which = MPI_UNDEFINED;
+    wait_any_idle(count, requests.data(), &which);
+    if (words[static_cast<std::size_t>(which)] != kJoining) {
+      set_abort_comm(link);  // the others too, where the MPI's abort reaches them
+      stop_job(1);
+    }
+  }
+}
 
 constexpr const char* kLettersDigits =
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
@@ -125,6 +166,7 @@ bool spawned() {
   if (known == 1) {
     link = parent;
     set_abort_comm(parent);
+    set_before_abort(tell_master_stopping);
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     set_reporting_pid(rank + 1);
@@ -259,7 +301,7 @@ MPI_Comm spawn(const Plan& plan, int nprocs) {
     MPI_Info_create(&info);
     if (!app.hosts.empty()) MPI_Info_set(info, "host", app.hosts.c_str());
     MPI_Info_set(info, "wdir", directory);
-    MPI_Info_set(info, "env", environment_for(app.subjob, plan).c_str());
+    MPI_Info_set(info, kEnvironmentKey, environment_for(app.subjob, plan).c_str());
     commands.push_back(command[0].data());
     argvs.push_back(arguments.data());
     counts.push_back(app.count);
@@ -316,9 +358,12 @@ Membership join(int maxprocs) {
       MPI_Comm_dup(MPI_COMM_WORLD, &joined);
     } else {
       link = spawn(plan, nprocs);
+      await_spawned(nprocs - 1);
       MPI_Intercomm_merge(link, 0, &joined);
     }
   } else {
+    set_before_abort(nullptr);
+    tell_master(kJoining);
     MPI_Intercomm_merge(link, 1, &joined);  // high: after the master
   }
   set_abort_comm(joined);

@@ -74,6 +74,22 @@ void processes_on_this_node(int count) {
 #endif
 }
 
+void wait_any_idle(int n, MPI_Request* requests, int* index) {
+  long pause = kFirstPauseNs;
+  for (int polls = 0;; ++polls) {
+    int done = 0;
+    MPI_Testany(n, requests, index, &done, MPI_STATUS_IGNORE);
+    if (done) return;
+    if (polls < 1024) {
+      if (yield_between_polls) sched_yield();
+      continue;
+    }
+    timespec sleep_for{0, pause};
+    nanosleep(&sleep_for, nullptr);
+    pause = std::min(pause * 2, kMaxPauseNs);
+  }
+}
+
 void wait_idle(int n, MPI_Request* requests) {
   // A sync whose peers are all there ends within a few polls: no clock for those (reading it
   // costs about as much as a poll), and they count as waits of no length.

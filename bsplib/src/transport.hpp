@@ -44,6 +44,8 @@ void wait_idle(int n, MPI_Request* requests);
 // waits for from running.
 void processes_on_this_node(int count);
 inline void wait_idle(MPI_Request* request) { wait_idle(1, request); }
+// Waits until one of the n requests completes (polls, then sleeps); *index says which.
+void wait_any_idle(int n, MPI_Request* requests, int* index);
 
 // MPI_MAX and MPI_MIN of MPI_UINT64_T as unsigned numbers. MPICH 4.0 (Debian 12's) compares
 // unsigned integers as signed ones, so values from 2^63 up lose to small ones; where the MPI's own
