@@ -466,14 +466,14 @@ TEST_F(EmulatedHosts, HangInTheLoginShellsStartUpIsEndedToo) {
   ASSERT_EQ(sh("chown -R 65534:65534 " + home + " && chmod 0711 " + dir_).status,
             0);  // sshd reads keys as the user
   const std::string sshd = sshd_of(16).first;
-  ASSERT_EQ(sh("nsenter -t " + sshd + " -m mount --bind " + passwd + " /etc/passwd").status, 0);
+  ASSERT_EQ(sh("nsenter -t " + sshd + " -m -r mount --bind " + passwd + " /etc/passwd").status, 0);
   HostSpec spec = host(16);
   spec.user = "bspgprobe";
   ProbeOptions opt;
   opt.timeout_ms = 2000;
   const auto results = probe_hosts({spec}, opt);
   const std::vector<std::string> left = left_on(16, 3);
-  sh("nsenter -t " + sshd + " -m umount /etc/passwd; chmod 0700 " + dir_);
+  sh("nsenter -t " + sshd + " -m -r umount /etc/passwd; chmod 0700 " + dir_);
   EXPECT_EQ(results[0].error, "timed out after 2.0 s");
   EXPECT_EQ(joined(left), "");
 }
