@@ -157,7 +157,6 @@ Registry::Change Registry::apply(const std::vector<std::uint64_t>& decided,
       owner_size_[static_cast<std::size_t>(slot)] = op.size;
       by_address_[op.address].push_back(slot);
       pushed.push_back(slot);
-      change.added.emplace_back(const_cast<char*>(static_cast<const char*>(op.address)), op.size);
       continue;
     }
     const std::uint64_t code = op.code ? op.code : decided[pop_number];

@@ -59,10 +59,10 @@ class Registry {
   // Applies this superstep's pushes and pops in call order. decided: the agreed code of every pop
   // (0 where all processes were flexible); gathered: every process's pending_push_words() in pid
   // order. Returns "" or why this process cannot follow (a NULL pop the others resolved to an
-  // area this process did not register as NULL). Lists the local areas added and removed.
+  // area this process did not register as NULL). Lists the local areas removed (the areas added
+  // are the pending pushes).
   struct Change {
-    std::vector<std::pair<char*, std::int64_t>> added;
-    std::vector<std::pair<char*, std::int64_t>> removed;  // address and size, as added
+    std::vector<std::pair<char*, std::int64_t>> removed;  // address and size, as pushed
     std::string error;
   };
   Change apply(const std::vector<std::uint64_t>& decided,

@@ -422,8 +422,13 @@ void Runtime::apply_registrations() {
     }
     decided = std::move(decision.codes);
   }
-  // Every process learns every process's address and size of the new registrations.
+  // Every process learns every process's address and size of the new registrations. Each attaches
+  // its new areas to the dynamic window first: a process that has the addresses may read them at
+  // once (bsp_direct_get), and some MPIs (Open MPI 5's osc/rdma) look a target's attached ranges
+  // up without its help.
   const std::vector<std::uint64_t> mine = registry.pending_push_words();
+  for (std::size_t i = 0; i + 1 < mine.size(); i += 2)
+    direct_.attach(reinterpret_cast<char*>(static_cast<std::uintptr_t>(mine[i])), mine[i + 1]);
   std::vector<std::uint64_t> gathered(mine.size() * static_cast<std::size_t>(nprocs));
   if (!mine.empty()) {
     MPI_Request request;
@@ -433,11 +438,11 @@ void Runtime::apply_registrations() {
   }
   Registry::Change change = registry.apply(decided, gathered);
   if (!change.error.empty()) fail("bsp_pop_reg", "%s", change.error.c_str());
-  // Registered memory is reachable by one-sided transfers (bsp_hpput, bsp_hpget, bsp_direct_get).
+  // Registered memory is reachable by one-sided transfers (bsp_hpput, bsp_hpget, bsp_direct_get):
+  // what was added is attached already, what was removed (a push and its pop in one superstep
+  // included) leaves the window now.
   for (const auto& [area, bytes] : change.removed)
     direct_.detach(area, static_cast<std::uint64_t>(bytes));
-  for (const auto& [area, bytes] : change.added)
-    direct_.attach(area, static_cast<std::uint64_t>(bytes));
 }
 
 void Runtime::finish() {
