@@ -16,8 +16,10 @@
 #include <cstring>
 #include <future>
 #include <memory>
+#include <optional>
 #include <set>
 
+#include "exit_notes.h"
 #include "grid.h"
 #include "localhost.h"
 #include "monitor.h"
@@ -412,12 +414,30 @@ class LocalPlace : public JobPlace {
   std::string bring(const std::vector<Transfer>&) override { return ""; }
 
   RunResult run(std::uint64_t resume, double time_limit_s) override {
-    const MpiSettings run = run_settings(settings_, dir_, resume);
+    MpiSettings run = run_settings(settings_, dir_, resume);
+    std::optional<ExitNotes> notes;
+    if (!run.mpi->reports_every_death()) {
+      notes.emplace();
+      if (!notes->path().empty()) run.exports.push_back(notes->variable());
+    }
     JobWatch watch;
     watch.quiet_losses = opt_.restarts > 0;
-    return run_mpirun(local_mpirun_argv(run, opt_.nprocs, opt_.nprocs > local_core_count(),
-                                        program_, opt_.program_args),
-                      opt_.verbose, time_limit_s, {}, watch);
+    RunResult result =
+        run_mpirun(local_mpirun_argv(run, opt_.nprocs, opt_.nprocs > local_core_count(), program_,
+                                     opt_.program_args),
+                   opt_.verbose, time_limit_s, {}, watch);
+    if (notes && result.started && result.exit_status == 0 && !result.forwarded_signal &&
+        !result.timed_out) {
+      if (const std::vector<int> lost = notes->not_ended(); !lost.empty()) {
+        std::string which;
+        for (int rank : lost) which += (which.empty() ? "" : ", ") + std::to_string(rank);
+        say("process" + std::string(lost.size() > 1 ? "es " : " ") + which +
+            " of the job did not end by itself (killed by a signal?), although " +
+            run.mpi->name() + "'s mpiexec reported success; the job failed");
+        result.exit_status = 1;
+      }
+    }
+    return result;
   }
 
   void clean_up(bool remove_directory) override {

@@ -63,10 +63,35 @@ void end_before_begin(int status, void* /*unused*/) {
   MPI_Finalize();
 }
 
+// BSPG_EXIT_NOTES: a directory where each process leaves a file RANK.begun when MPI starts and a
+// file RANK, holding its status, when it ends by exit (not when killed). bsprun asks for them where
+// the MPI's starter may report success although a process was killed (MPICH 4.2's mpiexec does, in
+// most such runs).
+const char* exit_notes = nullptr;
+int exit_notes_rank = 0;
+
+void write_note(const char* suffix, int status) {
+  char path[4096];
+  const int n = std::snprintf(path, sizeof path, "%s/%d%s", exit_notes, exit_notes_rank, suffix);
+  if (n < 0 || n >= static_cast<int>(sizeof path)) return;
+  if (FILE* note = std::fopen(path, "w")) {
+    std::fprintf(note, "%d\n", status);
+    std::fclose(note);
+  }
+}
+
+void note_exit(int status, void* /*unused*/) { write_note("", status); }
+
 }  // namespace
 
 void mpi_started_by_bspg() {
   master::note_how_started();
+  if (const char* dir = std::getenv("BSPG_EXIT_NOTES"); dir && *dir) {
+    exit_notes = dir;
+    exit_notes_rank = world_rank();
+    write_note(".begun", 0);
+    on_exit(note_exit, nullptr);  // runs after end_before_begin (handlers run last first)
+  }
   on_exit(end_before_begin, nullptr);
 }
 

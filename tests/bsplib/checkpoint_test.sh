@@ -22,7 +22,12 @@ want=$(result)
 
 # Killed in superstep 10: checkpoints 1 and 2 (steps 4 and 8) count, the resumed run redoes 9-20.
 crashed() {  # crashed DIR: a run killed in superstep 10, into DIR
-  if run "$1" 0 20 4 crash 10; then cat "$dir/out"; fail "the run that loses a process exited 0"; fi
+  # The starter's status: MPICH 4.2's mpiexec reports 0 in most runs that lose a process (bsprun
+  # does not: tests/launcher, local_killed_process_fails); what must hold is that no answer came.
+  if run "$1" 0 20 4 crash 10 && [ "${mpirun[0]##*/}" != mpiexec.mpich ]; then
+    cat "$dir/out"; fail "the run that loses a process exited 0"
+  fi
+  if result >/dev/null; then cat "$dir/out"; fail "the run that loses a process gave an answer"; fi
   grep -q "^checkpoint 2 at step 8" "$dir/out" || { cat "$dir/out"; fail "no checkpoint 2 before the crash"; }
   ls "$1"/c2/complete-* >/dev/null 2>&1 || fail "checkpoint 2 has no complete marker"
   [ ! -e "$1/c1" ] || fail "checkpoint 1 was not removed after checkpoint 2 counted"
