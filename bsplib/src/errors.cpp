@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <mpi.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cstdarg>
@@ -57,6 +58,15 @@ void wait_for_lower_pids(int pid) {
   usleep(1000000 + static_cast<useconds_t>(extra) * 50000);
 }
 
+// Waits (at most half a second) until whoever reads fd, where it is a pipe, has read everything.
+void wait_until_read(int fd) {
+  for (int i = 0; i < 500; ++i) {
+    int unread = 0;
+    if (ioctl(fd, FIONREAD, &unread) != 0 || unread <= 0) return;
+    usleep(1000);
+  }
+}
+
 void print_line(const char* call, const char* format, va_list args) {
   fflush(stdout);
   char cause[1024];
@@ -76,6 +86,10 @@ void set_before_abort(void (*hook)(int status)) { before_abort = hook; }
 void stop_job(int status) {
   fflush(stdout);
   fflush(stderr);
+  // What was written is read by the starter before the abort ends it (MPICH's Hydra loses what is
+  // still in the pipe when it tears the job down).
+  wait_until_read(STDOUT_FILENO);
+  wait_until_read(STDERR_FILENO);
   if (mpi_running()) {
     if (before_abort) before_abort(status);
     if (std::getenv("BSPG_MPI_ABORT_BANNER") == nullptr) {
