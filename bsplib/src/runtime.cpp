@@ -50,13 +50,14 @@ void refuse_foreign_starter() {
   }
 #endif
   if (!foreign) return;
-  if (first && std::strcmp(first, "0") == 0) {
-    std::fprintf(stderr,
-                 "bspg: this program was built with %s (bspg's %s) but started by %s; start it "
-                 "with bsprun, or with %s\n",
-                 kBuiltWith, BSPG_MPI_NAME, foreign, BSPG_MPI_STARTER);
-    std::fflush(stderr);
-  }
+  // The others end quietly with 0, so that a starter which stops the job at the first non-zero
+  // exit (Open MPI 5's) does not stop the speaker before it has spoken; its 1 is the job's status.
+  if (first && *first && std::strcmp(first, "0") != 0) _exit(0);
+  std::fprintf(stderr,
+               "bspg: this program was built with %s (bspg's %s) but started by %s; start it "
+               "with bsprun, or with %s\n",
+               kBuiltWith, BSPG_MPI_NAME, foreign, BSPG_MPI_STARTER);
+  std::fflush(stderr);
   _exit(1);
 }
 
