@@ -100,7 +100,14 @@ int main() {
 }]=])
 string(REPLACE "@INCLUDE@" "" _src "${_bspg_allreduce_init}")
 string(REPLACE "@CALL@" "MPI_Allreduce_init" _src "${_src}")
-check_cxx_source_compiles("${_src}" BSPG_HAVE_MPI_ALLREDUCE_INIT)
+if(BSPG_MPI_FAMILY STREQUAL mpich)
+  # MPICH 4.0's persistent MPI_Allreduce fails its requests ("Fatal error in internal_Testall") from
+  # p = 4 on: MPI_Iallreduce serves MPICH.
+  unset(BSPG_HAVE_MPI_ALLREDUCE_INIT CACHE)
+  set(BSPG_HAVE_MPI_ALLREDUCE_INIT FALSE)
+else()
+  check_cxx_source_compiles("${_src}" BSPG_HAVE_MPI_ALLREDUCE_INIT)
+endif()
 string(REPLACE "@INCLUDE@" "#include <mpi-ext.h>" _src "${_bspg_allreduce_init}")
 string(REPLACE "@CALL@" "MPIX_Allreduce_init" _src "${_src}")
 check_cxx_source_compiles("${_src}" BSPG_HAVE_MPIX_ALLREDUCE_INIT)
