@@ -18,12 +18,9 @@ class OpenMpi : public Mpi {
   std::string starter() const override { return starter_; }
 
   bool is_parameter(const std::string& variable) const override {
+    if (variable.rfind("OMPI_MCA_", 0) == 0) return true;
     // Open MPI 5's run-time (PRRTE) and PMIx read parameters of their own.
-    for (const char* prefix : {"OMPI_MCA_", "PRTE_MCA_", "PMIX_MCA_"}) {
-      if (variable.rfind(prefix, 0) == 0) return true;
-      if (!prrte_) break;
-    }
-    return false;
+    return prrte_ && (variable.rfind("PRTE_MCA_", 0) == 0 || variable.rfind("PMIX_MCA_", 0) == 0);
   }
   std::string parameter_variable(const std::string& key) const override {
     return "OMPI_MCA_" + key;

@@ -75,18 +75,12 @@ void processes_on_this_node(int count) {
 }
 
 void wait_any_idle(int n, MPI_Request* requests, int* index) {
-  long pause = kFirstPauseNs;
-  for (int polls = 0;; ++polls) {
+  IdlePacer pacer;
+  for (;;) {
     int done = 0;
     MPI_Testany(n, requests, index, &done, MPI_STATUS_IGNORE);
     if (done) return;
-    if (polls < 1024) {
-      if (yield_between_polls) sched_yield();
-      continue;
-    }
-    timespec sleep_for{0, pause};
-    nanosleep(&sleep_for, nullptr);
-    pause = std::min(pause * 2, kMaxPauseNs);
+    pacer.idle();
   }
 }
 
@@ -127,7 +121,10 @@ void IdlePacer::idle() {
                             std::chrono::steady_clock::now().time_since_epoch())
                             .count();
   if (idle_since_ns_ == 0) idle_since_ns_ = now;
-  if (now - idle_since_ns_ < static_cast<long long>(kMinSpinSeconds * 1e9)) return;
+  if (now - idle_since_ns_ < static_cast<long long>(kMinSpinSeconds * 1e9)) {
+    if (yield_between_polls) sched_yield();
+    return;
+  }
   pause_ns_ = pause_ns_ ? std::min(pause_ns_ * 2, kMaxPauseNs) : kFirstPauseNs;
   timespec sleep_for{0, pause_ns_};
   nanosleep(&sleep_for, nullptr);
