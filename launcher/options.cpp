@@ -126,6 +126,9 @@ Options parse_options(int argc, char** argv) {
          if (!untrusted::is_environment_name(name))
            throw UsageError(n + " needs NAME or NAME=VALUE with a valid variable name, not '" + v +
                             "'");
+         if (name == "BSPG_RUN" || name == "BSPG_JOB_ID" || name == "BSPG_PROGRAM_ID")
+           throw UsageError("bsprun sets " + name + " for every process itself (it names the run "
+                            "whose checkpoints the process writes); it cannot be given with -x");
          if (name == "BSPG_CHECKPOINT_DIR" || name == "BSPG_RESUME")
            throw UsageError("bsprun sets " + name + " for every process itself: use " +
                             (name == "BSPG_RESUME" ? "--resume" : "--checkpoint-dir DIR") +
@@ -158,6 +161,7 @@ Options parse_options(int argc, char** argv) {
   };
   const std::map<std::string, bool*> flags = {
       {"--dry-run", &opt.dry_run}, {"--resume", &opt.resume},
+      {"--allow-new-args", &opt.allow_new_args}, {"--clean-up", &opt.clean_up},
       {"--stage", &opt.stage},     {"--accept-unknown-host-keys", &opt.accept_unknown_host_keys},
       {"-v", &opt.verbose},        {"--verbose", &opt.verbose},
       {"-h", &opt.help},           {"--help", &opt.help},
@@ -215,6 +219,7 @@ Options parse_options(int argc, char** argv) {
     host_timeout_given = host_timeout_given || name == "--host-timeout";
   }
 
+  opt.given.assign(argv + 1, argv + i);
   if (opt.help || opt.version) return opt;
   if (i < argc) {
     opt.program = argv[i++];
@@ -230,6 +235,18 @@ Options parse_options(int argc, char** argv) {
   if (opt.nprocs != 0 && opt.max_procs != 0)
     throw UsageError(
         "--max-procs is for master mode (no -p): with -p N, N processes start at once");
+  if (opt.clean_up) {
+    if (!opt.job_id_given)
+      throw UsageError("--clean-up needs the job's --job-id ID (bsprun printed it when the job started)");
+    if (!opt.program.empty())
+      throw UsageError("--clean-up takes no program: it ends what job " + opt.job_id +
+                       " left behind; '" + opt.program + "' is not expected");
+    if (opt.nprocs != 0 || !opt.rsl_in.empty() || opt.resume || opt.restarts > 0)
+      throw UsageError("--clean-up takes only --job-id, --hostfile and the ssh options");
+    return opt;
+  }
+  if (opt.allow_new_args && !opt.resume)
+    throw UsageError("--allow-new-args goes with --resume (a fresh run takes any arguments)");
   if (opt.rsl_in.empty()) {
     if (opt.program.empty()) throw UsageError("missing program: say what to run after the options");
   } else {

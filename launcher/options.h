@@ -41,11 +41,15 @@ struct Options {
   std::string job_id;                // --job-id; empty: a new one
   bool job_id_given = false;         // job_id came from --job-id (not made up by bsprun)
   bool resume = false;               // --resume: continue from the last whole checkpoint
+  bool allow_new_args = false;       // --allow-new-args: --resume with other program arguments
+  bool clean_up = false;             // --clean-up: end what a job (--job-id) left behind
   double migrate_load = 0;           // --migrate-load X; 0: off
   std::vector<std::string> exports;  // -x NAME[=VALUE]
   std::vector<std::pair<std::string, std::string>> mca;  // --mca KEY VALUE
   std::string program;                                   // first non-option
   std::vector<std::string> program_args;                 // everything after it, untouched
+  // bsprun's own arguments as given, before the program (to repeat them: the --resume command).
+  std::vector<std::string> given;
 };
 
 // A command-line mistake: bsprun prints it with a hint and exits kExitUsage.
