@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
   settings.mca = opt.mca;
   settings.exports = opt.exports;
   if (opt.nprocs == 0 || !opt.rsl_in.empty())  // master mode and replays run once, from the start
-    settings = run_settings(settings, checkpoint_directory(opt), 0);
+    settings = run_settings(settings, checkpoint_directory(opt), 0, new_run_id(), opt);
   settings.verbose = opt.verbose;
 
   try {

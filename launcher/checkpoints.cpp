@@ -45,6 +45,36 @@ std::string new_job_id() {
   return id;
 }
 
+std::string new_run_id() {
+  std::random_device random;
+  char id[32];
+  std::snprintf(id, sizeof id, "%08llx%08x",
+                static_cast<unsigned long long>(std::time(nullptr)) & 0xffffffffull,
+                static_cast<unsigned>(random()));
+  return id;
+}
+
+std::string run_id_problem(const std::string& run) {
+  if (run.size() != 16 || run.find_first_not_of("0123456789abcdef") != std::string::npos)
+    return "a run id is 16 lowercase hexadecimal digits";
+  return "";
+}
+
+std::string program_id(const std::string& program, const std::vector<std::string>& args) {
+  // FNV-1a over the program's file name and each argument, each ended by a 0 byte (not a
+  // secret: it tells a resume with other arguments from one with the same).
+  std::uint64_t hash = 0xcbf29ce484222325ull;
+  auto add = [&](const std::string& text) {
+    for (unsigned char c : text) hash = (hash ^ c) * 0x100000001b3ull;
+    hash = (hash ^ 0u) * 0x100000001b3ull;
+  };
+  add(program.substr(program.rfind('/') + 1));
+  for (const auto& a : args) add(a);
+  char id[32];
+  std::snprintf(id, sizeof id, "%016llx", static_cast<unsigned long long>(hash));
+  return id;
+}
+
 std::string job_id_problem(const std::string& id) {
   if (id.empty() || id.size() > 64) return "it must have 1 to 64 characters";
   if (id[0] == '.' || id[0] == '-') return "it must not start with '.' or '-'";

@@ -26,6 +26,15 @@ std::string new_job_id();
 // "" or why `id` cannot name a job: 1 to 64 letters, digits, '.', '_', '-', not starting with '.'
 // or '-' (it becomes a directory name on every host).
 std::string job_id_problem(const std::string& id);
+// A new run id: 16 lowercase hex digits, the seconds since the epoch and then random bits, so
+// that a newer run's id sorts after an older one's (BSPG_RUN, the mark of a run's checkpoints).
+std::string new_run_id();
+// "" or why `run` is not a run id.
+std::string run_id_problem(const std::string& run);
+// The program and its arguments as 16 lowercase hex digits (BSPG_PROGRAM_ID): a resumed run
+// must give the same ones.
+std::string program_id(const std::string& program, const std::vector<std::string>& args);
+
 // "~/.cache/bspg/checkpoints/ID": on each host, below that host's home directory.
 std::string default_checkpoint_dir(const std::string& job_id);
 // "" or why `dir` cannot be a checkpoint directory: an absolute path (or "~/..." as made above)

@@ -201,11 +201,14 @@ RunEnding classify(const RunResult& r, const std::string& watched_host,
   return e;
 }
 
-MpiSettings run_settings(const MpiSettings& settings, const std::string& dir,
-                         std::uint64_t resume) {
+MpiSettings run_settings(const MpiSettings& settings, const std::string& dir, std::uint64_t resume,
+                         const std::string& run_id, const Options& opt) {
   MpiSettings run = settings;
   run.exports.push_back("BSPG_CHECKPOINT_DIR=" + dir);
   run.exports.push_back("BSPG_RESUME=" + std::to_string(resume));
+  run.exports.push_back("BSPG_JOB_ID=" + opt.job_id);
+  run.exports.push_back("BSPG_RUN=" + run_id);
+  run.exports.push_back("BSPG_PROGRAM_ID=" + program_id(opt.program, opt.program_args));
   return run;
 }
 
@@ -227,6 +230,7 @@ int run_restartable(const Options& opt, JobPlace& place) {
   std::string moved_off;                        // left out of the next placement only
   bool resuming = opt.resume, first = true;
   int restarts_used = 0;
+  std::string run_id = new_run_id();  // a resume adopts the run id of its checkpoint
   std::string lost_what;  // the loss that this run restarts after
   RestartTimes timings;
   for (;;) {
@@ -292,7 +296,7 @@ int run_restartable(const Options& opt, JobPlace& place) {
       time_left = opt.time_limit_s - std::chrono::duration<double>(Clock::now() - began).count();
       if (time_left <= 0.01) time_left = 0.01;
     }
-    const RunResult result = place.run(from, time_left);
+    const RunResult result = place.run(from, run_id, time_left);
     RunEnding ending = classify(result, place.watched_lost_host(), place.moving_off());
     first = false;
     lost_what.clear();
@@ -413,8 +417,8 @@ class LocalPlace : public JobPlace {
   std::string hosts_text() const override { return kHere; }
   std::string bring(const std::vector<Transfer>&) override { return ""; }
 
-  RunResult run(std::uint64_t resume, double time_limit_s) override {
-    MpiSettings run = run_settings(settings_, dir_, resume);
+  RunResult run(std::uint64_t resume, const std::string& run_id, double time_limit_s) override {
+    MpiSettings run = run_settings(settings_, dir_, resume, run_id, opt_);
     std::optional<ExitNotes> notes;
     if (!run.mpi->reports_every_death()) {
       notes.emplace();
@@ -529,7 +533,7 @@ class GridPlace : public JobPlace {
     return problem;
   }
 
-  RunResult run(std::uint64_t resume, double time_limit_s) override {
+  RunResult run(std::uint64_t resume, const std::string& run_id, double time_limit_s) override {
     if (const int status = write_allocation(job_.opt, plan_.subjobs, runs_++ == 0); status != 0) {
       RunResult unwritten;
       unwritten.started = false;
@@ -545,7 +549,7 @@ class GridPlace : public JobPlace {
     watching.room_elsewhere = [this](const std::string& host) { return room_without(host); };
     MonitorVerdict verdict;
     RunResult result =
-        run_subjobs(plan_.subjobs, plan_.chosen, run_settings(job_.settings, dir_, resume), remote_,
+        run_subjobs(plan_.subjobs, plan_.chosen, run_settings(job_.settings, dir_, resume, run_id, job_.opt), remote_,
                     watching, job_.opt.restarts > 0, time_limit_s, &verdict);
     lost_host_ = verdict.lost_host;
     moving_off_ = verdict.moving_off;

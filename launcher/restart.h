@@ -66,8 +66,8 @@ class JobPlace {
   virtual std::string hosts_text() const = 0;
   // Copies shards between hosts: "" or the problem.
   virtual std::string bring(const std::vector<Transfer>& transfers) = 0;
-  // Runs the planned job from checkpoint `resume` (0: from the beginning).
-  virtual RunResult run(std::uint64_t resume, double time_limit_s) = 0;
+  // Runs the planned job from checkpoint `resume` (0: from the beginning) as run `run_id`.
+  virtual RunResult run(std::uint64_t resume, const std::string& run_id, double time_limit_s) = 0;
   // After run(): the host the monitor declared lost, and the one the job was moved off.
   virtual std::string watched_lost_host() const { return ""; }
   virtual std::string moving_off() const { return ""; }
@@ -92,9 +92,11 @@ int run_grid_restartable(const GridJob& job);
 
 // The checkpoint directory of this run (opt.checkpoint_dir, or the job id's default).
 std::string checkpoint_directory(const Options& opt);
-// `settings` for one run: every process gets the checkpoint directory and where to resume from
-// (BSPG_CHECKPOINT_DIR, BSPG_RESUME; 0: the start).
-MpiSettings run_settings(const MpiSettings& settings, const std::string& dir, std::uint64_t resume);
+// `settings` for one run: every process gets the checkpoint directory, where to resume from
+// (BSPG_CHECKPOINT_DIR, BSPG_RESUME; 0: the start), and the run's identity: BSPG_JOB_ID,
+// BSPG_RUN (run_id) and BSPG_PROGRAM_ID (see checkpoints.h).
+MpiSettings run_settings(const MpiSettings& settings, const std::string& dir, std::uint64_t resume,
+                         const std::string& run_id, const Options& opt);
 
 }  // namespace bspg::launcher
 

@@ -109,7 +109,7 @@ class ScriptedPlace : public JobPlace {
   std::vector<std::string> host_of_pid() const override { return {"emu1", "emu1", "emu3", "emu3"}; }
   std::string hosts_text() const override { return "emu1 emu3"; }
   std::string bring(const std::vector<Transfer>&) override { return ""; }
-  RunResult run(std::uint64_t, double) override {
+  RunResult run(std::uint64_t, const std::string&, double) override {
     const RunResult r = runs.at(next_);
     ++next_;
     return r;
