@@ -417,6 +417,8 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
   result.start_failure = relay.filter().failure();
   result.death = relay.filter().death();
   result.stopped_after_checkpoint = relay.filter().stopped_after_checkpoint();
+  result.checkpoint_not_written = relay.filter().checkpoint_not_written();
+  result.checkpoint_not_written_on = relay.filter().checkpoint_not_written_on();
   close(signal_fd);
   prctl(PR_SET_CHILD_SUBREAPER, 0);
   restore_signals();

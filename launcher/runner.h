@@ -27,6 +27,8 @@ struct RunResult {
   std::string lost;                       // the watch's word when it stopped the job (a host lost)
   ProcessDeath death;  // a process of the job that died of a signal, as mpirun said
   unsigned long long stopped_after_checkpoint = 0;  // the library stopped the job (a stop file)
+  unsigned long long checkpoint_not_written = 0;    // the library could not write this checkpoint
+  std::string checkpoint_not_written_on;            // on this host (as it calls itself)
   int mpirun_signal = 0;                            // mpirun itself ended by this signal
   bool remote_stop_ran = false;  // bsprun went to the hosts to stop the job there
   double stopping_s = 0;         // from a stop request (signal, time limit, watch) to the end
