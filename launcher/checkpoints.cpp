@@ -60,6 +60,14 @@ std::string run_id_problem(const std::string& run) {
   return "";
 }
 
+std::string text_id(const std::string& text) {
+  std::uint64_t hash = 0xcbf29ce484222325ull;
+  for (unsigned char c : text) hash = (hash ^ c) * 0x100000001b3ull;
+  char id[32];
+  std::snprintf(id, sizeof id, "%016llx", static_cast<unsigned long long>(hash));
+  return id;
+}
+
 std::string program_id(const std::string& program, const std::vector<std::string>& args) {
   // FNV-1a over the program's file name and each argument, each ended by a 0 byte (not a
   // secret: it tells a resume with other arguments from one with the same).
@@ -124,25 +132,29 @@ std::string survey_script(const std::string& dir, const std::string& hostinfo, b
          "if [ ! -x \"$h\" ]; then h=$(command -v bspg-hostinfo 2>/dev/null); fi; " + begin +
          (remove_stop ? "rm -f \"$d/stop\"; " : "") +
          // Each checkpoint directory c<N>...
-         "if cd \"$d\" 2>/dev/null; then for c in c[0-9]*; do n=${c#c}; "
-         "case $n in *[!0-9]*) continue;; esac; [ -d \"$c\" ] || continue; "
+         // (symlinks are never followed: not the directory, not a c<N>, not a file)
+         "if [ ! -L \"$d\" ] && cd \"$d\" 2>/dev/null; then for c in c[0-9]*; do n=${c#c}; "
+         "case $n in *[!0-9]*) continue;; esac; [ -d \"$c\" ] && [ ! -L \"$c\" ] || continue; "
          // ... its complete markers ...
          "for f in \"$c\"/complete-*; do p=${f##*/complete-}; "
          "case $p in \"\"|*[!0-9]*) continue;; esac; "
-         "[ -f \"$f\" ] && "
-         "echo \"complete $n $p $(head -c 100 \"$f\" | head -n 1 | tr -cd \"a-z0-9 \")\"; "
+         "[ -f \"$f\" ] && [ ! -L \"$f\" ] && "
+         "echo \"complete $n $p $(head -c 200 \"$f\" | head -n 1 | tr -cd \"a-z0-9 \")\"; "
          "done; "
          // ... and its shards and copies, each checked where it lies.
          "for f in \"$c\"/shard-* \"$c\"/copy-*; do b=${f##*/}; k=${b%%-*}; p=${b#*-}; "
-         "case $p in \"\"|*[!0-9]*) continue;; esac; [ -f \"$f\" ] || continue; "
+         "case $p in \"\"|*[!0-9]*) continue;; esac; [ -f \"$f\" ] && [ ! -L \"$f\" ] || continue; "
          "if [ -n \"$h\" ]; then v=$(\"$h\" --check-shard \"$f\" 2>/dev/null); s=$?; "
          "else v=; s=-; fi; "
          "echo \"file $n $k $p $s $v\"; done; done; fi; " +
          end;
 }
 
-std::string stop_file_script(const std::string& dir) {
-  return set_directory(dir) + "mkdir -p \"$d\" && : >\"$d/stop\" && echo stop file written";
+std::string stop_file_script(const std::string& dir, const std::string& run) {
+  // rm, then noclobber (O_EXCL): a symlink planted as "stop" is removed, never written through.
+  return set_directory(dir) + hosts::shell_assignment("r", run) +
+         "[ ! -L \"$d\" ] && mkdir -p \"$d\" && rm -f \"$d/stop\" && "
+         "(set -C; echo \"$r\" >\"$d/stop\") && echo stop file written";
 }
 
 std::string remove_script(const std::string& dir, bool whole_directory) {
@@ -167,21 +179,35 @@ std::string read_survey(const std::string& output, Holdings& holdings) {
     std::istringstream words(line);
     std::string key, n, a;
     words >> key >> n >> a;
-    const auto bad = [&] {
-      return "unexpected line '" + untrusted::excerpt(line) +
-             "' in the checkpoint directory's listing";
+    // One line that is not understood (an empty marker of a full disk, a file of another bspg)
+    // is named and skipped: the host's other files still count.
+    const auto skip = [&](const std::string& why) {
+      if (holdings.skipped.size() < 20)
+        holdings.skipped.push_back("'" + untrusted::excerpt(line) + "' (" + why + ")");
     };
-    if (!all_digits(n) || std::stoull(n) == 0) return bad();
+    if (!all_digits(n) || std::stoull(n) == 0) {
+      skip("not a checkpoint number");
+      continue;
+    }
     const std::uint64_t checkpoint = std::stoull(n);
     if (key == "complete") {
-      // "complete N PID bspg checkpoint N of P processes"
-      std::string bspg, word, again, of, count, processes;
-      words >> bspg >> word >> again >> of >> count >> processes;
+      // "complete N PID bspg checkpoint N of P processes run RUN program PROGRAM"
+      std::string bspg, word, again, of, count, processes, run_word, run, program_word, program,
+          more;
+      words >> bspg >> word >> again >> of >> count >> processes >> run_word >> run >>
+          program_word >> program >> more;
       if (!all_digits(a) || bspg != "bspg" || word != "checkpoint" || again != n || of != "of" ||
           !all_digits(count) || processes != "processes" || std::stoull(count) == 0 ||
-          std::stoull(count) > 1000000)
-        return bad();
-      holdings.complete[checkpoint] = static_cast<int>(std::stoull(count));
+          std::stoull(count) > 1000000) {
+        skip("an empty or damaged complete marker");
+        continue;
+      }
+      if (run_word != "run" || !run_id_problem(run).empty() || program_word != "program" ||
+          !run_id_problem(program).empty() || !more.empty()) {
+        skip("a complete marker that names no run: of an older bspg, or damaged");
+        continue;
+      }
+      holdings.complete[{run, checkpoint}] = {static_cast<int>(std::stoull(count)), program};
     } else if (key == "file") {
       // "file N shard|copy PID STATUS VERDICT..."
       std::string b, status, verdict;
@@ -189,8 +215,10 @@ std::string read_survey(const std::string& output, Holdings& holdings) {
       std::getline(words, verdict);
       verdict.erase(0, verdict.find_first_not_of(' '));
       if ((a != "shard" && a != "copy") || !all_digits(b) || std::stoull(b) >= 1000000 ||
-          status.empty())
-        return bad();
+          status.empty()) {
+        skip("not a shard or copy");
+        continue;
+      }
       HeldFile file;
       file.checkpoint = checkpoint;
       file.pid = static_cast<int>(std::stoull(b));
@@ -199,7 +227,10 @@ std::string read_survey(const std::string& output, Holdings& holdings) {
       if (!file.checked) {
         file.whole = true;  // no bspg-hostinfo there: the library checks it when it reads it
       } else if (status == "0") {
-        file.whole = verdict == "ok " + b + " " + n;
+        // "ok PID N RUN"
+        const std::string ok = "ok " + b + " " + n + " ";
+        file.whole = verdict.rfind(ok, 0) == 0 && run_id_problem(verdict.substr(ok.size())).empty();
+        if (file.whole) file.run = verdict.substr(ok.size());
         if (!file.whole)
           file.problem = "it holds another process's or checkpoint's shard (" +
                          untrusted::excerpt(verdict) + ")";
@@ -208,33 +239,43 @@ std::string read_survey(const std::string& output, Holdings& holdings) {
       }
       holdings.files.push_back(file);
     } else {
-      return bad();
+      skip("not a marker, shard or copy");
     }
   }
   return begun ? "the listing of the checkpoint directory was cut short"
                : "no listing of the checkpoint directory";
 }
 
-CheckpointChoice choose_checkpoint(const std::vector<Holdings>& hosts, int nprocs) {
+CheckpointChoice choose_checkpoint(const std::vector<Holdings>& hosts, int nprocs,
+                                   const std::string& run) {
   CheckpointChoice choice;
-  std::map<std::uint64_t, int> marked;  // checkpoint -> processes
+  std::map<RunCheckpoint, Marker> marked;
   for (const Holdings& h : hosts)
-    for (const auto& [n, p] : h.complete) {
-      marked[n] = p;
-      choice.any_marked = choice.any_marked || p == nprocs;
+    for (const auto& [key, marker] : h.complete) {
+      if (!run.empty() && key.first != run) continue;  // another run's: never restarted from
+      marked[key] = marker;
+      choice.any_marked = choice.any_marked || marker.nprocs == nprocs;
     }
+  // Newest run first, and within a run its newest checkpoint first.
   for (auto it = marked.rbegin(); it != marked.rend(); ++it) {
-    const auto [n, p] = *it;
+    const auto& [key, marker] = *it;
+    const auto& [n_run, n] = key;
+    const int p = marker.nprocs;
     if (p != nprocs) {
       if (choice.other_nprocs.empty())
         choice.other_nprocs =
             "checkpoint " + std::to_string(n) + " of " + std::to_string(p) + " processes";
       continue;
     }
+    // A file counts for the run its header names (unchecked files, whose run is not known, for
+    // any: the library checks them when it reads them).
+    const auto of_this = [&, &n = n, &n_run = n_run](const HeldFile& f) {
+      return f.checkpoint == n && (f.run.empty() || f.run == n_run);
+    };
     std::vector<std::vector<Source>> sources(static_cast<std::size_t>(nprocs));
     for (const Holdings& h : hosts)
       for (const HeldFile& f : h.files)
-        if (f.checkpoint == n && f.whole && f.pid < nprocs)
+        if (of_this(f) && f.whole && f.pid < nprocs)
           sources[static_cast<std::size_t>(f.pid)].push_back({h.host, f});
     std::string missing;
     int lacking = 0;
@@ -248,6 +289,8 @@ CheckpointChoice choose_checkpoint(const std::vector<Holdings>& hosts, int nproc
     }
     if (lacking == 0) {
       choice.checkpoint = n;
+      choice.run = n_run;
+      choice.program = marker.program;
       choice.nprocs = p;
       choice.sources = std::move(sources);
       return choice;
@@ -256,9 +299,13 @@ CheckpointChoice choose_checkpoint(const std::vector<Holdings>& hosts, int nproc
       // Say what the newest one lacks, with the problems of the files that are there.
       std::string problems;
       for (const Holdings& h : hosts)
-        for (const HeldFile& f : h.files)
-          if (f.checkpoint == n && !f.whole && problems.size() < 300)
+        for (const HeldFile& f : h.files) {
+          if (f.checkpoint != n || problems.size() >= 300) continue;
+          if (!f.whole)
             problems += "; " + h.host + ":" + f.name() + " is " + f.problem;
+          else if (!of_this(f))
+            problems += "; " + h.host + ":" + f.name() + " is of another run";
+        }
       choice.why_none = "checkpoint " + std::to_string(n) + " lacks a whole shard of process" +
                         (lacking == 1 ? " " : "es ") + missing + (lacking > 8 ? ", ..." : "") +
                         " on the reachable hosts" + problems;

@@ -34,6 +34,10 @@ std::string run_id_problem(const std::string& run);
 // The program and its arguments as 16 lowercase hex digits (BSPG_PROGRAM_ID): a resumed run
 // must give the same ones.
 std::string program_id(const std::string& program, const std::vector<std::string>& args);
+// Any text as 16 lowercase hex digits (names lock files after the directories they lock).
+std::string text_id(const std::string& text);
+// The program id of markers written without BSPG_PROGRAM_ID (a plain mpirun): any arguments.
+constexpr const char* kUnknownProgram = "0000000000000000";
 
 // "~/.cache/bspg/checkpoints/ID": on each host, below that host's home directory.
 std::string default_checkpoint_dir(const std::string& job_id);
@@ -51,8 +55,9 @@ std::string local_path(const std::string& dir);
 // bspg-hostinfo --check-shard's verdict (`hostinfo` first, else bspg-hostinfo on PATH; neither:
 // not checked). Removes dir/stop first when remove_stop (a restarted job must not stop again).
 std::string survey_script(const std::string& dir, const std::string& hostinfo, bool remove_stop);
-// Creates dir/stop: the job stops right after its next checkpoint (exit status 75).
-std::string stop_file_script(const std::string& dir);
+// Creates dir/stop naming run `run`: that run stops right after its next checkpoint (exit status
+// 75); any other run ignores the file. Never follows a symlink planted in its place.
+std::string stop_file_script(const std::string& dir, const std::string& run = "");
 // Removes dir/stop, or (whole_directory) the whole directory.
 std::string remove_script(const std::string& dir, bool whole_directory);
 
@@ -60,6 +65,7 @@ std::string remove_script(const std::string& dir, bool whole_directory);
 
 struct HeldFile {
   std::uint64_t checkpoint = 0;
+  std::string run;  // the run that wrote it, from its header ("" when it was not checked)
   int pid = 0;
   bool copy = false;         // c<N>/copy-<pid>, else c<N>/shard-<pid>
   bool checked = false;      // bspg-hostinfo --check-shard ran
@@ -68,14 +74,26 @@ struct HeldFile {
   std::string name() const;  // "c<N>/shard-<pid>" or "c<N>/copy-<pid>"
 };
 
+// A checkpoint of one run: (run id, checkpoint number).
+using RunCheckpoint = std::pair<std::string, std::uint64_t>;
+
+// What a complete marker says ("bspg checkpoint N of P processes run RUN program PROGRAM").
+struct Marker {
+  int nprocs = 0;
+  std::string program;  // program_id() of the run that wrote it
+};
+
 struct Holdings {
   std::string host;
   std::vector<HeldFile> files;
-  std::map<std::uint64_t, int> complete;  // checkpoint -> processes, from its complete markers
+  std::map<RunCheckpoint, Marker> complete;  // from the complete markers
+  std::vector<std::string> skipped;          // lines not understood: why, each (named, skipped)
 };
 
-// Reads survey_script's output into `holdings` (host set by the caller): "" or the problem. The
-// host is not trusted: names and numbers are checked, verdicts kept as text.
+// Reads survey_script's output into `holdings` (host set by the caller): "" or the problem with
+// the listing as a whole (none, or cut short). The host is not trusted: names and numbers are
+// checked, verdicts kept as text; a line that is not understood is put in `skipped` and the rest
+// of the listing still counts.
 std::string read_survey(const std::string& output, Holdings& holdings);
 
 // ---- Choosing a checkpoint ---------------------------------------------------------------------
@@ -87,6 +105,8 @@ struct Source {
 
 struct CheckpointChoice {
   std::uint64_t checkpoint = 0;              // the newest whole one; 0 when there is none
+  std::string run;                           // the run that wrote it
+  std::string program;                       // the program_id() its markers name
   int nprocs = 0;                            // the processes its markers name
   std::vector<std::vector<Source>> sources;  // per pid: usable files, checked ones first
   bool any_marked = false;   // some host holds a complete marker of a checkpoint of nprocs
@@ -95,8 +115,11 @@ struct CheckpointChoice {
                              // e.g. "checkpoint 4 of 3 processes"
 };
 
-// The newest checkpoint of `nprocs` processes that the hosts hold whole.
-CheckpointChoice choose_checkpoint(const std::vector<Holdings>& hosts, int nprocs);
+// The newest checkpoint of `nprocs` processes that the hosts hold whole, of run `run` (a restart:
+// only the run's own checkpoints count), or with run "" of any run (--resume: the newest run's
+// first, a checkpoint's files all of the run its markers name).
+CheckpointChoice choose_checkpoint(const std::vector<Holdings>& hosts, int nprocs,
+                                   const std::string& run = "");
 
 struct Transfer {
   int pid = 0;

@@ -2,6 +2,7 @@
 #include "mpirun_messages.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <sstream>
 
 #include "untrusted.h"
@@ -186,6 +187,20 @@ std::string MpirunStderr::take_line(const std::string& line) {
   // The library's word that the job stops after a checkpoint because of a stop file.
   if (line.rfind("bspg: stopping after checkpoint ", 0) == 0)
     stopped_after_checkpoint_ = std::strtoull(line.c_str() + 32, nullptr, 10);
+  // ... or that one of its hosts could not write a checkpoint.
+  if (const char* prefix = "bspg: checkpoint "; line.rfind(prefix, 0) == 0) {
+    char* end = nullptr;
+    const unsigned long long n = std::strtoull(line.c_str() + std::strlen(prefix), &end, 10);
+    const std::string rest = end ? end : "";
+    const std::string said = " could not be written on ";
+    if (n > 0 && rest.rfind(said, 0) == 0) {
+      const std::string host = rest.substr(said.size(), rest.find(':') - said.size());
+      if (!host.empty() && host.size() <= 255 && host.find(' ') == std::string::npos) {
+        checkpoint_not_written_ = n;
+        checkpoint_not_written_on_ = host;
+      }
+    }
+  }
   // mpirun's answer to a second stop signal, which bsprun itself never sends, and its note on
   // passing on the SIGCONT that woke it up.
   const auto forwarding = line.find(": Forwarding signal ");

@@ -64,6 +64,10 @@ class MpirunStderr {
   const ProcessDeath& death() const { return death_; }
   // N when process 0 said "bspg: stopping after checkpoint N, as asked" (the stop file), else 0.
   unsigned long long stopped_after_checkpoint() const { return stopped_after_checkpoint_; }
+  // The library's word that a checkpoint could not be written ("bspg: checkpoint N could not be
+  // written on HOST: ..."): N (0: none said) and HOST.
+  unsigned long long checkpoint_not_written() const { return checkpoint_not_written_; }
+  const std::string& checkpoint_not_written_on() const { return checkpoint_not_written_on_; }
 
  private:
   std::string take_line(const std::string& line);
@@ -83,6 +87,8 @@ class MpirunStderr {
   StartFailure failure_;
   ProcessDeath death_;
   unsigned long long stopped_after_checkpoint_ = 0;
+  unsigned long long checkpoint_not_written_ = 0;
+  std::string checkpoint_not_written_on_;
 };
 
 }  // namespace bspg::launcher

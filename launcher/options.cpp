@@ -237,7 +237,8 @@ Options parse_options(int argc, char** argv) {
         "--max-procs is for master mode (no -p): with -p N, N processes start at once");
   if (opt.clean_up) {
     if (!opt.job_id_given)
-      throw UsageError("--clean-up needs the job's --job-id ID (bsprun printed it when the job started)");
+      throw UsageError(
+          "--clean-up needs the job's --job-id ID (bsprun printed it when the job started)");
     if (!opt.program.empty())
       throw UsageError("--clean-up takes no program: it ends what job " + opt.job_id +
                        " left behind; '" + opt.program + "' is not expected");
@@ -277,6 +278,7 @@ std::string usage_text() {
          "       bsprun [--max-procs N] [--hostfile FILE] [OPTIONS] PROGRAM [ARGS...]"
          "  (master mode)\n"
          "       bsprun --rsl FILE [--hostfile FILE] [OPTIONS]\n"
+         "       bsprun --clean-up --job-id ID [--hostfile FILE]\n"
          "Try 'bsprun --help' for more information.\n";
 }
 
@@ -291,6 +293,7 @@ SYNOPSIS
            [--host-timeout S] [--migrate-load X] [OPTIONS] PROGRAM [ARGS...]
     bsprun [--max-procs N] [--hostfile FILE] [OPTIONS] PROGRAM [ARGS...]
     bsprun --rsl FILE [--hostfile FILE] [OPTIONS]
+    bsprun --clean-up --job-id ID [--hostfile FILE]
 
 DESCRIPTION
     bsprun starts N processes of PROGRAM as one BSP job, through the starter of the MPI
@@ -419,6 +422,23 @@ DESCRIPTION
     a job ends well, bsprun removes its default checkpoint directory on its hosts; a
     --checkpoint-dir is left as it is. Restarts need -p N and a host file, or this
     machine alone (where only processes can be lost); not master mode or --rsl.
+    A checkpoint belongs to one run of one job. Every run has an id (BSPG_RUN, kept
+    across bsprun's own restarts), written into each shard and "complete" marker: a
+    restart only ever continues its own run's checkpoints, a fresh run in a directory
+    that holds an earlier run's checkpoints never uses them (its first checkpoint
+    replaces them), and a "stop" file stops only the run it names. Only --resume
+    continues an earlier run, and only with the program arguments it was started with
+    (--allow-new-args to give others). While a job runs, its job id and checkpoint
+    directory are locked: a second bsprun on either is refused (exit status 125),
+    naming the first's pid, host and job; the lock of a bsprun that died is taken
+    over. The library writes, lists and removes checkpoint files without following a
+    symbolic link, refuses a checkpoint directory that is not the user's own (another
+    owner, writable by others, a symlink), and checks every write and fsync: should a
+    host fail to write a checkpoint (a full or read-only disk, a file in the
+    directory's place), every process stops within the superstep with one line naming
+    the host, the file and the error, the checkpoint before is kept, and bsprun
+    restarts the job without that host (--restarts, other hosts) or ends with the
+    --resume command (exit status 75).
     Without --restarts, a host that stops answering for --host-timeout seconds still
     ends the job (exit status 125) instead of hanging it, on every grid path.
 
@@ -488,8 +508,17 @@ OPTIONS
         Continue the job named by --job-id or --checkpoint-dir from its newest whole
         checkpoint (on the hosts the probes choose now), for example after bsprun was
         stopped or its restarts ran out. Needs the same program, arguments and -p N; a
-        checkpoint of another process count is refused (exit status 2), and nothing to
-        resume ends with exit status 125.
+        checkpoint of another process count or other program arguments is refused (exit
+        status 2), and nothing to resume ends with exit status 125. The command bsprun
+        prints repeats every option the job was started with.
+    --allow-new-args
+        With --resume: continue the job with other program arguments than it was
+        started with (the program's restored state decides what they mean).
+    --clean-up
+        With --job-id ID (and --hostfile for the hosts): end every process of job ID
+        that is left on this machine or the hosts, and their MPI daemons, after bsprun
+        itself was killed (SIGKILL) or its machine rebooted. Says per host what it
+        ended; exit status 0 when nothing is left.
     --migrate-load X
         When a chosen host's load, besides the job's own processes there, stays above X
         for 3 probes in a row (its owner is back), and the other candidates have room
@@ -498,7 +527,8 @@ OPTIONS
         counted as a restart). Needs a host file and -p N.
     -x NAME[=VALUE]
         Export this environment variable to every process (repeatable). Not
-        BSPG_CHECKPOINT_DIR or BSPG_RESUME: bsprun sets those itself.
+        BSPG_CHECKPOINT_DIR, BSPG_RESUME, BSPG_JOB_ID, BSPG_RUN or BSPG_PROGRAM_ID:
+        bsprun sets those itself.
     --mca KEY VALUE
         Pass an MCA parameter to Open MPI's mpirun (repeatable). Refused when bspg
         was built with MPICH, whose settings are MPIR_CVAR_* environment variables.
@@ -524,7 +554,9 @@ ENVIRONMENT
     Set for every process: BSPG_SUBJOB (subjob index), BSPG_NSUBJOBS (number of
     subjobs), BSPG_SUBJOB_SIZES (comma list of process counts per subjob),
     BSPG_CHECKPOINT_DIR (the checkpoint directory; ~/ is each host's home) and
-    BSPG_RESUME (0, or the checkpoint a restarted or resumed job continues from).
+    BSPG_RESUME (0, or the checkpoint a restarted or resumed job continues from),
+    BSPG_JOB_ID (the job id), BSPG_RUN (the run's id, 16 hex digits) and
+    BSPG_PROGRAM_ID (a hash of the program's arguments, checked by --resume).
     Set for the master in master mode (and validated by the library): BSPG_MASTER_PROCS
     (processes available), BSPG_MASTER_SLOTS (grid path: the slots in order, as
     HOST/SUBJOB), BSPG_MASTER_ENV (the variables the spawned processes get as well: the
@@ -540,9 +572,12 @@ FILES
     bspg-PID.rsl    The allocation written on the grid path.
     ~/.cache/bspg/checkpoints/ID
                     A job's checkpoints on each host (c<N>/shard-<pid>, copy-<pid>,
-                    complete-<pid>; a file "stop" there stops the job after its next
-                    checkpoint). Removed once the job ends well; remove it yourself
+                    complete-<pid>; a file "stop" there naming the run stops it after
+                    its next checkpoint; "lock" while a job uses a --checkpoint-dir on
+                    this machine). Removed once the job ends well; remove it yourself
                     when you no longer want to resume a job that did not.
+    ~/.cache/bspg/locks (or $XDG_RUNTIME_DIR/bspg-locks)
+                    The locks of running jobs' ids and (grid path) directories.
 
 UNTRUSTED INPUT
     Host files and RSL files may come from someone else, and their values reach the

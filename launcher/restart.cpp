@@ -21,6 +21,7 @@
 
 #include "exit_notes.h"
 #include "grid.h"
+#include "job_lock.h"
 #include "localhost.h"
 #include "monitor.h"
 #include "remote_stop.h"
@@ -101,20 +102,54 @@ std::string run_here(const std::string& script, double timeout_s, std::string& e
   return text;
 }
 
-// How to continue the job by hand.
+}  // namespace
+
+// How to continue the job by hand: every option the run was started with (but --resume's own),
+// the job's id when bsprun made it up, and the program with its arguments.
 std::string resume_command(const Options& opt) {
   std::vector<std::string> argv{"bsprun", "--resume"};
-  if (!opt.checkpoint_dir.empty())
-    argv.insert(argv.end(), {"--checkpoint-dir", opt.checkpoint_dir});
-  else
+  if (opt.checkpoint_dir.empty() && !opt.job_id_given)
     argv.insert(argv.end(), {"--job-id", opt.job_id});
-  argv.insert(argv.end(), {"-p", std::to_string(opt.nprocs)});
-  if (!opt.hostfile.empty()) argv.insert(argv.end(), {"--hostfile", opt.hostfile});
-  if (opt.restarts > 0) argv.insert(argv.end(), {"--restarts", std::to_string(opt.restarts)});
+  bool hostfile_given = false, ended = false;
+  for (const std::string& arg : opt.given) {
+    if (arg == "--resume" || arg == "--allow-new-args") continue;
+    hostfile_given = hostfile_given || arg == "--hostfile" || arg.rfind("--hostfile=", 0) == 0;
+    ended = ended || arg == "--";
+    if (arg != "--") argv.push_back(arg);
+  }
+  if (!hostfile_given && !opt.hostfile.empty())  // from BSPG_HOSTFILE
+    argv.insert(argv.end(), {"--hostfile", opt.hostfile});
+  if (ended || opt.program.rfind('-', 0) == 0) argv.push_back("--");
   argv.push_back(opt.program);
   argv.insert(argv.end(), opt.program_args.begin(), opt.program_args.end());
   return shell_quote_command(argv);
 }
+
+// "" or why the job cannot start: another bsprun (or bspg job) holds its job id or checkpoint
+// directory. A lock that cannot be made at all (no home, a read-only file system) does not stop
+// a job: it may never checkpoint, and the library says what stops its checkpoints.
+std::string take_job_locks(const Options& opt, JobLocks& locks) {
+  const std::string holder = lock_holder_text(opt.job_id);
+  bool busy = false;
+  std::string why =
+      locks.take(lock_directory() + "/job-" + opt.job_id + ".lock", holder, true, busy);
+  if (busy) return "job " + opt.job_id + " cannot start: its job id is " + why;
+  if (!why.empty() && opt.verbose) say("job " + opt.job_id + " is not locked: " + why);
+  if (opt.checkpoint_dir.empty()) return "";  // the job id's own directory: locked with it
+  const bool here = opt.hostfile.empty() && opt.rsl_in.empty();
+  const std::string path = here
+                               ? local_path(opt.checkpoint_dir) + "/lock"
+                               : lock_directory() + "/dir-" + text_id(opt.checkpoint_dir) + ".lock";
+  why = locks.take(path, holder, !here, busy);
+  if (busy)
+    return "job " + opt.job_id + " cannot start: checkpoint directory " + opt.checkpoint_dir +
+           (here ? "" : " (on the hosts)") + " is " + why;
+  if (!why.empty() && opt.verbose)
+    say("checkpoint directory " + opt.checkpoint_dir + " is not locked: " + why);
+  return "";
+}
+
+namespace {
 
 // After a job that did not finish: how to continue it. A user who asked for checkpoints is told
 // the command. Otherwise the job's id was made up here, and is said only when this machine's
@@ -131,9 +166,15 @@ void say_how_to_continue(const Options& opt, const std::string& dir) {
   say("the job's checkpoints are in " + dir + "; to continue it: " + resume_command(opt));
 }
 
-// The newest whole checkpoint the place's hosts hold now (0: none).
-CheckpointChoice whole_checkpoint(const Options& opt, JobPlace& place) {
-  return choose_checkpoint(place.survey(), opt.nprocs);
+// The newest whole checkpoint of run `run` ("": of any run) the place's hosts hold now (0: none).
+CheckpointChoice whole_checkpoint(const Options& opt, JobPlace& place, const std::string& run) {
+  return choose_checkpoint(place.survey(), opt.nprocs, run);
+}
+
+// The lines of a host's listing that were skipped, each named once.
+void say_skipped(const Holdings& h, const std::string& dir) {
+  for (const std::string& line : h.skipped)
+    say(h.host + ": skipped in the listing of " + dir + ": " + line);
 }
 
 // Where the time between a loss and the restarted job went (bsprun -v).
@@ -172,6 +213,9 @@ RunEnding classify(const RunResult& r, const std::string& watched_host,
     e.kind = Ending::kLost;
     e.what = r.lost;
     e.host = watched_host;
+  } else if (r.checkpoint_not_written > 0) {
+    e.kind = Ending::kCheckpointNotWritten;
+    e.host = r.checkpoint_not_written_on;
   } else if (r.started && r.exit_status == 0) {
     e.kind = Ending::kFinished;
   } else if (r.exit_status == kExitResumable &&
@@ -218,6 +262,12 @@ std::string checkpoint_directory(const Options& opt) {
 
 int run_restartable(const Options& opt, JobPlace& place) {
   const std::string dir = checkpoint_directory(opt);
+  JobLocks locks;
+  if (const std::string why = take_job_locks(opt, locks); !why.empty()) {
+    say(why + "; wait for that job to end (or stop it), or give this one another " +
+        (opt.checkpoint_dir.empty() ? "--job-id" : "--checkpoint-dir"));
+    return kExitLaunchFailed;
+  }
   if (uses_checkpoints(opt))
     say("job " + opt.job_id + ": checkpoints in " + dir +
         (opt.hostfile.empty() ? "" : " on each host") +
@@ -231,7 +281,7 @@ int run_restartable(const Options& opt, JobPlace& place) {
   bool resuming = opt.resume, first = true;
   int restarts_used = 0;
   std::string run_id = new_run_id();  // a resume adopts the run id of its checkpoint
-  std::string lost_what;  // the loss that this run restarts after
+  std::string lost_what;              // the loss that this run restarts after
   RestartTimes timings;
   for (;;) {
     timings.planning = Clock::now();
@@ -239,7 +289,16 @@ int run_restartable(const Options& opt, JobPlace& place) {
     if (!moved_off.empty())
       excluded.emplace(moved_off, "left out: the job moved off it (--migrate-load)");
     if (const int status = place.plan(excluded, first); status != 0) {
-      if (!first) say("could not restart the job; continue it later with: " + resume_command(opt));
+      if (first) return status;
+      // No room left for the job: a whole checkpoint is still worth a --resume later.
+      const CheckpointChoice choice = whole_checkpoint(opt, place, run_id);
+      if (choice.checkpoint > 0) {
+        say("could not restart the job; checkpoint " + std::to_string(choice.checkpoint) +
+            " is whole: continue it later with: " + resume_command(opt));
+        return kExitResumable;
+      }
+      say("could not restart the job, and no whole checkpoint remains" +
+          (choice.why_none.empty() ? "" : ": " + choice.why_none));
       return status;
     }
 
@@ -248,7 +307,9 @@ int run_restartable(const Options& opt, JobPlace& place) {
     std::string copied;
     timings.surveying = timings.bringing = Clock::now();
     if (resuming) {
-      const CheckpointChoice choice = whole_checkpoint(opt, place);
+      // --resume continues the newest run that left a whole checkpoint; a restart, only its own.
+      const bool any_run = first && opt.resume;
+      const CheckpointChoice choice = whole_checkpoint(opt, place, any_run ? "" : run_id);
       timings.bringing = Clock::now();
       if (choice.checkpoint == 0) {
         if (!choice.other_nprocs.empty() && !choice.any_marked) {
@@ -266,12 +327,33 @@ int run_restartable(const Options& opt, JobPlace& place) {
           return kExitLaunchFailed;
         }
       } else {
+        if (any_run) {
+          if (const std::string mine = program_id(opt.program, opt.program_args);
+              choice.program != kUnknownProgram && choice.program != mine && !opt.allow_new_args) {
+            say("checkpoint " + std::to_string(choice.checkpoint) + " in " + dir +
+                " was written by a run of " + opt.program +
+                " with other arguments than these; resume with the arguments the job was started "
+                "with (bsprun printed the command), or add --allow-new-args to resume with these");
+            return kExitUsage;
+          }
+          run_id = choice.run;  // the resumed run goes on as the run it continues
+        }
         from = choice.checkpoint;
         const std::vector<Transfer> transfers = plan_transfers(choice, place.host_of_pid());
-        if (const std::string problem = place.bring(transfers); !problem.empty()) {
+        std::string failed_host;
+        if (const std::string problem = place.bring(transfers, failed_host); !problem.empty()) {
+          // The host that could not take (or give) a shard is treated as lost: plan again
+          // without it, while hosts remain.
+          if (failed_host.empty() || !place.can_lose_hosts()) {
+            say("could not bring the shards of checkpoint " + std::to_string(from) +
+                " over: " + problem + "; continue the job later with: " + resume_command(opt));
+            return kExitResumable;
+          }
           say("could not bring the shards of checkpoint " + std::to_string(from) +
-              " over: " + problem);
-          return kExitLaunchFailed;
+              " over: " + problem + "; leaving out " + failed_host + " and planning again");
+          left_out[failed_host] = "left out: a shard could not be copied there";
+          place.lose(failed_host);
+          continue;
         }
         if (!transfers.empty())
           copied = " (" + plural(transfers.size(), "shard", "shards") + " brought over)";
@@ -314,6 +396,28 @@ int run_restartable(const Options& opt, JobPlace& place) {
             resume_command(opt));
         place.clean_up(false);
         return kExitResumable;
+      case Ending::kCheckpointNotWritten: {
+        // The library said which host and why. The host's fault (a full or read-only disk) is
+        // the host's: with restarts left and other hosts, the job goes on without it.
+        const std::string host = place.host_calling_itself(ending.host);
+        if (!host.empty() && restarts_used < opt.restarts) {
+          say("leaving out " + host + ": checkpoint " +
+              std::to_string(result.checkpoint_not_written) + " could not be written there");
+          left_out[host] = "left out: it could not write a checkpoint";
+          place.lose(host);
+          ++restarts_used;
+          lost_what = host + ": could not write a checkpoint";
+          resuming = true;
+          continue;
+        }
+        const CheckpointChoice choice = whole_checkpoint(opt, place, run_id);
+        if (choice.checkpoint > 0) {
+          say("checkpoint " + std::to_string(choice.checkpoint) + " is whole: once " + ending.host +
+              " can write again, continue the job with: " + resume_command(opt));
+          return kExitResumable;
+        }
+        return exit_status_of(result, opt.time_limit_s);
+      }
       case Ending::kStoppedByUser:
       case Ending::kTimeLimit:
         say_how_to_continue(opt, dir);
@@ -364,7 +468,7 @@ int run_restartable(const Options& opt, JobPlace& place) {
     }
     moved_off.clear();
     if (restarts_used >= opt.restarts) {
-      const CheckpointChoice choice = whole_checkpoint(opt, place);
+      const CheckpointChoice choice = whole_checkpoint(opt, place, run_id);
       if (choice.checkpoint > 0) {
         say("no restarts left (" + std::to_string(restarts_used) + " of " +
             std::to_string(opt.restarts) + " used); checkpoint " +
@@ -408,6 +512,7 @@ class LocalPlace : public JobPlace {
       say("cannot look at the checkpoints in " + dir_ + ": " + problem);
       return {};
     }
+    say_skipped(here, dir_);
     return {here};
   }
 
@@ -415,7 +520,8 @@ class LocalPlace : public JobPlace {
     return std::vector<std::string>(static_cast<std::size_t>(opt_.nprocs), kHere);
   }
   std::string hosts_text() const override { return kHere; }
-  std::string bring(const std::vector<Transfer>&) override { return ""; }
+  std::string bring(const std::vector<Transfer>&, std::string&) override { return ""; }
+  bool can_lose_hosts() const override { return false; }
 
   RunResult run(std::uint64_t resume, const std::string& run_id, double time_limit_s) override {
     MpiSettings run = run_settings(settings_, dir_, resume, run_id, opt_);
@@ -436,8 +542,8 @@ class LocalPlace : public JobPlace {
         std::string which;
         for (int rank : lost) which += (which.empty() ? "" : ", ") + std::to_string(rank);
         say("process" + std::string(lost.size() > 1 ? "es " : " ") + which +
-            " of the job did not end by itself (killed by a signal?), although " +
-            run.mpi->name() + "'s mpiexec reported success; the job failed");
+            " of the job did not end by itself (killed by a signal?), although " + run.mpi->name() +
+            "'s mpiexec reported success; the job failed");
         result.exit_status = 1;
       }
     }
@@ -498,6 +604,7 @@ class GridPlace : public JobPlace {
           say(run.host.name + ": cannot look at the checkpoints in " + dir_ + ": " + problem);
         continue;
       }
+      say_skipped(h, dir_);
       holdings.push_back(std::move(h));
     }
     return holdings;
@@ -511,7 +618,7 @@ class GridPlace : public JobPlace {
     return text;
   }
 
-  std::string bring(const std::vector<Transfer>& transfers) override {
+  std::string bring(const std::vector<Transfer>& transfers, std::string& failed_host) override {
     hosts::ProbeOptions opt = job_.probe;
     std::vector<std::future<hosts::RelayResult>> copies;
     for (const Transfer& t : transfers) {
@@ -528,7 +635,10 @@ class GridPlace : public JobPlace {
     std::string problem;
     for (auto& copy : copies) {
       const hosts::RelayResult r = copy.get();
-      if (!r.ok && problem.empty()) problem = r.error;
+      if (!r.ok && problem.empty()) {
+        problem = r.error;
+        failed_host = r.host;
+      }
     }
     return problem;
   }
@@ -548,13 +658,24 @@ class GridPlace : public JobPlace {
     watching.checkpoint_dir = dir_;
     watching.room_elsewhere = [this](const std::string& host) { return room_without(host); };
     MonitorVerdict verdict;
-    RunResult result =
-        run_subjobs(plan_.subjobs, plan_.chosen, run_settings(job_.settings, dir_, resume, run_id, job_.opt), remote_,
-                    watching, job_.opt.restarts > 0, time_limit_s, &verdict);
+    RunResult result = run_subjobs(
+        plan_.subjobs, plan_.chosen, run_settings(job_.settings, dir_, resume, run_id, job_.opt),
+        remote_, watching, job_.opt.restarts > 0, time_limit_s, &verdict);
     lost_host_ = verdict.lost_host;
     moving_off_ = verdict.moving_off;
     wrote_stop_ = wrote_stop_ || !moving_off_.empty();
     return result;
+  }
+
+  std::string host_calling_itself(const std::string& name) const override {
+    for (const auto& h : plan_.chosen)
+      if (h.name == name) return h.name;
+    // "node1" for "node1.example.org", or the other way round.
+    const auto short_name = [](const std::string& n) { return n.substr(0, n.find('.')); };
+    if (name.find_first_not_of("0123456789.") == std::string::npos) return "";  // an address
+    for (const auto& h : plan_.chosen)
+      if (short_name(h.name) == short_name(name) && !short_name(name).empty()) return h.name;
+    return "";
   }
 
   void lose(const std::string& host) override {

@@ -32,13 +32,16 @@ enum class Ending {
   kTimeLimit,               // --time-limit
   kStoppedAfterCheckpoint,  // a stop file (not bsprun's) stopped it after a checkpoint
   kMoved,                   // bsprun's stop file stopped it, to move it off a busy host
+  kCheckpointNotWritten,    // a host could not write a checkpoint (full, read-only): the job
+                            // stopped with the checkpoint before kept
   kLost,                    // a process or a host was lost
 };
 
 struct RunEnding {
   Ending kind = Ending::kProgramFailed;
   std::string what;  // kLost: what was lost and how it was noticed, e.g. "emu2: ..."
-  std::string host;  // kLost: the host that is gone ("" when only a process was lost)
+  std::string host;  // kLost: the host that is gone ("" when only a process was lost);
+                     // kCheckpointNotWritten: the host that could not write, as it calls itself
 };
 
 // Signals with which a process ends by its own doing (a crash: SIGSEGV, SIGBUS, SIGILL, SIGFPE,
@@ -64,8 +67,10 @@ class JobPlace {
   // The host each process of the planned run goes to, and the hosts for messages ("emu1 emu3").
   virtual std::vector<std::string> host_of_pid() const = 0;
   virtual std::string hosts_text() const = 0;
-  // Copies shards between hosts: "" or the problem.
-  virtual std::string bring(const std::vector<Transfer>& transfers) = 0;
+  // Copies shards between hosts: "" or the problem, with the host it happened on in failed_host.
+  virtual std::string bring(const std::vector<Transfer>& transfers, std::string& failed_host) = 0;
+  // Whether a host can be left out and the job planned on others (false: this machine alone).
+  virtual bool can_lose_hosts() const { return true; }
   // Runs the planned job from checkpoint `resume` (0: from the beginning) as run `run_id`.
   virtual RunResult run(std::uint64_t resume, const std::string& run_id, double time_limit_s) = 0;
   // After run(): the host the monitor declared lost, and the one the job was moved off.
@@ -76,6 +81,12 @@ class JobPlace {
   virtual std::vector<std::string> sweep() { return {}; }
   // `host` is lost: not asked about checkpoints any more.
   virtual void lose(const std::string& host) { (void)host; }
+  // The host of the last run that calls itself `name` (its host name, or the short form of one):
+  // its name here, or "".
+  virtual std::string host_calling_itself(const std::string& name) const {
+    (void)name;
+    return "";
+  }
   // The job is over: removes stop files, and the whole directory when remove_directory.
   virtual void clean_up(bool remove_directory) = 0;
 };
@@ -89,6 +100,10 @@ int run_local_restartable(const Options& opt, const MpiSettings& settings,
 
 // The grid path with -p N (grid.h).
 int run_grid_restartable(const GridJob& job);
+
+// The command that continues the job from its last checkpoint: bsprun --resume with every option
+// the run was given (opt.given) and its job id.
+std::string resume_command(const Options& opt);
 
 // The checkpoint directory of this run (opt.checkpoint_dir, or the job id's default).
 std::string checkpoint_directory(const Options& opt);

@@ -139,6 +139,7 @@ StageResult stage_executable(const HostSpec& host, const std::string& local_path
 struct RelayResult {
   bool ok = false;
   std::string error;        // names the host it happened on
+  std::string host;         // that host's name
   std::uint64_t bytes = 0;  // copied
 };
 

@@ -65,33 +65,59 @@ RelayResult relay_file(const HostSpec& from, const std::string& from_path, const
   RelayResult result;
   SftpHost source(from, opt), target(to, opt);
   if (std::string problem = source.open(); !problem.empty()) {
+    result.host = from.name;
     result.error = from.name + ": " + problem;
     return result;
   }
   if (std::string problem = target.open(); !problem.empty()) {
+    result.host = to.name;
     result.error = to.name + ": " + problem;
     return result;
   }
   const std::string in_path = source.absolute(from_path), out_path = target.absolute(to_path);
+  // A shard is copied as the file it is, never through a symlink planted in its place.
+  if (Attributes link(sftp_lstat(source.sftp(), in_path.c_str()));
+      link && link->type != SSH_FILEXFER_TYPE_REGULAR) {
+    result.host = from.name;
+    result.error = from.name + ": " + in_path + " is not a regular file";
+    return result;
+  }
   File in(sftp_open(source.sftp(), in_path.c_str(), O_RDONLY, 0));
   if (!in) {
+    result.host = from.name;
     result.error = from.name + ": cannot open " + in_path + ": " + source.problem();
     return result;
   }
   Attributes attributes(sftp_fstat(in.get()));
   if (!attributes || attributes->type != SSH_FILEXFER_TYPE_REGULAR) {
+    result.host = from.name;
     result.error = from.name + ": " + in_path + " is not a regular file";
     return result;
   }
   if (std::string problem = target.make_directories(out_path.substr(0, out_path.rfind('/')));
       !problem.empty()) {
+    result.host = to.name;
     result.error = to.name + ": " + problem;
     return result;
   }
+  // The folder the file goes to, and the one above it (the checkpoint directory), must be
+  // directories themselves, not symlinks to elsewhere.
+  const std::string folder = out_path.substr(0, out_path.rfind('/'));
+  for (const std::string& dir : {folder.substr(0, folder.rfind('/')), folder}) {
+    if (dir.empty()) continue;
+    Attributes link(sftp_lstat(target.sftp(), dir.c_str()));
+    if (!link || link->type != SSH_FILEXFER_TYPE_DIRECTORY) {
+      result.host = to.name;
+      result.error = to.name + ": " + dir + " is not a directory (a symbolic link?)";
+      return result;
+    }
+  }
   // Under a private name until whole and synced: the file at to_path is complete or absent.
   const std::string part = SftpHost::part_name(out_path);
-  File out(sftp_open(target.sftp(), part.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600));
+  // O_EXCL: a symlink planted under the private name is not written through.
+  File out(sftp_open(target.sftp(), part.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600));
   if (!out) {
+    result.host = to.name;
     result.error = to.name + ": cannot create " + part + ": " + target.problem();
     return result;
   }
@@ -106,9 +132,11 @@ RelayResult relay_file(const HostSpec& from, const std::string& from_path, const
     out.reset();
     sftp_unlink(target.sftp(), part.c_str());
     result.error = problem;
+    result.host = problem.rfind(from.name + ":", 0) == 0 ? from.name : to.name;
     return result;
   }
   if (std::string why = target.replace(part, out_path); !why.empty()) {  // removes the part
+    result.host = to.name;
     result.error = to.name + ": " + why;
     return result;
   }

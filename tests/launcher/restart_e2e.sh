@@ -15,6 +15,12 @@
 #   exhausted       the same with --restarts 1: exit 75 and the command that continues it, which works
 #   not_restarted   bsp_abort, exit(3) and SIGSEGV in the program are not restarted
 #   migrate         --migrate-load: the job moves off a host whose load was raised (setload)
+#   unwritable      one host's checkpoint directory is read-only: the job leaves it out and
+#                   restarts on the spare (with no restarts: one line naming it, exit 1)
+#   full_disk       one host's disk fills after checkpoint 1: the job stops with checkpoint 1 kept
+#                   (exit 75) and the command that continues it, which works once there is room
+#   copy_fails      the spare the job restarts on cannot take the shards: left out, the job
+#                   restarts on the next spare
 set -u
 scenario=${1:?scenario}
 : "${CKPT_JOB:?}"
@@ -108,6 +114,15 @@ expect_last_run_on() {  # expect_last_run_on REGEX: the last P "pid" lines name 
   [ "$n" -eq "$p" ] || fail "the last run's processes are not all on $regex: $(grep '^pid ' "$out" | tail -n "$p" | tr '\n' ';')"
 }
 
+# on_host I COMMAND...: runs COMMAND in host I's mount namespace (its private directories).
+on_host() {
+  local i=$1 p
+  shift
+  p=$("$EMUHOSTS" pids "$dir" "$i" | head -n 1)
+  [ -n "$p" ] || { fail "host $i runs nothing"; return 1; }
+  nsenter -t "$p" -m -- "$@"
+}
+
 restarted_from() { sed -n 's/^bsprun: restart [0-9]* of [0-9]*: from checkpoint \([0-9]*\) .*/\1/p' "$err" | tail -n 1; }
 
 export EMU_PRIVATE_DIRS=$ckpt EMU_NO_RC=1
@@ -167,7 +182,7 @@ resume)
   wait_job 60
   expect_status 143
   expect_match "$err" "^bsprun: job $id: checkpoints in ~/\.cache/bspg/checkpoints/$id on each host$"
-  expect_match "$err" "^bsprun: to continue the job from its last checkpoint: bsprun --resume --job-id $id -p 4 --hostfile hosts\.yaml $CKPT_JOB $steps $every --ms 100 $tag$"
+  expect_match "$err" "^bsprun: to continue the job from its last checkpoint: bsprun --resume -p 4 --hostfile hosts\.yaml --job-id $id $CKPT_JOB $steps $every --ms 100 $tag$"
   expect_nothing_left 2
   # Another process count, and a job that never ran, are refused before anything starts.
   expect_refused 2 "^bsprun: the checkpoints in ~/\.cache/bspg/checkpoints/$id are of another job size \(checkpoint [0-9]+ of 4 processes\); this run has -p 3$" \
@@ -215,7 +230,7 @@ second_loss | exhausted)
     expect_count "$err" "^bsprun: restart 2 " 0
     last=$(tail -n 1 "$err")
     case $last in
-      "bsprun: no restarts left (1 of 1 used); checkpoint "*" is whole: continue the job with: bsprun --resume --checkpoint-dir $ckpt -p 4 --hostfile hosts.yaml --restarts 1 ${job[*]}") ;;
+      "bsprun: no restarts left (1 of 1 used); checkpoint "*" is whole: continue the job with: bsprun --resume -p 4 --hostfile hosts.yaml --restarts "$restarts" --checkpoint-dir $ckpt ${job[*]}") ;;
       *) fail "the last line is not the one saying how to continue: $last" ;;
     esac
     expect_nothing_left 4
@@ -264,6 +279,68 @@ migrate)
   expect_last_run_on 4 "emu1|emu3"
   expect_answer "$want"
   expect_nothing_left 3
+  ;;
+
+unwritable)
+  # emu2's checkpoint directory is read-only from the start: the first checkpoint cannot be
+  # written there, and the job says so in one line instead of hanging.
+  start_hosts 0.1 0.2 3.5
+  want=$(reference 4)
+  on_host 2 mount -o remount,ro "$ckpt"
+  run_bsprun -p 4 --hostfile hosts.yaml --checkpoint-dir "$ckpt" "${job[@]}"
+  expect_status 1
+  expect_match "$err" "^bspg: checkpoint 1 could not be written on emu2: $ckpt/c1: .*Read-only file system; there is no earlier checkpoint$"
+  expect_count "$out" "^RESULT" 0
+  expect_nothing_left 3
+  # With a restart to spare, emu2 is left out and the job runs on emu1 and emu3.
+  run_bsprun -p 4 --hostfile hosts.yaml --restarts 1 --checkpoint-dir "$ckpt" "${job[@]}"
+  expect_status 0
+  expect_match "$err" "^bsprun: leaving out emu2: checkpoint 1 could not be written there$"
+  expect_match "$err" "^bsprun: restart 1 of 1: from the beginning on emu1 emu3 "
+  expect_last_run_on 4 "emu1|emu3"
+  expect_answer "$want"
+  expect_nothing_left 3
+  ;;
+
+full_disk)
+  # After checkpoint 1, emu2's disk fills up (its checkpoint directory is a small tmpfs): checkpoint
+  # 2 cannot be written there. The job stops with checkpoint 1 whole, and says how to continue.
+  start_hosts 0.1 0.2
+  want=$(reference 4)
+  on_host 2 mount -o remount,size=1m "$ckpt"
+  start_job -p 4 --hostfile hosts.yaml --checkpoint-dir "$ckpt" "${job[@]}"
+  wait_for "$out" "^checkpoint 1 at step" 60
+  on_host 2 sh -c "dd if=/dev/zero of='$ckpt/filler' bs=64k status=none 2>/dev/null; true"
+  wait_job 120
+  expect_status 75
+  expect_match "$err" "^bspg: checkpoint 2 could not be written on emu2: $ckpt/c2/[a-z]+-[0-9]+(\.part)?: .*No space left on device; checkpoint 1 is kept$"
+  expect_match "$err" "^bsprun: checkpoint 1 is whole: once emu2 can write again, continue the job with: bsprun --resume -p 4 --hostfile hosts\.yaml --checkpoint-dir $ckpt ${job[*]}$"
+  expect_count "$out" "^RESULT" 0
+  expect_nothing_left 2
+  on_host 2 rm -f "$ckpt/filler"
+  run_bsprun --resume -p 4 --hostfile hosts.yaml --checkpoint-dir "$ckpt" "${job[@]}"
+  expect_status 0
+  expect_match "$err" "^bsprun: resuming job [^ ]+: from checkpoint 1 on emu1 emu2"
+  expect_answer "$want"
+  expect_nothing_left 2
+  ;;
+
+copy_fails)
+  # emu1 and emu2 run the job; emu3 (the spare the restart chooses) cannot take the shards (its
+  # checkpoint directory is read-only); emu4 can.
+  start_hosts 0.1 0.2 2.0 5.0
+  want=$(reference 4)
+  on_host 3 mount -o remount,ro "$ckpt"
+  start_job -p 4 --hostfile hosts.yaml --restarts 1 --checkpoint-dir "$ckpt" "${job[@]}"
+  wait_for "$out" "^checkpoint 2 at step" 60
+  "$EMUHOSTS" crash "$dir" 2
+  wait_job 120
+  expect_status 0
+  expect_match "$err" "^bsprun: could not bring the shards of checkpoint [0-9]+ over: emu3: .*; leaving out emu3 and planning again$"
+  expect_match "$err" "^bsprun: restart 1 of 1: from checkpoint [0-9]+ on emu1 emu4 \(2 shards brought over\)$"
+  expect_last_run_on 4 "emu1|emu4"
+  expect_answer "$want"
+  expect_nothing_left 4
   ;;
 
 *)
