@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,6 +12,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
+#include <deque>
+#include <random>
 
 #include "errors.hpp"
 #include "runtime.hpp"
@@ -19,31 +23,28 @@
 namespace bspg {
 namespace {
 
+using Problem = Checkpoints::Problem;
+
 constexpr std::uint64_t kChunkBytes = std::uint64_t{8} << 20;  // shard traffic and file I/O
 constexpr int kSizeTag = 1, kDataTag = 2;
+constexpr const char* kNoProgram = "0000000000000000";
 
 std::string errno_text() { return std::strerror(errno); }
 
-// mkdir -p; "" or why not.
-std::string make_directories(const std::string& path) {
-  std::string partial;
-  std::size_t at = 0;
-  while (at != std::string::npos) {
-    at = path.find('/', at + 1);
-    partial = path.substr(0, at);
-    if (partial.empty()) continue;
-    if (mkdir(partial.c_str(), 0700) != 0 && errno != EEXIST)
-      return "cannot create directory " + partial + ": " + errno_text();
-  }
-  return "";
+Problem problem_at(const std::string& file) { return {file, errno_text()}; }
+
+std::string hex_id(std::uint64_t id) {
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(id));
+  return text;
 }
 
-bool sync_directory(const std::string& path) {
-  const int fd = open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return false;
-  const bool ok = fsync(fd) == 0;
-  ::close(fd);
-  return ok;
+std::uint64_t id_value(const std::string& hex) { return std::strtoull(hex.c_str(), nullptr, 16); }
+
+std::string host_name() {
+  char name[256] = "";
+  gethostname(name, sizeof name - 1);
+  return name;
 }
 
 // Writes n bytes, all of them; false with errno set on failure.
@@ -72,34 +73,221 @@ bool read_all(int fd, void* into, std::uint64_t n) {
   return true;
 }
 
-// Numbers N of the directories c<N> in dir.
-std::vector<std::uint64_t> checkpoint_numbers(const std::string& dir) {
-  std::vector<std::uint64_t> numbers;
-  DIR* d = opendir(dir.c_str());
-  if (!d) return numbers;
-  while (const dirent* entry = readdir(d)) {
-    if (entry->d_name[0] != 'c') continue;
-    char* end = nullptr;
-    const unsigned long long n = std::strtoull(entry->d_name + 1, &end, 10);
-    if (n > 0 && end && *end == '\0') numbers.push_back(n);
+// Opens a regular file `name` of directory `dir` for reading, never through a symbolic link and
+// without waiting on a FIFO; -1 with `why` set otherwise.
+int open_regular(int dir, const std::string& name, std::string& why) {
+  const int fd = openat(dir, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    why = errno == ENOENT  ? "missing"
+          : errno == ELOOP ? "a symbolic link (not followed)"
+                           : "cannot open: " + errno_text();
+    return -1;
   }
+  struct stat info {};
+  if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    ::close(fd);
+    why = "not a regular file";
+    return -1;
+  }
+  return fd;
+}
+
+// The first line (at most `limit` bytes) of a regular file of dir; "" when there is none.
+std::string first_line(int dir, const std::string& name, std::size_t limit = 256) {
+  std::string why;
+  const int fd = open_regular(dir, name, why);
+  if (fd < 0) return "";
+  std::string text(limit, '\0');
+  const ssize_t got = pread(fd, &text[0], limit, 0);
+  ::close(fd);
+  text.resize(got > 0 ? static_cast<std::size_t>(got) : 0);
+  return text.substr(0, text.find('\n'));
+}
+
+// Names in a directory (without "." and ".."), read through a descriptor of its own.
+std::vector<std::string> entries(int dir) {
+  std::vector<std::string> names;
+  const int fd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return names;
+  DIR* d = fdopendir(fd);
+  if (!d) {
+    ::close(fd);
+    return names;
+  }
+  while (const dirent* entry = readdir(d))
+    if (std::strcmp(entry->d_name, ".") && std::strcmp(entry->d_name, ".."))
+      names.emplace_back(entry->d_name);
   closedir(d);
+  return names;
+}
+
+// N of a name "c<N>" (digits only), or -1.
+long long checkpoint_number(const std::string& name) {
+  if (name.size() < 2 || name.size() > 19 || name[0] != 'c') return -1;
+  for (std::size_t i = 1; i < name.size(); ++i)
+    if (name[i] < '0' || name[i] > '9') return -1;
+  return std::atoll(name.c_str() + 1);
+}
+
+// Removes the entry `name` of dir: a directory with everything in it, anything else (a symbolic
+// link included) by unlinking the entry itself. Nothing is ever followed: a directory is opened
+// with O_NOFOLLOW, so one swapped for a link in between is not entered.
+void remove_entry(int dir, const std::string& name, int depth = 0) {
+  struct stat info {};
+  if (fstatat(dir, name.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0) return;
+  if (!S_ISDIR(info.st_mode)) {
+    unlinkat(dir, name.c_str(), 0);
+    return;
+  }
+  const int fd =
+      depth < 8 ? openat(dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+  if (fd >= 0) {
+    for (const std::string& inner : entries(fd)) remove_entry(fd, inner, depth + 1);
+    ::close(fd);
+  }
+  unlinkat(dir, name.c_str(), AT_REMOVEDIR);
+}
+
+// Numbers N of the directories c<N> (real directories, not links) in dir.
+std::vector<std::uint64_t> checkpoint_directories(int dir) {
+  std::vector<std::uint64_t> numbers;
+  for (const std::string& name : entries(dir)) {
+    const long long n = checkpoint_number(name);
+    struct stat info {};
+    if (n > 0 && fstatat(dir, name.c_str(), &info, AT_SYMLINK_NOFOLLOW) == 0 &&
+        S_ISDIR(info.st_mode))
+      numbers.push_back(static_cast<std::uint64_t>(n));
+  }
   return numbers;
 }
 
-void remove_tree(const std::string& path) {
-  if (DIR* d = opendir(path.c_str())) {
-    while (const dirent* entry = readdir(d))
-      if (std::strcmp(entry->d_name, ".") && std::strcmp(entry->d_name, ".."))
-        unlink((path + "/" + entry->d_name).c_str());
-    closedir(d);
-  }
-  rmdir(path.c_str());
-}
+// The checkpoint directory, opened: a descriptor, or why it is refused (not the job's own to
+// use), or what made it unusable (it cannot be created or opened).
+struct OpenedDirectory {
+  int fd = -1;
+  std::string refusal;
+  Problem problem;
+};
 
-bool exists(const std::string& path) {
-  struct stat st;
-  return stat(path.c_str(), &st) == 0;
+// Walks `path` from / one component at a time, creating what is missing (mode 0700), without
+// letting the kernel follow any symbolic link: a link is followed by hand, and only where it lies
+// in a directory that no one else can write (so /home -> /data/home is fine, a link planted in
+// /tmp is not). The directory itself must be a real directory owned by this user and writable by
+// no one else.
+OpenedDirectory open_checkpoint_directory(const std::string& path) {
+  OpenedDirectory out;
+  std::deque<std::string> todo;
+  auto push_components = [&todo](const std::string& text) {  // in front of what is left
+    std::vector<std::string> parts;
+    for (std::size_t at = 0; at <= text.size();) {
+      std::size_t slash = text.find('/', at);
+      if (slash == std::string::npos) slash = text.size();
+      if (slash > at) parts.push_back(text.substr(at, slash - at));
+      at = slash + 1;
+    }
+    todo.insert(todo.begin(), parts.begin(), parts.end());
+  };
+  push_components(path);
+  int current = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  std::string walked;  // the real path of `current` ("" for /)
+  int links = 0;
+  auto move_to = [&](int fd, const std::string& where) {
+    ::close(current);
+    current = fd;
+    walked = where;
+  };
+  while (current >= 0 && !todo.empty()) {
+    const std::string name = todo.front();
+    todo.pop_front();
+    const std::string here = walked + "/" + name;
+    if (name == ".") continue;
+    if (name == "..") {
+      const int up = openat(current, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+      if (up < 0) {
+        out.problem = problem_at(walked.empty() ? "/" : walked);
+        break;
+      }
+      move_to(up, walked.substr(0, walked.rfind('/') == std::string::npos ? 0 : walked.rfind('/')));
+      continue;
+    }
+    struct stat info {};
+    if (fstatat(current, name.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0) {
+      if (errno != ENOENT) {
+        out.problem = problem_at(here);
+        break;
+      }
+      if (mkdirat(current, name.c_str(), 0700) != 0 && errno != EEXIST) {
+        out.problem = problem_at(here);
+        break;
+      }
+      if (fstatat(current, name.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0) {
+        out.problem = problem_at(here);
+        break;
+      }
+    }
+    if (S_ISLNK(info.st_mode)) {
+      if (todo.empty()) {
+        out.refusal = "the checkpoint directory " + here +
+                      " is a symbolic link; refusing to follow it (name the directory itself)";
+        break;
+      }
+      struct stat parent {};
+      if (fstat(current, &parent) != 0 || (parent.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+        out.refusal = "the checkpoint directory " + path + " leads through " + here +
+                      ", a symbolic link in " + (walked.empty() ? "/" : walked) +
+                      ", which others can write; refusing to follow it";
+        break;
+      }
+      char target[PATH_MAX];
+      const ssize_t length = readlinkat(current, name.c_str(), target, sizeof target - 1);
+      if (length <= 0 || ++links > 40) {
+        if (length > 0) errno = ELOOP;
+        out.problem = problem_at(here);
+        break;
+      }
+      target[length] = '\0';
+      push_components(target);
+      if (target[0] == '/') move_to(open("/", O_PATH | O_DIRECTORY | O_CLOEXEC), "");
+      continue;
+    }
+    if (!S_ISDIR(info.st_mode)) {
+      errno = ENOTDIR;
+      out.problem = problem_at(here);
+      break;
+    }
+    const int next = openat(current, name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (next < 0) {
+      out.problem = problem_at(here);
+      break;
+    }
+    move_to(next, here);
+  }
+  if (current < 0) {
+    if (out.problem.empty()) out.problem = problem_at(walked.empty() ? "/" : walked);
+    return out;
+  }
+  if (out.refusal.empty() && out.problem.empty()) {
+    out.fd = openat(current, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    struct stat info {};
+    if (out.fd < 0 || fstat(out.fd, &info) != 0) {
+      out.problem = problem_at(path);
+    } else if (info.st_uid != geteuid()) {
+      out.refusal = "the checkpoint directory " + path + " is owned by uid " +
+                    std::to_string(info.st_uid) + ", not by this user (uid " +
+                    std::to_string(geteuid()) + "); refusing to use it";
+    } else if ((info.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+      char mode[8];
+      std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(info.st_mode & 07777));
+      out.refusal = "the checkpoint directory " + path + " is writable by group or others (mode " +
+                    mode + "); refusing to use it";
+    }
+    if ((!out.refusal.empty() || !out.problem.empty()) && out.fd >= 0) {
+      ::close(out.fd);
+      out.fd = -1;
+    }
+  }
+  ::close(current);
+  return out;
 }
 
 std::string program_name() {
@@ -120,13 +308,30 @@ std::uint64_t all_min(std::uint64_t mine, MPI_Comm comm) {
   return result;
 }
 
+std::uint64_t all_max(std::uint64_t mine, MPI_Comm comm) {
+  return UINT64_MAX - all_min(UINT64_MAX - mine, comm);
+}
+
 void idle_barrier(MPI_Comm comm) {
   MPI_Request request;
   MPI_Ibarrier(comm, &request);
   wait_idle(&request);
 }
 
+void idle_broadcast(void* data, int bytes, int root, MPI_Comm comm) {
+  MPI_Request request;
+  MPI_Ibcast(data, bytes, MPI_BYTE, root, comm, &request);
+  wait_idle(&request);
+}
+
 }  // namespace
+
+void Checkpoints::Files::close_all() {
+  for (int* fd : {&dir, &own})
+    if (*fd >= 0) ::close(*fd), *fd = -1;
+  for (int& fd : copies)
+    if (fd >= 0) ::close(fd), fd = -1;
+}
 
 Checkpoints::Checkpoints(Runtime& runtime) : rt_(runtime) {
   if (const char* dir = std::getenv("BSPG_CHECKPOINT_DIR"); dir && *dir) {
@@ -149,10 +354,16 @@ Checkpoints::Checkpoints(Runtime& runtime) : rt_(runtime) {
   }
   while (directory_.size() > 1 && directory_.back() == '/') directory_.pop_back();
   if (const char* resume = std::getenv("BSPG_RESUME")) resume_ = resume;
+  const char* program = std::getenv("BSPG_PROGRAM_ID");
+  program_id_ = program ? program : kNoProgram;
+  if (!is_hex_id(program_id_))
+    fail("bspg_checkpoint", "BSPG_PROGRAM_ID='%s' is not 16 lowercase hex digits", program);
 }
 
 void Checkpoints::close() {
   if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+  if (dir_fd_ >= 0) ::close(dir_fd_), dir_fd_ = -1;
+  if (lock_fd_ >= 0) ::close(lock_fd_), lock_fd_ = -1;  // releases the lock
 }
 
 void Checkpoints::persist(void* address, std::uint64_t bytes) {
@@ -166,7 +377,7 @@ std::string Checkpoints::shard_path(std::uint64_t n, const char* kind, int pid) 
 // Buddies: processes are grouped by subjob where there are several, else by host; each keeps a
 // copy of a process in the next group (the same index there, cyclically), so losing one group
 // (host) loses no shard that has no copy elsewhere. On a single host the next process keeps it.
-void Checkpoints::plan() {
+void Checkpoints::plan(const char* call) {
   if (planned_) return;
   planned_ = true;
   MPI_Comm_dup(rt_.comm, &comm_);
@@ -206,8 +417,69 @@ void Checkpoints::plan() {
   buddy_ = buddy_of(me);
   for (int q = 0; q < p; ++q)
     if (q != me && buddy_of(q) == me) wards_.push_back(q);
+  // The run: bsprun's (BSPG_RUN, and bsprun holds the lock), else one that pid 0 makes (seconds
+  // since the epoch, then random bits, so that a newer run has a larger id).
+  std::uint64_t said[3] = {0, 0, 0};  // run id, given by BSPG_RUN, BSPG_RUN malformed
+  if (me == 0) {
+    if (const char* given = std::getenv("BSPG_RUN"); given && *given) {
+      said[1] = 1;
+      if (is_hex_id(given) && id_value(given) != 0)
+        said[0] = id_value(given);
+      else
+        said[2] = 1;
+    } else {
+      std::random_device random;
+      said[0] = (static_cast<std::uint64_t>(std::time(nullptr)) & 0xffffffffu) << 32 |
+                (random() & 0xffffffffu);
+    }
+  }
+  idle_broadcast(said, sizeof said, 0, comm_);
+  if (said[2])
+    fail_collective(0, call, "BSPG_RUN='%s' is not a run id (16 lowercase hex digits)",
+                    std::getenv("BSPG_RUN"));
+  run_ = said[0];
+  run_given_ = said[1] != 0;
+
+  // The directory, opened once; refusals end the job now, other problems at the first
+  // checkpoint (a run that only resumes may read a directory it cannot write).
+  OpenedDirectory opened = open_checkpoint_directory(directory_);
+  dir_fd_ = opened.fd;
+  unavailable_ = opened.problem;
+  std::string refusal = opened.refusal;
+  if (refusal.empty() && dir_fd_ >= 0 && !run_given_ && lowest_on_host_) refusal = take_lock();
+  const std::uint64_t refused =
+      all_min(refusal.empty() ? UINT64_MAX : static_cast<std::uint64_t>(me), comm_);
+  if (refused != UINT64_MAX)
+    fail_collective(static_cast<int>(refused), call, "%s", refusal.c_str());
 }
 
+// Plain mpirun: the lowest pid on each host locks DIR/lock for the job (bsprun locks it itself).
+std::string Checkpoints::take_lock() {
+  const std::string path = directory_ + "/lock";
+  lock_fd_ = openat(dir_fd_, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (lock_fd_ < 0) {
+    unavailable_ = problem_at(path);
+    return "";
+  }
+  if (flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK) {
+      unavailable_ = problem_at(path);
+      return "";
+    }
+    std::string holder = first_line(dir_fd_, "lock");
+    for (char& c : holder)
+      if (c < ' ' || c > '~') c = '?';
+    ::close(lock_fd_);
+    lock_fd_ = -1;
+    return "the checkpoint directory " + directory_ + " is in use by another job: " +
+           (holder.empty() ? "(its holder wrote nothing)" : holder) + " (" + path + ")";
+  }
+  const std::string text = "bspg job, process " + std::to_string(getpid()) + " (pid " +
+                           std::to_string(rt_.pid) + " of the job) on " + host_name() + "\n";
+  if (ftruncate(lock_fd_, 0) != 0 || !write_all(lock_fd_, text.data(), text.size()))
+    unavailable_ = problem_at(path);
+  return "";
+}
 std::vector<Checkpoints::Piece> Checkpoints::serialize(std::uint64_t n, ByteBuffer& head,
                                                        ByteBuffer& tail) {
   const std::vector<std::int64_t> registered = rt_.registry.live_sizes(rt_.pid);
@@ -218,6 +490,7 @@ std::vector<Checkpoints::Piece> Checkpoints::serialize(std::uint64_t n, ByteBuff
   header.nprocs = static_cast<std::uint32_t>(rt_.nprocs);
   header.tag_nbytes = rt_.tag_nbytes;
   header.checkpoint = n;
+  std::memcpy(header.run, hex_id(run_).data(), sizeof header.run);
   header.areas = areas_.size();
   header.registrations = registered.size();
   header.messages = rt_.queue.size() - rt_.queue_head;
@@ -248,16 +521,43 @@ std::vector<Checkpoints::Piece> Checkpoints::serialize(std::uint64_t n, ByteBuff
   return pieces;
 }
 
+// ---- Writing ------------------------------------------------------------------------------------
+
+// Creates c<n> and opens this process's files in it (as .part: a file appears under its name only
+// once written and fsync'ed).
+Problem Checkpoints::prepare(std::uint64_t n, Files& files) {
+  if (dir_fd_ < 0)
+    return unavailable_.empty() ? Problem{directory_, "cannot be opened"} : unavailable_;
+  const std::string name = "c" + std::to_string(n), path = directory_ + "/" + name;
+  if (mkdirat(dir_fd_, name.c_str(), 0700) != 0 && errno != EEXIST) return problem_at(path);
+  files.dir = openat(dir_fd_, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (files.dir < 0) return problem_at(path);
+  auto create = [&](const char* kind, int pid, int& fd) {
+    const std::string part = kind + ("-" + std::to_string(pid)) + ".part";
+    fd = openat(files.dir, part.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+                0600);
+    return fd >= 0 ? Problem{} : problem_at(path + "/" + part);
+  };
+  if (Problem problem = create("shard", rt_.pid, files.own); !problem.empty()) return problem;
+  files.copies.assign(wards_.size(), -1);
+  for (std::size_t w = 0; w < wards_.size(); ++w)
+    if (Problem problem = create("copy", wards_[w], files.copies[w]); !problem.empty())
+      return problem;
+  return {};
+}
+
 // Writes our shard, sends it to the buddy and writes the copies we keep, interleaving file writes
-// with MPI progress so that the transfers overlap the disk. Files appear under their names only
-// once written and fsync'ed (written as .part, then renamed).
-std::string Checkpoints::write_checkpoint(std::uint64_t n) {
-  const std::string dir = directory_ + "/c" + std::to_string(n);
-  if (std::string problem = make_directories(dir); !problem.empty()) return problem;
+// with MPI progress so that the transfers overlap the disk. Every process takes part in the whole
+// exchange even after a write failed, so that nobody waits for it; the first problem is returned.
+Problem Checkpoints::write_data(std::uint64_t n, Files& files) {
   ByteBuffer head, tail;
   const std::vector<Piece> pieces = serialize(n, head, tail);
   std::uint64_t total = 0;
   for (const Piece& piece : pieces) total += piece.bytes;
+  Problem problem;
+  auto note = [&problem](const std::string& file) {
+    if (problem.empty()) problem = problem_at(file);
+  };
 
   // To the buddy: the size, then the pieces in messages of at most kChunkBytes, straight from
   // memory.
@@ -275,7 +575,7 @@ std::string Checkpoints::write_checkpoint(std::uint64_t n) {
   // From each ward: the size, then chunks into two alternating buffers.
   struct Incoming {
     int from;
-    int fd = -1;
+    int fd;
     std::uint64_t expected = 0, received = 0;
     bool sized = false;
     ByteBuffer buffers[2];
@@ -283,27 +583,22 @@ std::string Checkpoints::write_checkpoint(std::uint64_t n) {
     MPI_Request request = MPI_REQUEST_NULL;
   };
   std::vector<Incoming> incoming(wards_.size());
-  std::string error;
   for (std::size_t w = 0; w < wards_.size(); ++w) {
     Incoming& in = incoming[w];
     in.from = wards_[w];
-    in.fd = open((shard_path(n, "copy", in.from) + ".part").c_str(),
-                 O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (in.fd < 0 && error.empty())
-      error = "cannot create " + shard_path(n, "copy", in.from) + ".part: " + errno_text();
+    in.fd = files.copies[w];
     MPI_Irecv(&in.expected, 1, MPI_UINT64_T, in.from, kSizeTag, comm_, &in.request);
   }
-  const int own = open((shard_path(n, "shard", rt_.pid) + ".part").c_str(),
-                       O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (own < 0 && error.empty())
-    error = "cannot create " + shard_path(n, "shard", rt_.pid) + ".part: " + errno_text();
+  bool own_ok = true;
+  std::vector<bool> copy_ok(wards_.size(), true);
 
   std::size_t piece = 0;
   std::uint64_t piece_at = 0;
   IdlePacer pacer;
   for (;;) {
     bool progress = false;
-    for (Incoming& in : incoming) {
+    for (std::size_t w = 0; w < incoming.size(); ++w) {
+      Incoming& in = incoming[w];
       if (in.request == MPI_REQUEST_NULL) continue;
       int done = 0;
       MPI_Status status;
@@ -316,9 +611,10 @@ std::string Checkpoints::write_checkpoint(std::uint64_t n) {
         int got = 0;
         MPI_Get_count(&status, MPI_BYTE, &got);
         const ByteBuffer& chunk = in.buffers[in.next ^ 1];
-        if (in.fd >= 0 && !write_all(in.fd, chunk.data(), static_cast<std::uint64_t>(got)) &&
-            error.empty())
-          error = "cannot write " + shard_path(n, "copy", in.from) + ".part: " + errno_text();
+        if (copy_ok[w] && !write_all(in.fd, chunk.data(), static_cast<std::uint64_t>(got))) {
+          copy_ok[w] = false;
+          note(shard_path(n, "copy", in.from) + ".part");
+        }
         in.received += static_cast<std::uint64_t>(got);
       }
       if (in.received < in.expected) {
@@ -332,8 +628,10 @@ std::string Checkpoints::write_checkpoint(std::uint64_t n) {
     if (piece < pieces.size()) {  // a chunk of our own shard
       const Piece& p = pieces[piece];
       const std::uint64_t n_bytes = std::min(kChunkBytes, p.bytes - piece_at);
-      if (own >= 0 && !write_all(own, p.data + piece_at, n_bytes) && error.empty())
-        error = "cannot write " + shard_path(n, "shard", rt_.pid) + ".part: " + errno_text();
+      if (own_ok && !write_all(files.own, p.data + piece_at, n_bytes)) {
+        own_ok = false;
+        note(shard_path(n, "shard", rt_.pid) + ".part");
+      }
       piece_at += n_bytes;
       if (piece_at >= p.bytes) ++piece, piece_at = 0;
       continue;
@@ -348,81 +646,133 @@ std::string Checkpoints::write_checkpoint(std::uint64_t n) {
   }
   if (!sends.empty()) wait_idle(static_cast<int>(sends.size()), sends.data());
 
-  // Durable under their final names.
-  auto seal = [&](int fd, const std::string& final_name) {
-    if (fd < 0) return;
-    if (fsync(fd) != 0 && error.empty())
-      error = "cannot fsync " + final_name + ".part: " + errno_text();
-    ::close(fd);
-    if (error.empty() && rename((final_name + ".part").c_str(), final_name.c_str()) != 0)
-      error = "cannot rename " + final_name + ".part: " + errno_text();
+  // Durable under their final names: fsync, close and rename, each checked.
+  auto seal = [&](int& fd, const std::string& final_name) {
+    const std::string path = directory_ + "/c" + std::to_string(n) + "/" + final_name;
+    const int closing = fd;
+    fd = -1;
+    if (fsync(closing) != 0) note(path + ".part");
+    if (::close(closing) != 0) note(path + ".part");
+    if (problem.empty() &&
+        renameat(files.dir, (final_name + ".part").c_str(), files.dir, final_name.c_str()) != 0)
+      note(path);
   };
-  seal(own, shard_path(n, "shard", rt_.pid));
-  for (Incoming& in : incoming) {
-    if (error.empty() && in.received != in.expected)
-      error = "the copy from process " + std::to_string(in.from) + " is incomplete";
-    seal(in.fd, shard_path(n, "copy", in.from));
+  seal(files.own, "shard-" + std::to_string(rt_.pid));
+  for (std::size_t w = 0; w < incoming.size(); ++w) {
+    if (problem.empty() && incoming[w].received != incoming[w].expected)
+      problem = {shard_path(n, "copy", incoming[w].from) + ".part",
+                 "the copy from process " + std::to_string(incoming[w].from) + " is incomplete"};
+    seal(files.copies[w], "copy-" + std::to_string(incoming[w].from));
   }
-  if (error.empty() && !sync_directory(dir))
-    error = "cannot fsync directory " + dir + ": " + errno_text();
-  return error;
+  if (problem.empty() && fsync(files.dir) != 0) note(directory_ + "/c" + std::to_string(n));
+  return problem;
 }
 
-void Checkpoints::remove_checkpoint(std::uint64_t n) {
-  remove_tree(directory_ + "/c" + std::to_string(n));
+// complete-<pid>: one line, written as .part, fsync'ed, closed and renamed, each checked.
+Problem Checkpoints::write_marker(std::uint64_t n, Files& files) {
+  const std::string name = "complete-" + std::to_string(rt_.pid), part = name + ".part";
+  const std::string path = directory_ + "/c" + std::to_string(n) + "/" + name;
+  const std::string line = complete_marker(n, rt_.nprocs, hex_id(run_), program_id_);
+  const int fd =
+      openat(files.dir, part.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return problem_at(path + ".part");
+  const bool written = write_all(fd, line.data(), line.size()) && fsync(fd) == 0;
+  Problem problem = written ? Problem{} : problem_at(path + ".part");
+  if (::close(fd) != 0 && problem.empty()) problem = problem_at(path + ".part");
+  if (!problem.empty()) return problem;
+  if (renameat(files.dir, part.c_str(), files.dir, name.c_str()) != 0) return problem_at(path);
+  if (fsync(files.dir) != 0) return problem_at(directory_ + "/c" + std::to_string(n));
+  return {};
 }
 
-// Before the first checkpoint of a run: what lies in the directory beyond the checkpoint we
-// resumed from (or anything, on a fresh run) is of an earlier run. Each host's lowest pid clears
-// it.
-void Checkpoints::clean_stale() {
-  if (lowest_on_host_)
-    for (std::uint64_t m : checkpoint_numbers(directory_))
-      if (m > last_) remove_checkpoint(m);
+// Every process says whether it has a problem. If one has, the lowest such process tells the
+// others where and why, checkpoint n is removed (what of it exists), pid 0 prints the one line,
+// and every process ends with 75 when an earlier checkpoint is kept, else 1.
+void Checkpoints::agree(std::uint64_t n, const Problem& mine, Files& files) {
+  const std::uint64_t failed =
+      all_min(mine.empty() ? UINT64_MAX : static_cast<std::uint64_t>(rt_.pid), comm_);
+  if (failed == UINT64_MAX) return;
+  files.close_all();
+  char said[4096] = {};  // host, file and error, each NUL-terminated
+  if (static_cast<std::uint64_t>(rt_.pid) == failed) {
+    const std::string text = host_name() + '\0' + mine.file + '\0' + mine.error;
+    std::memcpy(said, text.data(), std::min(text.size(), sizeof said - 1));
+  }
+  idle_broadcast(said, sizeof said, static_cast<int>(failed), comm_);
+  const char* host = said;
+  const char* file = host + std::strlen(host) + 1;
+  const char* error = file < said + sizeof said ? file + std::strlen(file) + 1 : "";
   idle_barrier(comm_);
+  if (lowest_on_host_ && dir_fd_ >= 0) remove_entry(dir_fd_, "c" + std::to_string(n));
+  if (rt_.pid == 0) {
+    std::fflush(stdout);
+    const std::string kept = last_ > 0 ? "checkpoint " + std::to_string(last_) + " is kept"
+                                       : "there is no earlier checkpoint";
+    std::fprintf(stderr, "bspg: checkpoint %llu could not be written on %s: %s: %s; %s\n",
+                 static_cast<unsigned long long>(n), host, file, error, kept.c_str());
+    std::fflush(stderr);
+  }
+  end_job(last_ > 0 ? kStoppedAfterCheckpoint : 1);
+}
+
+// Every process ends here together, through MPI_Finalize, so that the starter reports `status`.
+void Checkpoints::end_job(int status) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  idle_barrier(comm_);
+  MPI_Finalize();
+  std::_Exit(status);
+}
+
+// At the first checkpoint of a run, before writing it, each host's lowest pid clears what earlier
+// runs left: on a fresh run every c<N> and a stop file that does not name this run, on a resumed
+// one what lies beyond the checkpoint restored. Entries are removed, never followed.
+void Checkpoints::clean_up_first() {
+  if (lowest_on_host_ && dir_fd_ >= 0) {
+    const bool fresh = resume_.empty() || resume_ == "0";
+    for (const std::string& name : entries(dir_fd_)) {
+      const long long m = checkpoint_number(name);
+      if (m >= 0 && (fresh || static_cast<std::uint64_t>(m) > last_)) remove_entry(dir_fd_, name);
+    }
+    if (fresh && first_line(dir_fd_, "stop") != hex_id(run_)) remove_entry(dir_fd_, "stop");
+  }
+  idle_barrier(comm_);  // no process writes before its host is clean
+}
+
+// bsprun asks a job to stop right after a checkpoint (to move it to other hosts) with a file "stop"
+// in the checkpoint directory of any of its hosts, whose first line names the run.
+bool Checkpoints::stop_requested() {
+  const bool mine = dir_fd_ >= 0 && first_line(dir_fd_, "stop") == hex_id(run_);
+  return all_min(mine ? 0 : 1, comm_) == 0;
 }
 
 int Checkpoints::checkpoint() {
-  const bool first = !planned_;
-  plan();
-  if (first) clean_stale();
+  plan("bspg_checkpoint");
   const std::uint64_t n = last_ + 1;
-  std::string error = write_checkpoint(n);
-  // The checkpoint counts only once every shard and copy is durable everywhere.
-  const std::uint64_t failed =
-      all_min(error.empty() ? UINT64_MAX : static_cast<std::uint64_t>(rt_.pid), comm_);
-  if (failed != UINT64_MAX)
-    fail_collective(static_cast<int>(failed), "bspg_checkpoint", "checkpoint %llu not written: %s",
-                    static_cast<unsigned long long>(n), error.c_str());
-  const std::string marker = shard_path(n, "complete", rt_.pid);
-  if (FILE* f = std::fopen(marker.c_str(), "w")) {
-    std::fprintf(f, "bspg checkpoint %llu of %d processes\n", static_cast<unsigned long long>(n),
-                 rt_.nprocs);
-    std::fflush(f);
-    fsync(fileno(f));
-    std::fclose(f);
-    sync_directory(directory_ + "/c" + std::to_string(n));
-  } else {
-    fail("bspg_checkpoint", "cannot write %s: %s", marker.c_str(), errno_text().c_str());
+  if (!cleaned_) {
+    cleaned_ = true;
+    clean_up_first();
   }
-  // Every marker is written: the checkpoint before is no longer needed.
-  idle_barrier(comm_);
+  Files files;
+  // The checkpoint counts only once every shard, copy and marker is durable everywhere.
+  agree(n, prepare(n, files), files);
+  agree(n, write_data(n, files), files);
+  agree(n, write_marker(n, files), files);
+  files.close_all();
+  // Every marker is written (the agreement says so): the checkpoint before is no longer needed.
   if (lowest_on_host_)
-    for (std::uint64_t m : checkpoint_numbers(directory_))
-      if (m < n) remove_checkpoint(m);
+    for (const std::string& name : entries(dir_fd_)) {
+      const long long m = checkpoint_number(name);
+      if (m >= 0 && static_cast<std::uint64_t>(m) < n) remove_entry(dir_fd_, name);
+    }
   last_ = n;
-  // bsprun asks a job to stop right after a checkpoint (to move it to other hosts) with a file
-  // "stop" in the checkpoint directory of any of its hosts.
-  if (all_min(exists(directory_ + "/stop") ? 0 : 1, comm_) == 0) {
+  if (stop_requested()) {
     if (rt_.pid == 0) {
       std::fprintf(stderr, "bspg: stopping after checkpoint %llu, as asked (%s/stop)\n",
                    static_cast<unsigned long long>(n), directory_.c_str());
       std::fflush(stderr);
     }
-    std::fflush(stdout);
-    idle_barrier(comm_);
-    MPI_Finalize();
-    std::_Exit(kStoppedAfterCheckpoint);
+    end_job(kStoppedAfterCheckpoint);
   }
   return static_cast<int>(n);
 }
@@ -430,9 +780,13 @@ int Checkpoints::checkpoint() {
 // ---- Resuming -----------------------------------------------------------------------------------
 
 // Reads a shard into the persisted areas and the restored queue: "" or why it cannot be used.
-std::string Checkpoints::read_shard(std::uint64_t n, const std::string& path) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return errno == ENOENT ? "missing" : "cannot open: " + errno_text();
+// Only a regular file is read, never through a symbolic link; a shard of another run than `run`
+// (the one being restored) is not used.
+std::string Checkpoints::read_shard(std::uint64_t n, int dir, const char* kind, std::uint64_t run) {
+  if (dir < 0) return "missing";
+  std::string why;
+  const int fd = open_regular(dir, kind + ("-" + std::to_string(rt_.pid)), why);
+  if (fd < 0) return why;
   struct Closer {
     int fd;
     ~Closer() { ::close(fd); }
@@ -447,10 +801,15 @@ std::string Checkpoints::read_shard(std::uint64_t n, const std::string& path) {
   if (!take(&header, sizeof header)) return "shorter than its header";
   if (std::memcmp(header.magic, kShardMagic, sizeof kShardMagic) != 0)
     return "not a bspg checkpoint shard";
-  if (header.version != kShardVersion || header.checkpoint != n ||
-      header.pid != static_cast<std::uint32_t>(rt_.pid))
+  if (header.version != kShardVersion)
+    return "of another format (version " + std::to_string(header.version) + ", not " +
+           std::to_string(kShardVersion) + ")";
+  if (header.checkpoint != n || header.pid != static_cast<std::uint32_t>(rt_.pid))
     return "damaged (its header names checkpoint " + std::to_string(header.checkpoint) +
            " of process " + std::to_string(header.pid) + ")";
+  const std::string header_run(header.run, sizeof header.run);
+  if (!is_hex_id(header_run)) return "damaged (its header names no run)";
+  if (id_value(header_run) != run) return "of another run (" + header_run + ")";
   // Program mismatches are not damage: no copy would do better.
   if (header.nprocs != static_cast<std::uint32_t>(rt_.nprocs))
     fail("bspg_resume", "checkpoint %llu was written by %u processes, this run has %d",
@@ -512,12 +871,52 @@ std::string Checkpoints::read_shard(std::uint64_t n, const std::string& path) {
   return "";
 }
 
-// The newest checkpoint that some process saw completed and every process can read here.
-std::uint64_t Checkpoints::newest_readable_everywhere() {
-  std::vector<std::uint64_t> mine;
-  for (std::uint64_t m : checkpoint_numbers(directory_))
-    if (exists(shard_path(m, "shard", rt_.pid)) || exists(shard_path(m, "copy", rt_.pid)))
-      mine.push_back(m);
+// The newest run that a complete marker of c<n> on this host names (0: none). Where bsprun gave
+// the run, only markers of that run count.
+std::uint64_t Checkpoints::marker_run(std::uint64_t n) {
+  std::uint64_t newest = 0;
+  const int dir = openat(dir_fd_, ("c" + std::to_string(n)).c_str(),
+                         O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dir < 0) return 0;
+  for (const std::string& name : entries(dir)) {
+    if (name.rfind("complete-", 0) != 0 || name.find('.') != std::string::npos) continue;
+    std::uint64_t number = 0;
+    int nprocs = 0;
+    std::string run, program;
+    if (!parse_complete_marker(first_line(dir, name) + "\n", number, nprocs, run, program) ||
+        number != n)
+      continue;
+    const std::uint64_t id = id_value(run);
+    if (!run_given_ || id == run_) newest = std::max(newest, id);
+  }
+  ::close(dir);
+  return newest;
+}
+
+// Whether this process's shard or copy of checkpoint n is a regular file whose header names run.
+bool Checkpoints::holds_shard_of(std::uint64_t n, std::uint64_t run) {
+  const int dir = openat(dir_fd_, ("c" + std::to_string(n)).c_str(),
+                         O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dir < 0) return false;
+  bool holds = false;
+  for (const char* kind : {"shard", "copy"}) {
+    std::string why;
+    const int fd = open_regular(dir, kind + ("-" + std::to_string(rt_.pid)), why);
+    if (fd < 0) continue;
+    ShardHeader header{};
+    holds = holds || (read_all(fd, &header, sizeof header) && header.version == kShardVersion &&
+                      header.checkpoint == n && header.pid == static_cast<std::uint32_t>(rt_.pid) &&
+                      id_value(std::string(header.run, sizeof header.run)) == run);
+    ::close(fd);
+  }
+  ::close(dir);
+  return holds;
+}
+
+// The newest checkpoint whose complete markers and shards agree on the run, and that every process
+// can read here; its run in `run`.
+std::uint64_t Checkpoints::newest_readable_everywhere(std::uint64_t& run) {
+  std::vector<std::uint64_t> mine = checkpoint_directories(dir_fd_);
   std::sort(mine.rbegin(), mine.rend());
   std::uint64_t bound = UINT64_MAX;
   for (;;) {
@@ -529,26 +928,26 @@ std::uint64_t Checkpoints::newest_readable_everywhere() {
       }
     const std::uint64_t agreed = all_min(candidate, comm_);  // the newest every process may have
     if (agreed == 0) return 0;
-    const bool have = std::find(mine.begin(), mine.end(), agreed) != mine.end();
-    bool seen_complete = false;
-    if (DIR* d = opendir((directory_ + "/c" + std::to_string(agreed)).c_str())) {
-      while (const dirent* entry = readdir(d))
-        seen_complete = seen_complete || std::strncmp(entry->d_name, "complete-", 9) == 0;
-      closedir(d);
-    }
-    const std::uint64_t all_have = all_min(have ? 1 : 0, comm_);
-    const std::uint64_t none_complete = all_min(seen_complete ? 0 : 1, comm_);
-    if (all_have && !none_complete) return agreed;
+    run = all_max(marker_run(agreed), comm_);  // the run whose markers some process saw
+    if (run != 0 && all_min(holds_shard_of(agreed, run) ? 1 : 0, comm_) == 1) return agreed;
     bound = agreed - 1;
   }
 }
 
 int Checkpoints::resume() {
-  plan();
+  plan("bspg_resume");
   if (resume_.empty() || resume_ == "0") return 0;
-  std::uint64_t n = 0;
+  {
+    const std::uint64_t failed =
+        all_min(dir_fd_ >= 0 ? UINT64_MAX : static_cast<std::uint64_t>(rt_.pid), comm_);
+    if (failed != UINT64_MAX)
+      fail_collective(static_cast<int>(failed), "bspg_resume",
+                      "cannot open the checkpoint directory: %s: %s", unavailable_.file.c_str(),
+                      unavailable_.error.c_str());
+  }
+  std::uint64_t n = 0, run = 0;
   if (resume_ == "last") {
-    n = newest_readable_everywhere();
+    n = newest_readable_everywhere(run);
     if (n == 0)
       fail_collective(
           0, "bspg_resume",
@@ -560,11 +959,33 @@ int Checkpoints::resume() {
     if (!end || *end != '\0' || n == 0 || resume_[0] == '-')
       fail("bspg_resume", "BSPG_RESUME='%s' is not a checkpoint number (1, 2, ...), 0 or 'last'",
            resume_.c_str());
+    // The run being restored: bsprun's, else the one its markers name, else pid 0's shard's.
+    run = run_given_ ? run_ : all_max(marker_run(n), comm_);
+    if (run == 0) {
+      std::uint64_t header_run = 0;
+      if (rt_.pid == 0) {
+        const int dir = openat(dir_fd_, ("c" + std::to_string(n)).c_str(),
+                               O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        for (const char* kind : {"shard", "copy"}) {
+          std::string why;
+          const int fd = dir < 0 ? -1 : open_regular(dir, kind + std::string("-0"), why);
+          ShardHeader header{};
+          if (fd >= 0 && read_all(fd, &header, sizeof header) && header_run == 0)
+            header_run = id_value(std::string(header.run, sizeof header.run));
+          if (fd >= 0) ::close(fd);
+        }
+        if (dir >= 0) ::close(dir);
+      }
+      idle_broadcast(&header_run, sizeof header_run, 0, comm_);
+      run = header_run;
+    }
   }
-  std::string problem = read_shard(n, shard_path(n, "shard", rt_.pid));
+  const int dir = openat(dir_fd_, ("c" + std::to_string(n)).c_str(),
+                         O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  std::string problem = read_shard(n, dir, "shard", run);
   if (!problem.empty()) {
     const std::string first = problem;
-    problem = read_shard(n, shard_path(n, "copy", rt_.pid));
+    problem = read_shard(n, dir, "copy", run);
     if (problem.empty()) {
       std::fprintf(stderr, "bspg: process %d: checkpoint %llu: %s is %s; using the buddy's copy\n",
                    rt_.pid, static_cast<unsigned long long>(n),
@@ -575,12 +996,16 @@ int Checkpoints::resume() {
                 shard_path(n, "copy", rt_.pid) + " is " + problem;
     }
   }
+  if (dir >= 0) ::close(dir);
   const std::uint64_t failed =
       all_min(problem.empty() ? UINT64_MAX : static_cast<std::uint64_t>(rt_.pid), comm_);
   if (failed != UINT64_MAX)
     fail_collective(static_cast<int>(failed), "bspg_resume",
                     "checkpoint %llu cannot be restored: %s", static_cast<unsigned long long>(n),
                     problem.c_str());
+  // Later checkpoints carry the restored run (pid 0's shard names it, as every process's does).
+  idle_broadcast(&run, sizeof run, 0, comm_);
+  run_ = run;
   last_ = n;
   return static_cast<int>(n);
 }

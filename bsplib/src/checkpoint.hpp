@@ -8,6 +8,10 @@
 // several), which writes them as a copy. Only when every process has written and fsync'ed its
 // shard and the copies it holds, and all have said so (one reduction), does the checkpoint count:
 // each process then writes its "complete" marker and removes its files of the checkpoint before.
+// Every write is checked; three agreements (files open, data durable, markers durable) make sure
+// that no process waits for one that failed, and on failure the previous checkpoint is kept and
+// the job ends with one line and exit 75 (1 when there is none). Everything inside the checkpoint
+// directory is done relative to its descriptor and never follows a symbolic link.
 // The file layout is the contract with bsprun (which restarts jobs on other hosts and brings each
 // process's shard there): see shard.hpp and the README.
 #pragma once
@@ -29,7 +33,7 @@ constexpr int kStoppedAfterCheckpoint = 75;
 
 class Checkpoints {
  public:
-  // Reads BSPG_CHECKPOINT_DIR and BSPG_RESUME. Local.
+  // Reads BSPG_CHECKPOINT_DIR, BSPG_RESUME, BSPG_RUN and BSPG_PROGRAM_ID. Local.
   explicit Checkpoints(Runtime& runtime);
 
   void persist(void* address, std::uint64_t bytes);  // local, in the same order on every run
@@ -37,14 +41,30 @@ class Checkpoints {
   int checkpoint();  // collective, right after the sync that ends the superstep: its number
 
   const std::string& directory() const { return directory_; }
-  void close();  // frees the communicator (at bsp_end, collective)
+  void close();  // frees the communicator, the directory and its lock (at bsp_end, collective)
+
+  // What went wrong with a file of the checkpoint directory: its full path and strerror.
+  struct Problem {
+    std::string file, error;
+    bool empty() const { return file.empty(); }
+  };
 
  private:
   struct Area {
     char* address;
     std::uint64_t bytes;
   };
-  void plan();  // collective: buddies, once
+  // The open files of a checkpoint being written.
+  struct Files {
+    int dir = -1;             // c<N>
+    int own = -1;             // shard-<pid>.part
+    std::vector<int> copies;  // copy-<ward>.part, in wards_ order
+    void close_all();
+  };
+  // Collective, once: buddies, the run id, the checkpoint directory (opened once, checked, and
+  // locked where bsprun does not hold the lock). `call` names the bspg_ call in messages.
+  void plan(const char* call);
+  std::string take_lock();  // "" or why the directory is refused; may set unavailable_
   std::string shard_path(std::uint64_t n, const char* kind, int pid) const;
   // The bytes of this process's shard for checkpoint n, in pieces that point into user memory.
   struct Piece {
@@ -52,11 +72,18 @@ class Checkpoints {
     std::uint64_t bytes;
   };
   std::vector<Piece> serialize(std::uint64_t n, ByteBuffer& head, ByteBuffer& tail);
-  std::string write_checkpoint(std::uint64_t n);  // "" or why not
-  std::string read_shard(std::uint64_t n, const std::string& path);
-  std::uint64_t newest_readable_everywhere();
-  void remove_checkpoint(std::uint64_t n);
-  void clean_stale();
+  Problem prepare(std::uint64_t n, Files& files);
+  Problem write_data(std::uint64_t n, Files& files);
+  Problem write_marker(std::uint64_t n, Files& files);
+  // Collective: returns when no process has a problem; otherwise the job ends (see the .cpp).
+  void agree(std::uint64_t n, const Problem& mine, Files& files);
+  [[noreturn]] void end_job(int status);
+  std::string read_shard(std::uint64_t n, int dir, const char* kind, std::uint64_t run);
+  std::uint64_t marker_run(std::uint64_t n);  // newest run named by c<n>'s markers here, or 0
+  bool holds_shard_of(std::uint64_t n, std::uint64_t run);
+  std::uint64_t newest_readable_everywhere(std::uint64_t& run);
+  void clean_up_first();
+  bool stop_requested();
 
   Runtime& rt_;
   std::string directory_;
@@ -64,11 +91,18 @@ class Checkpoints {
   std::vector<Area> areas_;
   std::uint64_t last_ = 0;  // number of the last checkpoint written or restored
   bool planned_ = false;
+  bool cleaned_ = false;           // the first checkpoint's clean-up is done
   bool lowest_on_host_ = false;    // the lowest pid on this host (set by plan)
   int buddy_ = -1;                 // who keeps our copy (-1: nobody, p = 1)
   std::vector<int> wards_;         // whose copies we keep
   MPI_Comm comm_ = MPI_COMM_NULL;  // a communicator of its own for shard traffic
   ByteBuffer restored_queue_;      // storage of a restored message queue
+  std::uint64_t run_ = 0;          // this run's id (pid 0's), as a number for reductions
+  bool run_given_ = false;         // BSPG_RUN was set: bsprun holds the directory's lock
+  std::string program_id_;         // BSPG_PROGRAM_ID, or sixteen zeros
+  int dir_fd_ = -1;                // the checkpoint directory, opened once
+  int lock_fd_ = -1;               // DIR/lock, held for the job (plain mpirun)
+  Problem unavailable_;            // why the directory cannot be written (said at a checkpoint)
 };
 
 }  // namespace bspg

@@ -4,6 +4,10 @@
 // Layout (native byte order; both the shard and its buddy's copy hold exactly these bytes):
 //   ShardHeader, A x u64 area sizes, R x u64 registered sizes (slot order), the A areas' bytes,
 //   M x (u32 tag bytes, u32 payload bytes, tag, payload), u64 checksum of every byte before it.
+// Version 2 added the run id to the header: a checkpoint belongs to one run of one job.
+//
+// A checkpoint's complete marker (complete-<pid>, written once every shard and copy of the
+// checkpoint is on disk everywhere) holds exactly one line, see complete_marker().
 #pragma once
 
 #include <fcntl.h>
@@ -12,6 +16,7 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -19,7 +24,7 @@
 namespace bspg {
 
 constexpr char kShardMagic[8] = {'B', 'S', 'P', 'G', 'C', 'K', 'P', '1'};
-constexpr std::uint32_t kShardVersion = 1;
+constexpr std::uint32_t kShardVersion = 2;
 
 struct ShardHeader {
   char magic[8];
@@ -32,7 +37,39 @@ struct ShardHeader {
   std::uint64_t registrations;  // live registrations of this process
   std::uint64_t messages;       // queued messages
   std::uint64_t file_bytes;     // the whole file, checksum included
+  char run[16];                 // the run id: 16 lowercase hex digits, no NUL (version 2)
 };
+static_assert(sizeof(ShardHeader) == 80, "the shard header is a file format");
+
+// Run ids (BSPG_RUN) and program ids (BSPG_PROGRAM_ID): 16 lowercase hex digits.
+inline bool is_hex_id(const std::string& text) {
+  if (text.size() != 16) return false;
+  for (char c : text)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  return true;
+}
+
+// The one line of checkpoint n's complete marker.
+inline std::string complete_marker(std::uint64_t n, int nprocs, const std::string& run,
+                                   const std::string& program) {
+  return "bspg checkpoint " + std::to_string(n) + " of " + std::to_string(nprocs) +
+         " processes run " + run + " program " + program + "\n";
+}
+
+// Reads a complete marker's text: false unless it is exactly complete_marker()'s line.
+inline bool parse_complete_marker(const std::string& text, std::uint64_t& n, int& nprocs,
+                                  std::string& run, std::string& program) {
+  unsigned long long number = 0;
+  int procs = 0, used = 0;
+  char run_text[17] = "", program_text[17] = "";
+  if (std::sscanf(text.c_str(), "bspg checkpoint %llu of %d processes run %16s program %16s%n",
+                  &number, &procs, run_text, program_text, &used) != 4)
+    return false;
+  if (!is_hex_id(run_text) || !is_hex_id(program_text)) return false;
+  if (text != complete_marker(number, procs, run_text, program_text)) return false;
+  n = number, nprocs = procs, run = run_text, program = program_text;
+  return true;
+}
 
 // A fast 64-bit hash of a byte stream, fed in pieces of any size (damage detection, not security):
 // four lanes of 8-byte words, each multiplied, rotated and multiplied again, then mixed.
@@ -88,10 +125,13 @@ class ShardHash {
 // Reads a whole shard file and checks it: "" and the header when whole, otherwise what is wrong.
 inline std::string check_shard_file(const std::string& path, ShardHeader& header) {
   // Non-blocking, so that a FIFO put in a shard's place does not wait for a writer; only a
-  // regular file is read, as the descriptor says (not a name looked up a second time).
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0)
+  // regular file is read, as the descriptor says (not a name looked up a second time), and a
+  // symbolic link in its place is not followed.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+  if (fd < 0) {
+    if (errno == ELOOP) return "a symbolic link (not followed)";
     return errno == ENOENT ? "missing" : std::string("cannot open: ") + std::strerror(errno);
+  }
   auto finish = [&](std::string why) {
     ::close(fd);
     return why;
@@ -114,7 +154,10 @@ inline std::string check_shard_file(const std::string& path, ShardHeader& header
       if (std::memcmp(header.magic, kShardMagic, sizeof kShardMagic) != 0)
         return finish("not a bspg checkpoint shard");
       if (header.version != kShardVersion)
-        return finish("format version " + std::to_string(header.version) + ", not 1");
+        return finish("format version " + std::to_string(header.version) + ", not " +
+                      std::to_string(kShardVersion));
+      if (!is_hex_id(std::string(header.run, sizeof header.run)))
+        return finish("damaged (its header names no run)");
     }
     // Everything but the final 8 bytes goes into the hash: hold back the newest 8 bytes.
     const auto n = static_cast<std::size_t>(got);

@@ -25,11 +25,11 @@ void usage(FILE* out) {
                "  prints this host's cores, hardware threads, packages and NUMA nodes (hwloc);\n"
                "  --cores prints the core count only;\n"
                "  --check-shard reads a bspg checkpoint shard (or copy) whole and prints\n"
-               "  \"ok PID N\" (process PID's shard of checkpoint N; exit 0) or what is wrong\n"
-               "  with it (exit 1)\n");
+               "  \"ok PID N RUN\" (process PID's shard of checkpoint N of run RUN; exit 0)\n"
+               "  or what is wrong with it (exit 1)\n");
 }
 
-// One line for bsprun: "ok <pid> <checkpoint>" or the problem (no newline in either).
+// One line for bsprun: "ok <pid> <checkpoint> <run>" or the problem (no newline in either).
 int check_shard(const char* path) {
   bspg::ShardHeader header{};
   const std::string problem = bspg::check_shard_file(path, header);
@@ -37,7 +37,8 @@ int check_shard(const char* path) {
     std::printf("%s\n", problem.c_str());
     return 1;
   }
-  std::printf("ok %u %llu\n", header.pid, static_cast<unsigned long long>(header.checkpoint));
+  std::printf("ok %u %llu %.16s\n", header.pid, static_cast<unsigned long long>(header.checkpoint),
+              header.run);
   return 0;
 }
 
