@@ -1,10 +1,11 @@
-/* ckpt_counter STEPS EVERY [crash STEP | bigger]: a computation whose answer any lost, repeated or
+/* ckpt_counter STEPS EVERY [crash STEP | bigger | slow MS]...: a computation whose answer any lost, repeated or
  * wrongly restored superstep changes. Every superstep each process folds in what arrived at the
  * last sync (a put into xin and a message), updates its persisted array, puts one word and sends
  * one message to its right neighbour; every EVERY supersteps it ends with bspg_checkpoint instead
  * of bsp_sync. The put and the message of a checkpoint's superstep arrive at its sync, so a resumed
  * run needs the persisted xin and the restored message queue. "crash STEP": the last process kills
  * itself (SIGKILL) in superstep STEP. "bigger": declares a larger area (a resume must refuse it).
+ * "slow MS": every process sleeps MS milliseconds each superstep (a job that stays a while).
  * Process 0 prints "resumed from checkpoint N" and, at the end, "RESULT <hash>". */
 #include <bspg.h>
 #include <signal.h>
@@ -16,12 +17,23 @@
 
 int main(int argc, char **argv) {
   if (argc < 3) {
-    printf("FAIL: usage: ckpt_counter STEPS EVERY [crash STEP | bigger]\n");
+    printf("FAIL: usage: ckpt_counter STEPS EVERY [crash STEP | bigger | slow MS]...\n");
     return 2;
   }
-  long steps = atol(argv[1]), every = atol(argv[2]);
-  long crash_at = argc > 4 && strcmp(argv[3], "crash") == 0 ? atol(argv[4]) : -1;
-  int bigger = argc > 3 && strcmp(argv[3], "bigger") == 0;
+  long steps = atol(argv[1]), every = atol(argv[2]), crash_at = -1, slow_ms = 0;
+  int bigger = 0;
+  for (int a = 3; a < argc; ++a) {
+    if (strcmp(argv[a], "crash") == 0 && a + 1 < argc) {
+      crash_at = atol(argv[++a]);
+    } else if (strcmp(argv[a], "slow") == 0 && a + 1 < argc) {
+      slow_ms = atol(argv[++a]);
+    } else if (strcmp(argv[a], "bigger") == 0) {
+      bigger = 1;
+    } else {
+      printf("FAIL: ckpt_counter: unknown argument '%s'\n", argv[a]);
+      return 2;
+    }
+  }
   test_begin(bsp_nprocs());
   int p = bsp_nprocs(), me = bsp_pid(), right = (me + 1) % p;
   unsigned long *x = test_alloc((WORDS + 1) * sizeof *x);
@@ -55,6 +67,7 @@ int main(int argc, char **argv) {
     bsp_put(right, &x[2], &xin, 0, (int)sizeof x[2]);
     bsp_send(right, NULL, &x[0], (int)sizeof x[0]);
     ++step;
+    if (slow_ms > 0) usleep((useconds_t)slow_ms * 1000);
     if (step == crash_at && me == p - 1) {
       fflush(stdout);
       kill(getpid(), SIGKILL);
