@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "checkpoints.h"
+#include "cleanup.h"
 #include "grid.h"
 #include "localhost.h"
 #include "mpistart.h"
@@ -66,6 +67,10 @@ int main(int argc, char** argv) {
     return 0;
   }
 
+  if (opt.clean_up) return clean_up_job(opt);
+  // A stop signal from now on stops the job and lets bsprun clean up, whenever it comes.
+  hold_stop_signals();
+
   // Master mode is what this run says it is, whatever a calling master process left behind.
   for (const char* stale :
        {"BSPG_MASTER_PROCS", "BSPG_MASTER_SLOTS", "BSPG_MASTER_ENV", "BSPG_SPAWNED_BY_MASTER"})
@@ -85,11 +90,15 @@ int main(int argc, char** argv) {
     settings = run_settings(settings, checkpoint_directory(opt), 0, new_run_id(), opt);
   settings.verbose = opt.verbose;
 
+  int status = 0;
   try {
-    return launch(opt, settings);
+    status = launch(opt, settings);
   } catch (const std::exception& e) {
-    return fail(kExitLaunchFailed, e.what());
+    status = fail(kExitLaunchFailed, e.what());
   }
+  // Stopped by a signal: end by it, now that the job is stopped and bsprun's files are gone.
+  if (const int sig = signal_to_end_with(); sig != 0) exit_as_killed_by(sig);
+  return status;
 }
 
 namespace {
@@ -99,8 +108,8 @@ int launch(const Options& opt, const MpiSettings& settings) {
   // A dry run starts nothing, so it does not need mpirun.
   if (settings.mpirun.empty() && !opt.dry_run) {
     if (const char* chosen = std::getenv("BSPG_MPIRUN"); chosen && *chosen)
-      return fail(kExitLaunchFailed, std::string("BSPG_MPIRUN=") + chosen +
-                                         ": starter not found, or not executable");
+      return fail(kExitLaunchFailed,
+                  std::string("BSPG_MPIRUN=") + chosen + ": starter not found, or not executable");
     return fail(kExitLaunchFailed,
                 settings.mpi->name() + "'s starter " + settings.mpi->starter() +
                     " not found (bspg was built with it: install it again, or set BSPG_MPIRUN)");

@@ -163,11 +163,14 @@ RunResult run_subjobs(const std::vector<rsl::Subjob>& subjobs,
     bad.error = std::string("bad allocation: ") + e.what();
     return bad;
   }
-  HostMonitor monitor(watched_hosts(subjobs, hosts), watching);
+  MonitorOptions monitoring = watching;
+  monitoring.job_marker_line = std::string(kJobMarkerVariable) + "=" + remote.marker;
+  HostMonitor monitor(watched_hosts(subjobs, hosts), monitoring);
   monitor.start();
   JobWatch watch;
   watch.lost = [&monitor] { return monitor.lost(); };
-  watch.lost_host = [&monitor] { return monitor.lost_host(); };
+  // Only a silent host is not waited for: one with a stopped process still answers ssh.
+  watch.lost_host = [&monitor] { return monitor.silent_host(); };
   watch.quiet_losses = quiet_losses;
   RunResult result = run_mpirun(argv, settings.verbose, time_limit_s, remote, watch);
   if (verdict) *verdict = {monitor.lost_host(), monitor.moving_off()};
@@ -398,12 +401,11 @@ int write_allocation(const Options& opt, const std::vector<rsl::Subjob>& subjobs
       std::cout << rsl_text;
       return 0;
     }
-    std::string rsl_path = opt.rsl_out.empty()
-                               ? temp_dir() + "/bspg-" + std::to_string(getpid()) + ".rsl"
-                               : opt.rsl_out;
-    write_file(rsl_path, rsl_text);
+    // Without --rsl-out nothing is written: a file in TMPDIR would outlive bsprun.
+    if (opt.rsl_out.empty()) return 0;
+    write_file(opt.rsl_out, rsl_text);
     if (announce)
-      say("allocation written to " + rsl_path + " (run it again: bsprun --rsl " + rsl_path +
+      say("allocation written to " + opt.rsl_out + " (run it again: bsprun --rsl " + opt.rsl_out +
           " --hostfile " + opt.hostfile + ")");
   } catch (const std::exception& e) {
     return fail(kExitLaunchFailed, e.what());

@@ -44,8 +44,8 @@ struct GridPlan {
 int plan_grid(const GridJob& job, const std::map<std::string, std::string>& left_out,
               bool show_table, GridPlan& plan);
 
-// Checks the subjobs as an RSL file would be checked and writes them to opt.rsl_out (default
-// bspg-PID.rsl in TMPDIR), saying so when `announce`. 0 or bsprun's exit status.
+// Checks the subjobs as an RSL file would be checked and writes them to opt.rsl_out (none is
+// written without it), saying so when `announce`. 0 or bsprun's exit status.
 int write_allocation(const Options& opt, const std::vector<rsl::Subjob>& subjobs, bool announce);
 
 // How to reach the processes of a job started with these subjobs (a new marker for them).

@@ -10,6 +10,7 @@
 #include <cstdio>
 
 #include "checkpoints.h"
+#include "probe_answer.h"
 #include "say.h"
 #include "untrusted.h"
 
@@ -28,6 +29,43 @@ std::string seconds_text(double s) {
   char text[32];
   std::snprintf(text, sizeof text, "%g", std::round(s * 10) / 10);
   return text;
+}
+
+// One round on the hosts: the probe's figures and, with a marker line, the job's processes
+// there (frozen.h) from the same login; `processes[i]` is empty when host i did not list them.
+std::vector<hosts::ProbeResult> probe_round(const std::vector<hosts::HostSpec>& specs,
+                                            const hosts::ProbeOptions& probe,
+                                            const std::string& marker_line,
+                                            std::vector<std::vector<JobProcess>>& processes,
+                                            std::vector<bool>& listed) {
+  processes.assign(specs.size(), {});
+  listed.assign(specs.size(), false);
+  if (marker_line.empty()) return hosts::probe_hosts(specs, probe);
+  // Two command lines for the login shell, one after the other: the probe's, then the list's.
+  const std::string command =
+      hosts::detail::probe_command(probe) + " ; " +
+      hosts::guarded_command(job_processes_script(marker_line), probe.timeout_ms);
+  std::vector<hosts::CommandResult> runs = hosts::run_on_hosts(specs, command, probe);
+  std::vector<hosts::ProbeResult> results(runs.size());
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    hosts::ProbeResult& r = results[i];
+    r.host = runs[i].host;
+    r.elapsed_s = runs[i].elapsed_s;
+    if (!runs[i].ok) {
+      r.error = runs[i].error;
+      continue;
+    }
+    if (const std::string problem = hosts::detail::read_probe_answer(runs[i].out, false, r);
+        !problem.empty()) {
+      r.error = problem;
+      continue;
+    }
+    r.ok = true;
+    bool complete = false;
+    processes[i] = read_job_processes(runs[i].out, complete);
+    listed[i] = complete;
+  }
+  return results;
 }
 
 }  // namespace
@@ -73,6 +111,11 @@ std::string HostMonitor::lost_host() const {
   return lost_host_;
 }
 
+std::string HostMonitor::silent_host() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return silent_host_;
+}
+
 std::string HostMonitor::moving_off() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return moving_off_;
@@ -88,6 +131,9 @@ void HostMonitor::run() {
   std::vector<hosts::HostSpec> specs;
   for (const auto& w : hosts_) specs.push_back(w.host);
   std::vector<Clock::time_point> answered(hosts_.size(), Clock::now());
+  StopClock stop_clock(options_.host_timeout_s);
+  std::vector<std::vector<JobProcess>> processes;
+  std::vector<bool> listed;
   for (;;) {
     const auto round = Clock::now();
     // The round ends by the earliest host's deadline (its last answer plus --host-timeout), so
@@ -96,18 +142,28 @@ void HostMonitor::run() {
     const double until_deadline = Seconds(deadline - round).count();
     probe.timeout_ms =
         static_cast<int>(std::clamp(until_deadline, kShortestProbe, probe_timeout) * 1000);
-    const std::vector<hosts::ProbeResult> results = hosts::probe_hosts(specs, probe);
+    const std::vector<hosts::ProbeResult> results =
+        probe_round(specs, probe, options_.job_marker_line, processes, listed);
     const auto now = Clock::now();
     for (std::size_t i = 0; i < hosts_.size(); ++i) {
       if (results[i].ok) {
         answered[i] = now;
+        if (listed[i]) {
+          if (std::string what = stop_clock.observe(hosts_[i].host.name, processes[i], now);
+              !what.empty()) {
+            std::lock_guard<std::mutex> lock(mutex_);
+            lost_host_ = hosts_[i].host.name;
+            lost_ = what + ", noticed by bsprun's probes";
+            return;
+          }
+        }
         if (options_.migrate_load > 0) busy(hosts_[i], results[i].load1 - hosts_[i].job_processes);
         continue;
       }
       const double silent = Seconds(now - answered[i]).count();
       if (silent < options_.host_timeout_s - kDeadlineSlack) continue;
       std::lock_guard<std::mutex> lock(mutex_);
-      lost_host_ = hosts_[i].host.name;
+      lost_host_ = silent_host_ = hosts_[i].host.name;
       lost_ = lost_host_ + ": no answer for " + seconds_text(silent) + " s (" +
               untrusted::printable(results[i].error) + "), noticed by bsprun's probes";
       return;
@@ -116,8 +172,9 @@ void HostMonitor::run() {
     const auto next_deadline = *std::min_element(answered.begin(), answered.end()) + host_timeout;
     const auto last_chance =
         next_deadline - std::chrono::duration_cast<Clock::duration>(Seconds(kShortestProbe));
-    const auto next =
-        std::min(round + std::chrono::duration_cast<Clock::duration>(interval), last_chance);
+    // A stopped process is looked at again when its time is up (the round then sees it).
+    const auto next = std::min({round + std::chrono::duration_cast<Clock::duration>(interval),
+                                last_chance, stop_clock.next_deadline()});
     std::unique_lock<std::mutex> lock(mutex_);
     if (wake_.wait_until(lock, next, [&] { return stopping_; })) return;
   }

@@ -6,7 +6,8 @@
 // job. With --migrate-load X, a host whose load other than the job's own processes stays above X
 // for kBusyRounds probes in a row gets a "stop" file in its checkpoint directory (when the job
 // could run elsewhere): the job ends right after its next checkpoint, and bsprun restarts it on
-// other hosts.
+// other hosts. With a job marker, each probe also lists the job's processes on the host
+// (frozen.h): one stopped (SIGSTOP) for --host-timeout while its host answers is lost too.
 #ifndef BSPG_LAUNCHER_MONITOR_H
 #define BSPG_LAUNCHER_MONITOR_H
 
@@ -17,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "frozen.h"
 #include "hosts.h"
 
 namespace bspg::launcher {
@@ -31,6 +33,9 @@ struct MonitorOptions {
   double migrate_load = 0;     // > 0: move off a host whose other load stays above this
   hosts::ProbeOptions probe;   // keys, fan-out; the timeout is the monitor's own
   std::string checkpoint_dir;  // where the stop file goes
+  // NAME=VALUE in the environment of every process of the job (remote_stop.h's marker): each
+  // probe then also reports the job's processes there; "" checks hosts only.
+  std::string job_marker_line;
   // Whether the job could run without `host` (probes the other candidates); asked before moving.
   std::function<bool(const std::string& host)> room_elsewhere;
 };
@@ -49,8 +54,10 @@ class HostMonitor {
   // "" or what was lost and how it was noticed
   // ("emu2: no answer for 30 s (timed out after 5.0 s)").
   std::string lost() const;
-  // The host lost ("" when none).
+  // The host lost ("" when none): silent, or with a process of the job stopped.
   std::string lost_host() const;
+  // The host lost because it stopped answering ("" when none, or when it still answers).
+  std::string silent_host() const;
   // The host the job is being moved off (its stop file is written), "" when none.
   std::string moving_off() const;
 
@@ -68,7 +75,7 @@ class HostMonitor {
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;
-  std::string lost_, lost_host_, moving_off_;
+  std::string lost_, lost_host_, silent_host_, moving_off_;
   std::vector<int> busy_rounds_;
   bool said_no_room_ = false;
 };

@@ -15,6 +15,7 @@
 #include <random>
 #include <thread>
 
+#include "hosts.h"
 #include "untrusted.h"
 
 namespace bspg::launcher {
@@ -22,8 +23,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The script waits up to 2 s for SIGTERM to work before SIGKILL; allow for that and the login.
-constexpr double kScriptSeconds = 4;
+// The script waits up to 3 s for the processes (SIGTERM, then SIGKILL) and 3 s for their daemons;
+// allow for that and the login.
+constexpr double kScriptSeconds = 8;
 
 // The last non-empty line of ssh's stderr.
 std::string last_line(const std::string& text) {
@@ -57,32 +59,50 @@ std::string new_job_marker() {
   return text;
 }
 
+std::string end_job_script(const std::string& environment_line, long spare_pid) {
+  // One line of sh (run_on_hosts' login shells, guarded_command): no single quote, no backslash
+  // but shell_assignment's escapes, and every statement ended for a line of its own.
+  // A process counts while it is neither gone nor a zombie (a zombie has ended; only its parent
+  // has not reaped it yet). `wait_gone SECONDS PIDS` waits until none counts, polling.
+  return hosts::shell_assignment("marker", environment_line) +
+         "spare=" + std::to_string(spare_pid) +
+         "; self=$(readlink /proc/self/ns/uts); me=$(id -u); "
+         "alive() { for p in $*; do s=$(cat /proc/$p/stat 2>/dev/null) || continue; "
+         "s=${s##*) }; [ \"${s%% *}\" = Z ] || echo $p; done; }; "
+         "wait_gone() { n=$(($1 * 10)); shift; while [ $n -gt 0 ] && [ -n \"$(alive $*)\" ]; do "
+         "sleep 0.1; n=$((n - 1)); done; }; "
+         "is_daemon() { case $(cat /proc/$1/comm 2>/dev/null) in "
+         "orted|prted|hydra_pmi_proxy) return 0;; esac; return 1; }; "
+         "ranks=; daemons=; "
+         "for f in $(grep -lzxF -e \"$marker\" /proc/[0-9]*/environ 2>/dev/null); do "
+         "p=${f#/proc/}; p=${p%/environ}; "
+         "[ \"$p\" != $$ ] && [ \"$p\" != \"$spare\" ] || continue; "
+         "[ \"$(readlink /proc/$p/ns/uts 2>/dev/null)\" = \"$self\" ] || continue; "
+         "[ \"$(stat -c %u /proc/$p 2>/dev/null)\" = \"$me\" ] || continue; "
+         "s=$(cat /proc/$p/stat 2>/dev/null) || continue; s=${s##*) }; set -- $s; "
+         "[ \"$1\" != Z ] || continue; "
+         "if is_daemon $p; then daemons=\"$daemons $p\"; kind=daemon; "
+         "else ranks=\"$ranks $p\"; kind=process; fi; "
+         "echo \"found $p $kind $1 $(cat /proc/$p/comm 2>/dev/null)\"; "
+         "case \" $daemons $ranks \" in *\" $2 \"*) continue;; esac; "
+         "if is_daemon $2 && [ \"$(stat -c %u /proc/$2 2>/dev/null)\" = \"$me\" ]; then "
+         "daemons=\"$daemons $2\"; s=$(cat /proc/$2/stat 2>/dev/null); s=${s##*) }; "
+         "echo \"found $2 daemon ${s%% *} $(cat /proc/$2/comm 2>/dev/null)\"; fi; "
+         "done; "
+         "[ -n \"$ranks$daemons\" ] || exit 0; "
+         // Stopped ones act on nothing until continued; then the processes, then their daemons
+         // (which usually end by themselves once their processes are gone).
+         "kill -CONT $daemons $ranks 2>/dev/null; "
+         "if [ -n \"$ranks\" ]; then kill -TERM $ranks 2>/dev/null; wait_gone 2 $ranks; "
+         "kill -KILL $(alive $ranks) 2>/dev/null; wait_gone 1 $ranks; fi; "
+         "if [ -n \"$daemons\" ]; then wait_gone 1 $daemons; "
+         "kill -TERM $(alive $daemons) 2>/dev/null; wait_gone 1 $daemons; "
+         "kill -KILL $(alive $daemons) 2>/dev/null; wait_gone 1 $daemons; fi; "
+         "for p in $(alive $ranks $daemons); do echo \"left $p\"; done; exit 0";
+}
+
 std::string remote_stop_script(const std::string& marker) {
-  // The marker is letters, digits and '-' (new_job_marker), so it needs no quoting in sh.
-  return "marker='" + std::string(kJobMarkerVariable) + "=" + marker + "'\n" +
-         R"SH(self=$(readlink /proc/self/ns/uts)
-ranks= parents=
-for f in $(grep -lzxF "$marker" /proc/[0-9]*/environ 2>/dev/null); do
-  p=${f#/proc/}; p=${p%/environ}
-  [ "$(readlink /proc/$p/ns/uts 2>/dev/null)" = "$self" ] || continue
-  ranks="$ranks $p"
-  parents="$parents $(sed -n 's/^.*) . \([0-9]*\) .*$/\1/p' /proc/$p/stat 2>/dev/null)"
-done
-[ -n "$ranks" ] || exit 0
-kill -CONT $parents $ranks 2>/dev/null
-kill -TERM $ranks 2>/dev/null
-for i in 1 2 3 4 5 6 7 8 9 10; do
-  alive=
-  for p in $ranks; do
-    s=$(sed -n 's/^.*) \(.\) .*$/\1/p' /proc/$p/stat 2>/dev/null)
-    [ -n "$s" ] && [ "$s" != Z ] && alive=1
-  done
-  [ -z "$alive" ] && exit 0
-  sleep 0.2
-done
-kill -KILL $ranks 2>/dev/null
-exit 0
-)SH";
+  return end_job_script(std::string(kJobMarkerVariable) + "=" + marker);
 }
 
 RemoteStop::RemoteStop(const RemoteJob& job, double timeout_s) : job_(job), timeout_s_(timeout_s) {}

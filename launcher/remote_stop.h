@@ -4,8 +4,9 @@
 // frozen mpirun) would leave them running. So bsprun also goes to every host itself: one ssh per
 // host (the same ssh configuration Open MPI uses) runs a short sh script that finds the job's
 // processes there by the marker in their environment, continues them and their parent (Open
-// MPI's daemon) should they be stopped (SIGSTOP), sends SIGTERM, and SIGKILL 2 s later. A host
-// that cannot be reached (down, frozen, no route) is reported; its processes may still run.
+// MPI's daemon) should they be stopped (SIGSTOP), sends SIGTERM, and SIGKILL 2 s later, and then
+// ends the daemons too, so that nothing of the job is left when the ssh returns. A host that
+// cannot be reached (down, frozen, no route) is reported; its processes may still run.
 #ifndef BSPG_LAUNCHER_REMOTE_STOP_H
 #define BSPG_LAUNCHER_REMOTE_STOP_H
 
@@ -32,8 +33,17 @@ struct RemoteJob {
   std::map<std::string, std::string> address_names;  // address or name -> host name (messages)
 };
 
-// The sh script that stops the processes carrying `marker` on the host it runs on (only those
-// of that host's UTS namespace: emulated test hosts share one process table).
+// The sh script (one line, fit for hosts::guarded_command) that ends, on the host it runs on,
+// every process of the calling user whose environment holds `environment_line` (NAME=VALUE)
+// but `spare_pid`, and the MPI daemons (orted, prted, hydra_pmi_proxy) that are their parents
+// or carry the line. Only processes of the host's own UTS namespace count (emulated test hosts
+// share one process table). Stopped ones are continued first; the processes get SIGTERM and
+// SIGKILL 2 s later, then their daemons up to 1 s to end by themselves, SIGTERM, and SIGKILL
+// 1 s later. It prints "found PID process|daemon STATE NAME" for each one it found and
+// "left PID" for each still there at its end (at most about 6 s later).
+std::string end_job_script(const std::string& environment_line, long spare_pid = 0);
+
+// end_job_script for the processes carrying `marker` (kJobMarkerVariable).
 std::string remote_stop_script(const std::string& marker);
 
 // The ssh commands of one stop, at most kParallel at a time, each bounded by timeout_s to

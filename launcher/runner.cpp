@@ -47,6 +47,32 @@ const int kForwardedSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
 void on_child_signal(int) {}  // only there so SIGCHLD is never discarded
 
+// The stop signal bsprun ends by once it has cleaned up (exit_status_of).
+int signal_to_end_by = 0;
+
+sigset_t stop_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int sig : kForwardedSignals) sigaddset(&set, sig);
+  return set;
+}
+
+// A stop signal that is pending (held by hold_stop_signals and blocked now), taken; 0: none.
+int take_pending_stop_signal() {
+  sigset_t pending;
+  sigemptyset(&pending);
+  if (sigpending(&pending) != 0) return 0;
+  for (int sig : kForwardedSignals) {
+    if (!sigismember(&pending, sig)) continue;
+    sigset_t only;
+    sigemptyset(&only);
+    sigaddset(&only, sig);
+    const struct timespec now { 0, 0 };
+    if (sigtimedwait(&only, nullptr, &now) == sig) return sig;
+  }
+  return 0;
+}
+
 // State (R, S, T, Z, ...) and parent of a process, from /proc/<pid>/stat (fields 3 and 4, after
 // the parenthesised name); false when it is gone.
 bool read_stat(const std::string& pid, char& state, long& ppid) {
@@ -260,6 +286,17 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
     sigaction(SIGCHLD, &old_chld, nullptr);
     sigaction(SIGPIPE, &old_pipe, nullptr);
   };
+  // mpirun gets the stop signals unblocked, whatever bsprun holds (hold_stop_signals).
+  sigset_t child_mask = previous;
+  for (int sig : kForwardedSignals) sigdelset(&child_mask, sig);
+
+  // Asked to stop before the run began (between runs): nothing is started.
+  if (const int sig = take_pending_stop_signal(); sig != 0) {
+    result.forwarded_signal = sig;
+    result.exit_status = 128 + sig;
+    restore_signals();
+    return result;
+  }
 
   // The exec error travels back through a close-on-exec pipe: EOF means exec worked.
   int error_pipe[2], stderr_pipe[2];
@@ -284,7 +321,7 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
     if (getppid() != parent) _exit(128 + SIGTERM);
     sigaction(SIGCHLD, &old_chld, nullptr);
     signal(SIGPIPE, SIG_DFL);
-    sigprocmask(SIG_SETMASK, &previous, nullptr);
+    sigprocmask(SIG_SETMASK, &child_mask, nullptr);
     if (stderr_pipe[1] >= 0) dup2(stderr_pipe[1], STDERR_FILENO);
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -401,6 +438,10 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
       request_stop(Clock::now());
     }
   }
+  // A failed run may leave processes and daemons on the hosts (mpirun crashed, or lost its
+  // grip on them): they are ended as after a stop.
+  const bool failed = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+  if (failed && !remote.hosts.empty() && !remote_stop.started()) remote_stop.start();
   // The hosts first (their ssh commands are our children too), then ranks that outlived
   // mpirun here (it crashed, or was killed): they are ours now.
   remote_stop.finish();
@@ -462,9 +503,23 @@ int exit_status_of(const RunResult& r, double time_limit_s) {
   // Stopped on request (Ctrl-C, kill): end as if killed by that signal (status 128+signal),
   // so that a script running bsprun stops as well; also when the starter says 0, as MPICH's
   // Hydra does in about a third of the runs it passed a SIGTERM on to.
-  if (r.forwarded_signal) exit_as_killed_by(r.forwarded_signal);
+  // bsprun ends by it in main, after its files are removed and its locks released.
+  if (r.forwarded_signal) {
+    signal_to_end_by = r.forwarded_signal;
+    return 128 + r.forwarded_signal;
+  }
   if (!r.lost.empty()) return kExitLaunchFailed;  // said when it was noticed
   return r.exit_status;
+}
+
+void hold_stop_signals() {
+  const sigset_t held = stop_signals();
+  pthread_sigmask(SIG_BLOCK, &held, nullptr);
+}
+
+int signal_to_end_with() {
+  if (signal_to_end_by != 0) return signal_to_end_by;
+  return take_pending_stop_signal();
 }
 
 void exit_as_killed_by(int sig) {

@@ -47,8 +47,9 @@ struct JobWatch {
   bool quiet_losses = false;
 };
 
-// Runs argv[0] (looked up on PATH). When bsprun is the terminal's foreground job mpirun shares
-// its process group, so terminal signals (Ctrl-C) reach mpirun directly; otherwise mpirun
+// Runs argv[0] (looked up on PATH). A stop signal already pending (hold_stop_signals) starts
+// nothing: the result says it was forwarded. When bsprun is the terminal's foreground job mpirun
+// shares its process group, so terminal signals (Ctrl-C) reach mpirun directly; otherwise mpirun
 // gets a process group of its own. SIGINT/SIGTERM/SIGHUP/SIGQUIT sent to bsprun are passed
 // on (to that group, or to mpirun), once. time_limit_s > 0 stops the job with SIGTERM when it
 // expires. A stop request (signal or time limit) first continues every process of the job on
@@ -57,7 +58,9 @@ struct JobWatch {
 // kill_grace_s/3 later every process of the job here but mpirun gets SIGTERM, kill_grace_s
 // later everything SIGKILL. mpirun never gets a second signal (it would print "Abort is in
 // progress...hit ctrl-c again"). Ranks still alive when mpirun exits are stopped before
-// run_job returns (bsprun is a child subreaper for the run).
+// run_job returns (bsprun is a child subreaper for the run). On the grid path, after a stop or
+// a failure, run_job returns only once the hosts' stop scripts ended the job's processes and
+// their MPI daemons there (or the hosts could not be reached, which it says).
 // stdin/stdout are inherited; mpirun's stderr goes through MpirunStderr, which replaces Open
 // MPI's start-up failure blocks with one line (and drops its banners once a stop began).
 // bsprun's own lines about what could not be stopped are printed here.
@@ -71,8 +74,20 @@ RunResult run_mpirun(const std::vector<std::string>& argv, bool verbose, double 
                      const RemoteJob& remote = {}, const JobWatch& watch = {});
 
 // bsprun's exit status for a run as it ended: its lines about leftovers, the time limit or a lost
-// host first; a run stopped by a signal ends bsprun by that signal (exit_as_killed_by).
+// host first. A run stopped by a signal gives 128+signal and notes the signal, so that bsprun,
+// once it has removed its files and released its locks, ends by it (signal_to_end_with).
 int exit_status_of(const RunResult& result, double time_limit_s);
+
+// Holds the stop signals (SIGINT, SIGTERM, SIGHUP, SIGQUIT) from now on, in this thread and every
+// thread started after it: call it first in main. One that arrives between runs (while bsprun
+// probes, surveys or copies shards) then waits for the next run_job, which starts nothing and
+// reports it as a stop (forwarded_signal); bsprun cleans up and says how to continue instead of
+// dying on the spot. Processes bsprun starts get the signals unblocked.
+void hold_stop_signals();
+
+// The stop signal bsprun should end by (exit_as_killed_by) once it is done: the one a run was
+// stopped by (exit_status_of noted it), else one that arrived since and is still pending; 0: none.
+int signal_to_end_with();
 
 // Ends this process the way signal sig would have (default action, so the parent sees
 // "killed by sig"). A shell running bsprun in a script or loop stops there too, as it does for

@@ -1,0 +1,212 @@
+// cleanup.cpp - bsprun --clean-up: see cleanup.h.
+#include "cleanup.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "hosts.h"
+#include "remote_stop.h"
+#include "say.h"
+#include "untrusted.h"
+
+namespace bspg::launcher {
+namespace {
+
+constexpr const char* kHere = "this machine";
+
+// end_job_script takes up to about 6 s once it found the processes; finding them is quick.
+constexpr double kScriptSeconds = 15;
+
+// Runs `script` with sh here; its standard output, or "" with `error` set. Bounded by timeout_s.
+std::string run_here(const std::string& script, double timeout_s, std::string& error) {
+  int out[2];
+  if (pipe2(out, O_CLOEXEC) != 0) {
+    error = std::string("cannot run sh: ") + std::strerror(errno);
+    return "";
+  }
+  const char* argv[] = {"sh", "-c", script.c_str(), nullptr};
+  const pid_t pid = fork();
+  if (pid == 0) {
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    dup2(out[1], STDOUT_FILENO);
+    execv("/bin/sh", const_cast<char* const*>(argv));
+    _exit(127);
+  }
+  close(out[1]);
+  if (pid < 0) {
+    error = std::string("cannot run sh: ") + std::strerror(errno);
+    close(out[0]);
+    return "";
+  }
+  std::string text;
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(static_cast<long>(timeout_s * 1000));
+  for (;;) {
+    const long left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          deadline - std::chrono::steady_clock::now())
+                          .count();
+    pollfd wait{out[0], POLLIN, 0};
+    const int ready = left > 0 ? ::poll(&wait, 1, static_cast<int>(left)) : 0;
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) {
+      kill(pid, SIGKILL);
+      error = "the clean-up took longer than " + std::to_string(static_cast<int>(timeout_s)) + " s";
+      break;
+    }
+    char buffer[4096];
+    const ssize_t n = read(out[0], buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    if (text.size() < (1u << 20)) text.append(buffer, static_cast<std::size_t>(n));
+  }
+  close(out[0]);
+  waitpid(pid, nullptr, 0);
+  return text;
+}
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string text;
+  for (const auto& item : items) text += (text.empty() ? "" : ", ") + item;
+  return text;
+}
+
+std::string count_text(std::size_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+}  // namespace
+
+CleanedHost read_cleanup_output(const std::string& host, const std::string& output) {
+  CleanedHost result;
+  result.host = host;
+  result.reached = true;
+  std::map<long, std::string> found;  // pid -> how bsprun names it
+  std::vector<long> order, left;
+  std::istringstream lines(output);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream fields(line);
+    std::string word, pid_text, kind, state, name;
+    fields >> word >> pid_text;
+    if (pid_text.empty() || pid_text.size() > 9 ||
+        pid_text.find_first_not_of("0123456789") != std::string::npos)
+      continue;
+    const long pid = std::stol(pid_text);
+    if (word == "found") {
+      fields >> kind >> state;
+      std::getline(fields >> std::ws, name);
+      if (found.count(pid)) continue;
+      std::string text = untrusted::excerpt(name, 32) + " (pid " + pid_text;
+      if (kind == "daemon") text += ", MPI daemon";
+      if (state == "T" || state == "t") text += ", stopped";
+      found[pid] = text + ")";
+      order.push_back(pid);
+    } else if (word == "left") {
+      left.push_back(pid);
+    }
+  }
+  for (long pid : order) {
+    bool still_there = false;
+    for (long l : left) still_there = still_there || l == pid;
+    (still_there ? result.left : result.ended).push_back(found[pid]);
+  }
+  return result;
+}
+
+std::vector<std::string> cleanup_lines(const std::string& job_id, const CleanedHost& host) {
+  std::vector<std::string> lines;
+  if (!host.reached) {
+    lines.push_back(host.host + ": could not reach it (" + untrusted::printable(host.error) +
+                    "); processes of job " + job_id + " there may still run");
+    return lines;
+  }
+  if (!host.ended.empty())
+    lines.push_back(host.host + ": ended " + count_text(host.ended.size(), "process", "processes") +
+                    " of job " + job_id + ": " + joined(host.ended));
+  if (!host.left.empty())
+    lines.push_back(host.host + ": " + count_text(host.left.size(), "process", "processes") +
+                    " of job " + job_id + " did not end even after SIGKILL: " + joined(host.left));
+  if (host.ended.empty() && host.left.empty())
+    lines.push_back(host.host + ": nothing of job " + job_id + " left");
+  return lines;
+}
+
+int clean_up_job(const Options& opt) {
+  const std::string script = end_job_script("BSPG_JOB_ID=" + opt.job_id, getpid());
+  std::vector<hosts::HostSpec> candidates;
+  if (!opt.hostfile.empty()) {
+    try {
+      candidates = hosts::read_hostfile(opt.hostfile);
+    } catch (const std::exception& e) {
+      say(e.what());
+      return kExitLaunchFailed;
+    }
+  }
+
+  std::vector<CleanedHost> results;
+  {
+    std::string error;
+    const std::string output = run_here(script, kScriptSeconds, error);
+    CleanedHost here = read_cleanup_output(kHere, output);
+    if (!error.empty()) {
+      here.reached = false;
+      here.error = error;
+    }
+    results.push_back(here);
+  }
+  if (!candidates.empty()) {
+    hosts::ProbeOptions probe;
+    probe.timeout_ms = static_cast<int>((opt.probe_timeout_s + kScriptSeconds) * 1000);
+    probe.accept_unknown_host_keys = opt.accept_unknown_host_keys;
+    if (opt.fanout > 0) probe.fanout = opt.fanout;
+    const auto runs =
+        hosts::run_on_hosts(candidates, hosts::guarded_command(script, probe.timeout_ms), probe);
+    for (const auto& run : runs) {
+      CleanedHost host = read_cleanup_output(run.host.name, run.out);
+      if (!run.ok || run.exit_status != 0) {
+        host.reached = false;
+        host.error =
+            !run.ok ? run.error
+                    : "the clean-up script failed (exit " + std::to_string(run.exit_status) +
+                          "): " + untrusted::excerpt(run.err.substr(0, run.err.find('\n')), 120);
+      }
+      results.push_back(host);
+    }
+  }
+
+  std::vector<std::string> unreached, unended;
+  for (const CleanedHost& host : results) {
+    for (const std::string& line : cleanup_lines(opt.job_id, host)) say(line);
+    if (!host.reached) unreached.push_back(host.host);
+    if (host.reached && !host.left.empty()) unended.push_back(host.host);
+  }
+  if (unreached.empty() && unended.empty()) {
+    say("job " + opt.job_id + ": nothing of it is left on " +
+        (candidates.empty()
+             ? std::string(kHere)
+             : std::string(kHere) + " or the " + count_text(candidates.size(), "host", "hosts") +
+                   " of " + opt.hostfile));
+    return 0;
+  }
+  std::string problem;
+  if (!unreached.empty()) problem = "could not reach " + joined(unreached);
+  if (!unended.empty())
+    problem +=
+        (problem.empty() ? "" : "; ") + std::string("processes did not end on ") + joined(unended);
+  say("job " + opt.job_id + ": " + problem + "; processes of it may still run there");
+  return kExitLaunchFailed;
+}
+
+}  // namespace bspg::launcher
