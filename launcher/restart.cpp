@@ -2,6 +2,7 @@
 #include "restart.h"
 
 #include <fcntl.h>
+#include <glob.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -161,8 +162,13 @@ void say_how_to_continue(const Options& opt, const std::string& dir) {
     return;
   }
   if (!opt.hostfile.empty()) return;
-  struct stat st {};
-  if (stat(local_path(dir).c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return;
+  // The library makes the directory when it first opens it; only a complete marker there says
+  // that a checkpoint was written.
+  glob_t found{};
+  const std::string pattern = local_path(dir) + "/c[0-9]*/complete-[0-9]*";
+  const bool written = glob(pattern.c_str(), GLOB_NOSORT, nullptr, &found) == 0;
+  globfree(&found);
+  if (!written) return;
   say("the job's checkpoints are in " + dir + "; to continue it: " + resume_command(opt));
 }
 

@@ -54,7 +54,7 @@ wait_for "^checkpoint 2 at step"
 kill -TERM "$pid"
 wait_for_exit "the step before" 120
 [ "$status" -eq 143 ] || fail "exit $status after SIGTERM, not 143"
-expect "^bsprun: to continue the job from its last checkpoint: bsprun --resume --checkpoint-dir $dir/b -p 3 $job ${args[*]}$"
+expect "^bsprun: to continue the job from its last checkpoint: bsprun --resume -p 3 --checkpoint-dir $dir/b $job ${args[*]}$"
 expect_no_ranks_left 5
 "$bsprun" --resume --checkpoint-dir "$dir/b" -p 3 "$job" "${args[@]}" >"$out" 2>&1 || fail "the resumed job failed"
 expect "^bsprun: resuming job [^ ]+: from checkpoint [0-9]+ on this machine$"

@@ -230,7 +230,7 @@ second_loss | exhausted)
     expect_count "$err" "^bsprun: restart 2 " 0
     last=$(tail -n 1 "$err")
     case $last in
-      "bsprun: no restarts left (1 of 1 used); checkpoint "*" is whole: continue the job with: bsprun --resume -p 4 --hostfile hosts.yaml --restarts "$restarts" --checkpoint-dir $ckpt ${job[*]}") ;;
+      "bsprun: no restarts left (1 of 1 used); checkpoint "*" is whole: continue the job with: bsprun --resume -p 4 --hostfile hosts.yaml --restarts 1 --checkpoint-dir $ckpt ${job[*]}") ;;
       *) fail "the last line is not the one saying how to continue: $last" ;;
     esac
     expect_nothing_left 4

@@ -15,8 +15,11 @@ namespace {
 
 // Locks of these tests' made-up jobs go to a directory of their own.
 const bool kPrivateLocks = [] {
-  char pattern[] = "/tmp/bspg-restart-test.XXXXXX";
-  if (const char* dir = mkdtemp(pattern)) setenv("XDG_RUNTIME_DIR", dir, 1);
+  static char pattern[] = "/tmp/bspg-restart-test.XXXXXX";
+  if (mkdtemp(pattern)) {
+    setenv("XDG_RUNTIME_DIR", pattern, 1);
+    std::atexit([] { std::system(("rm -rf '" + std::string(pattern) + "'").c_str()); });
+  }
   return true;
 }();
 
