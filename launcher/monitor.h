@@ -33,6 +33,7 @@ struct MonitorOptions {
   double migrate_load = 0;     // > 0: move off a host whose other load stays above this
   hosts::ProbeOptions probe;   // keys, fan-out; the timeout is the monitor's own
   std::string checkpoint_dir;  // where the stop file goes
+  std::string run_id;          // the run the stop file names (only that run stops)
   // NAME=VALUE in the environment of every process of the job (remote_stop.h's marker): each
   // probe then also reports the job's processes there; "" checks hosts only.
   std::string job_marker_line;

@@ -662,6 +662,7 @@ class GridPlace : public JobPlace {
     watching.migrate_load = job_.opt.migrate_load;
     watching.probe = job_.probe;
     watching.checkpoint_dir = dir_;
+    watching.run_id = run_id;
     watching.room_elsewhere = [this](const std::string& host) { return room_without(host); };
     MonitorVerdict verdict;
     RunResult result = run_subjobs(
