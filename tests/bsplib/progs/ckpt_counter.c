@@ -1,12 +1,13 @@
-/* ckpt_counter STEPS EVERY [crash STEP | bigger | slow MS]...: a computation whose answer any lost, repeated or
- * wrongly restored superstep changes. Every superstep each process folds in what arrived at the
- * last sync (a put into xin and a message), updates its persisted array, puts one word and sends
- * one message to its right neighbour; every EVERY supersteps it ends with bspg_checkpoint instead
- * of bsp_sync. The put and the message of a checkpoint's superstep arrive at its sync, so a resumed
- * run needs the persisted xin and the restored message queue. "crash STEP": the last process kills
- * itself (SIGKILL) in superstep STEP. "bigger": declares a larger area (a resume must refuse it).
- * "slow MS": every process sleeps MS milliseconds each superstep (a job that stays a while).
- * Process 0 prints "resumed from checkpoint N" and, at the end, "RESULT <hash>". */
+/* ckpt_counter STEPS EVERY [crash STEP | bigger | slow MS]...: a computation whose answer any
+ * lost, repeated or wrongly restored superstep changes. Every superstep each process folds in what
+ * arrived at the last sync (a put into xin and a message), updates its persisted array, puts one
+ * word and sends one message to its right neighbour; every EVERY supersteps it ends with
+ * bspg_checkpoint instead of bsp_sync. The put and the message of a checkpoint's superstep arrive
+ * at its sync, so a resumed run needs the persisted xin and the restored message queue.
+ * "crash STEP": the last process kills itself (SIGKILL) in superstep STEP. "bigger": declares a
+ * larger area (a resume must refuse it). "slow MS": every process sleeps MS milliseconds each
+ * superstep (a job that stays a while). Process 0 prints "resumed from checkpoint N" and, at the
+ * end, "RESULT <hash>". */
 #include <bspg.h>
 #include <signal.h>
 #include <unistd.h>
