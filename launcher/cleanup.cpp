@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -117,6 +118,10 @@ CleanedHost read_cleanup_output(const std::string& host, const std::string& outp
       left.push_back(pid);
     }
   }
+  // The job's processes first, then their daemons.
+  std::stable_partition(order.begin(), order.end(), [&](long pid) {
+    return found[pid].find(", MPI daemon") == std::string::npos;
+  });
   for (long pid : order) {
     bool still_there = false;
     for (long l : left) still_there = still_there || l == pid;
