@@ -23,8 +23,8 @@ expect() {
 BSPG_CHECKPOINT_DIR=$dir/ckpt timeout 120 "${mpirun[@]}" -np 3 "$job" 4 2 \
   >"$dir/out" 2>&1 || { cat "$dir/out"; fail "ckpt_job did not run"; }
 c=$dir/ckpt/c2
-expect 0 '^ok 1 2$' "$c/shard-1"
-expect 0 '^ok 2 2$' "$c/copy-2"
+expect 0 '^ok 1 2 [0-9a-f]{16}$' "$c/shard-1"
+expect 0 '^ok 2 2 [0-9a-f]{16}$' "$c/copy-2"
 cp "$c/shard-0" "$dir/damaged"
 size=$(stat -c %s "$dir/damaged")
 printf 'X' | dd of="$dir/damaged" bs=1 seek=$((size / 2)) conv=notrunc status=none

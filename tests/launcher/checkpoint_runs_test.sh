@@ -62,10 +62,10 @@ case ${3:-all} in all | earlier)
   ln -s "$dir/precious" "$dir/a/c99"
   # A fresh run of another job size in the same directory, a process killed before its first
   # checkpoint: restarted from its beginning, not from the earlier run's checkpoint.
-  "$bsprun" -p 3 --restarts 2 --checkpoint-dir "$dir/a" "$job" 30 3 --ms 100 "$tag" >"$out" 2>&1 &
+  "$bsprun" -p 3 --restarts 2 --checkpoint-dir "$dir/a" "$job" 30 3 --ms 300 "$tag" >"$out" 2>&1 &
   pid=$!
   wait_for "^pid 0 of 3"
-  sleep 0.3
+  sleep 0.1
   grep -q "^checkpoint 1 at" "$out" && fail "too late: the run checkpointed already"
   kill_a_process
   wait_for "^bsprun: restart 1 of 2: "
