@@ -149,7 +149,7 @@ std::vector<std::string> cleanup_lines(const std::string& job_id, const CleanedH
 }
 
 int clean_up_job(const Options& opt) {
-  const std::string script = end_job_script("BSPG_JOB_ID=" + opt.job_id, getpid());
+  const std::string script = end_job_script("BSPG_JOB_ID=" + opt.job_id, getpid(), true);
   std::vector<hosts::HostSpec> candidates;
   if (!opt.hostfile.empty()) {
     try {

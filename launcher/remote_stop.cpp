@@ -59,7 +59,8 @@ std::string new_job_marker() {
   return text;
 }
 
-std::string end_job_script(const std::string& environment_line, long spare_pid) {
+std::string end_job_script(const std::string& environment_line, long spare_pid,
+                           bool with_starters) {
   // One line of sh (run_on_hosts' login shells, guarded_command): no single quote, no backslash
   // but shell_assignment's escapes, and every statement ended for a line of its own.
   // A process counts while it is neither gone nor a zombie (a zombie has ended; only its parent
@@ -88,7 +89,23 @@ std::string end_job_script(const std::string& environment_line, long spare_pid) 
          "if is_daemon $2 && [ \"$(stat -c %u /proc/$2 2>/dev/null)\" = \"$me\" ]; then "
          "daemons=\"$daemons $2\"; s=$(cat /proc/$2/stat 2>/dev/null); s=${s##*) }; "
          "echo \"found $2 daemon ${s%% *} $(cat /proc/$2/comm 2>/dev/null)\"; fi; "
-         "done; "
+         "done; " +
+         // A starter (mpirun) holds the line as an argument (-x NAME=VALUE), not in its
+         // environment.
+         std::string(
+             with_starters
+                 ? "for f in $(grep -lzxF -e \"$marker\" /proc/[0-9]*/cmdline 2>/dev/null); do "
+                   "p=${f#/proc/}; p=${p%/cmdline}; "
+                   "[ \"$p\" != $$ ] && [ \"$p\" != \"$spare\" ] || continue; "
+                   "case \" $daemons \" in *\" $p \"*) continue;; esac; "
+                   "[ \"$(readlink /proc/$p/ns/uts 2>/dev/null)\" = \"$self\" ] || continue; "
+                   "[ \"$(stat -c %u /proc/$p 2>/dev/null)\" = \"$me\" ] || continue; "
+                   "case $(cat /proc/$p/comm 2>/dev/null) in mpirun*|mpiexec*|orterun*|prterun*) "
+                   "s=$(cat /proc/$p/stat 2>/dev/null) || continue; s=${s##*) }; "
+                   "daemons=\"$daemons $p\"; "
+                   "echo \"found $p daemon ${s%% *} $(cat /proc/$p/comm 2>/dev/null)\";; esac; "
+                   "done; "
+                 : "") +
          "[ -n \"$ranks$daemons\" ] || exit 0; "
          // Stopped ones act on nothing until continued; then the processes, then their daemons
          // (which usually end by themselves once their processes are gone).

@@ -40,8 +40,11 @@ struct RemoteJob {
 // share one process table). Stopped ones are continued first; the processes get SIGTERM and
 // SIGKILL 2 s later, then their daemons up to 1 s to end by themselves, SIGTERM, and SIGKILL
 // 1 s later. It prints "found PID process|daemon STATE NAME" for each one it found and
-// "left PID" for each still there at its end (at most about 6 s later).
-std::string end_job_script(const std::string& environment_line, long spare_pid = 0);
+// "left PID" for each still there at its end (at most about 6 s later). with_starters: also the
+// MPI starters (mpirun, mpiexec) that have the line among their arguments (-x NAME=VALUE), ended
+// with the daemons.
+std::string end_job_script(const std::string& environment_line, long spare_pid = 0,
+                           bool with_starters = false);
 
 // end_job_script for the processes carrying `marker` (kJobMarkerVariable).
 std::string remote_stop_script(const std::string& marker);

@@ -14,3 +14,10 @@ endforeach()
 bspg_emulated_scenarios(launcher_outlive_ outlive_e2e.sh 240
   "${_emulated_env};CKPT_JOB=$<TARGET_FILE:launcher_ckpt_job>"
   frozen_rank sigterm sigterm_restart clean_up)
+
+# Unit tests: how long a process counts as stopped, the list of a job's processes, --clean-up's
+# script and lines.
+add_executable(outlive_unit_tests cleanup_test.cpp)
+target_link_libraries(outlive_unit_tests PRIVATE bsprun_core GTest::gtest_main)
+gtest_discover_tests(outlive_unit_tests TEST_PREFIX "launcher_outlive." DISCOVERY_TIMEOUT 60
+  PROPERTIES TIMEOUT 60)

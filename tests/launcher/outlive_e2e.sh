@@ -70,9 +70,12 @@ show() { cat "$err" "$out" | sed 's/^/    | /'; }
 # host WHERE (its own process table view: its UTS namespace), or here (WHERE = here), one
 # "pid name" per line.
 job_left() {
-  local p pids
+  local p pids=
   if [ "$1" = here ]; then
-    pids=$(pgrep -f "$tag" | grep -vx "$$")
+    # Emulated hosts share this process table: only this machine's UTS namespace is here.
+    for p in $(pgrep -f "$tag" | grep -vx "$$"); do
+      [ "$(readlink "/proc/$p/ns/uts" 2>/dev/null)" = "$(readlink /proc/self/ns/uts)" ] && pids="$pids $p"
+    done
   else
     pids=$("$EMUHOSTS" pids "$dir" "$1")
   fi
