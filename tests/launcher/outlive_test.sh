@@ -5,7 +5,7 @@
 #   frozen   a process of the job SIGSTOPped, --restarts 1 --host-timeout 3: lost within the
 #            timeout (the line names it), the job restarted, the answer an uninterrupted run's
 set -u
-case_=$1 bsprun=$2 job=$3
+case_=$1 bsprun=$2 job=$(readlink -f "$3")
 unset BSPG_HOSTFILE
 dir=$(mktemp -d /tmp/bsprun-outlive.XXXXXX)
 tag=outlive-local-$$ # on every process's command line
@@ -78,6 +78,7 @@ frozen)
   [ "$(grep '^RESULT' "$out")" = "$want" ] || fail "answer $(grep '^RESULT' "$out"), not $want"
   left=$(job_left | tr '\n' ' ')
   [ -z "$left" ] || fail "processes of the job still running when bsprun had exited: $left"
+  grep "^bsprun: lost" "$out"
   echo "ok: a stopped process was lost and the job restarted"
   ;;
 *) echo "unknown case $case_"; exit 2 ;;
