@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # outlive_test.sh CASE BSPRUN CKPT_JOB - nothing of a job outlives bsprun on this machine.
 #   sigterm  SIGTERM to bsprun -p 3: the moment it has exited, no process of the job is left
-#            (looked for in /proc at once, no grace) and bsprun left no file in TMPDIR
+#            (looked for in /proc at once, no grace) and bsprun left no file in TMPDIR or its
+#            lock directory
 #   frozen   a process of the job SIGSTOPped, --restarts 1 --host-timeout 3: lost within the
 #            timeout (the line names it), the job restarted, the answer an uninterrupted run's
 set -u
@@ -9,8 +10,9 @@ case_=$1 bsprun=$2 job=$(readlink -f "$3")
 unset BSPG_HOSTFILE
 dir=$(mktemp -d /tmp/bsprun-outlive.XXXXXX)
 tag=outlive-local-$$ # on every process's command line
-export TMPDIR=$dir/tmp
-mkdir -p "$TMPDIR"
+export TMPDIR=$dir/tmp HOME=$dir/home # bsprun's lock files go to ~/.cache/bspg/locks
+unset XDG_RUNTIME_DIR
+mkdir -p "$TMPDIR" "$HOME"
 out=$dir/out
 pid=
 cleanup() {
@@ -46,7 +48,7 @@ args=(300 3 --ms 100 "$tag")
 
 case $case_ in
 sigterm)
-  "$bsprun" -p 3 --checkpoint-dir "$dir/ckpt" "$job" "${args[@]}" >"$out" 2>&1 &
+  "$bsprun" -p 3 --job-id "$tag" --checkpoint-dir "$dir/ckpt" "$job" "${args[@]}" >"$out" 2>&1 &
   pid=$!
   wait_for "^checkpoint 2 at step"
   kill -TERM "$pid"
@@ -54,9 +56,9 @@ sigterm)
   left=$(job_left | tr '\n' ' ')
   [ -z "$left" ] || fail "processes of the job still running when bsprun had exited: $left"
   [ "$status" -eq 143 ] || fail "exit $status after SIGTERM, not 143"
-  expect "^bsprun: to continue the job from its last checkpoint: bsprun --resume -p 3 --checkpoint-dir $dir/ckpt $job ${args[*]}$"
-  files=$(find "$TMPDIR" -mindepth 1 | tr '\n' ' ')
-  [ -z "$files" ] || fail "bsprun left files in TMPDIR: $files"
+  expect "^bsprun: to continue the job from its last checkpoint: bsprun --resume -p 3 --job-id $tag --checkpoint-dir $dir/ckpt $job ${args[*]}$"
+  files=$(find "$TMPDIR" "$HOME/.cache/bspg/locks" -mindepth 1 2>/dev/null | tr '\n' ' ')
+  [ -z "$files" ] || fail "bsprun left files behind (TMPDIR, its lock directory): $files"
   echo "ok: nothing left after SIGTERM"
   ;;
 frozen)
