@@ -717,11 +717,14 @@ void Checkpoints::agree(std::uint64_t n, const Problem& mine, Files& files) {
 
 // Every process ends here together, through MPI_Finalize, so that the starter reports `status`.
 void Checkpoints::end_job(int status) {
-  std::fflush(stdout);
-  std::fflush(stderr);
+  drain_output();
   idle_barrier(comm_);
-  MPI_Finalize();
-  std::_Exit(status);
+  // One quiet abort by process 0 carries `status` to the starter, on every MPI. Finalizing and then
+  // exiting non-zero does not: MPICH's Hydra kills the processes still in MPI_Finalize (exit 9 for
+  // the job) and MPICH over UCX may crash there, and Open MPI's mpirun prints a banner.
+  if (rt_.pid == 0) stop_job(status);
+  for (int i = 0; i < 300; ++i) usleep(100000);  // process 0's abort ends us
+  stop_job(status);
 }
 
 // At the first checkpoint of a run, before writing it, each host's lowest pid clears what earlier

@@ -77,6 +77,13 @@ void print_line(const char* call, const char* format, va_list args) {
 
 }  // namespace
 
+void drain_output() {
+  fflush(stdout);
+  fflush(stderr);
+  wait_until_read(STDOUT_FILENO);
+  wait_until_read(STDERR_FILENO);
+}
+
 void set_reporting_pid(int pid) { reporting_pid = pid; }
 
 void set_abort_comm(MPI_Comm comm) { abort_comm = comm; }

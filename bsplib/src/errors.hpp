@@ -27,6 +27,9 @@ namespace bspg {
 // (stdout and stderr are flushed first). For a program that ends with a non-zero status.
 [[noreturn]] void stop_job(int status);
 
+// Flushes stdout and stderr and waits (briefly) until the starter has read what is in their pipes.
+void drain_output();
+
 // Called by stop_job before MPI_Abort (at most one; nullptr for none): master mode's spawned
 // processes tell the master, whom their abort does not reach on every MPI, that they stop.
 void set_before_abort(void (*hook)(int status));
