@@ -517,6 +517,15 @@ void hold_stop_signals() {
   pthread_sigmask(SIG_BLOCK, &held, nullptr);
 }
 
+int pending_stop_signal() {
+  sigset_t pending;
+  sigemptyset(&pending);
+  if (sigpending(&pending) != 0) return 0;
+  for (int sig : kForwardedSignals)
+    if (sigismember(&pending, sig)) return sig;
+  return 0;
+}
+
 int signal_to_end_with() {
   if (signal_to_end_by != 0) return signal_to_end_by;
   return take_pending_stop_signal();

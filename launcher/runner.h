@@ -85,6 +85,10 @@ int exit_status_of(const RunResult& result, double time_limit_s);
 // dying on the spot. Processes bsprun starts get the signals unblocked.
 void hold_stop_signals();
 
+// The stop signal waiting for bsprun (held, not yet acted on), without taking it; 0: none. The
+// restart loop can ask between its phases, so as not to announce a restart that will not run.
+int pending_stop_signal();
+
 // The stop signal bsprun should end by (exit_as_killed_by) once it is done: the one a run was
 // stopped by (exit_status_of noted it), else one that arrived since and is still pending; 0: none.
 int signal_to_end_with();
