@@ -86,8 +86,14 @@ int main(int argc, char** argv) {
   settings.environment = current_environment();
   settings.mca = opt.mca;
   settings.exports = opt.exports;
-  if (opt.nprocs == 0 || !opt.rsl_in.empty())  // master mode and replays run once, from the start
-    settings = run_settings(settings, checkpoint_directory(opt), 0, new_run_id(), opt);
+  // Master mode and replays run once, from the start. Their processes learn only the directory:
+  // the library makes the run's id and locks the directory itself, as under a plain mpirun (the
+  // master passes every variable to the processes it spawns in one MPI info value, which Open MPI
+  // limits to 255 bytes).
+  if (opt.nprocs == 0 || !opt.rsl_in.empty()) {
+    settings.exports.push_back("BSPG_CHECKPOINT_DIR=" + checkpoint_directory(opt));
+    settings.exports.push_back("BSPG_RESUME=0");
+  }
   settings.verbose = opt.verbose;
 
   int status = 0;

@@ -65,8 +65,7 @@ double parse_seconds(const std::string& text, const std::string& option, double 
 }
 
 // What --restarts, --resume, --migrate-load and --host-timeout need (after the other checks).
-void check_checkpoint_options(const Options& opt, bool host_timeout_given) {
-  const bool grid = !opt.hostfile.empty() || !opt.rsl_in.empty();
+void check_checkpoint_options(const Options& opt) {
   const char* restarting = opt.resume             ? "--resume"
                            : opt.restarts > 0     ? "--restarts"
                            : opt.migrate_load > 0 ? "--migrate-load"
@@ -87,10 +86,6 @@ void check_checkpoint_options(const Options& opt, bool host_timeout_given) {
     throw UsageError(
         "--migrate-load needs a host file (--hostfile or BSPG_HOSTFILE): it moves the job between "
         "hosts");
-  if (host_timeout_given && !grid)
-    throw UsageError(
-        "--host-timeout needs a host file or --rsl: on this machine alone no host can stop "
-        "answering");
 }
 
 }  // namespace
@@ -127,7 +122,8 @@ Options parse_options(int argc, char** argv) {
            throw UsageError(n + " needs NAME or NAME=VALUE with a valid variable name, not '" + v +
                             "'");
          if (name == "BSPG_RUN" || name == "BSPG_JOB_ID" || name == "BSPG_PROGRAM_ID")
-           throw UsageError("bsprun sets " + name + " for every process itself (it names the run "
+           throw UsageError("bsprun sets " + name +
+                            " for every process itself (it names the run "
                             "whose checkpoints the process writes); it cannot be given with -x");
          if (name == "BSPG_CHECKPOINT_DIR" || name == "BSPG_RESUME")
            throw UsageError("bsprun sets " + name + " for every process itself: use " +
@@ -160,15 +156,20 @@ Options parse_options(int argc, char** argv) {
        }},
   };
   const std::map<std::string, bool*> flags = {
-      {"--dry-run", &opt.dry_run}, {"--resume", &opt.resume},
-      {"--allow-new-args", &opt.allow_new_args}, {"--clean-up", &opt.clean_up},
-      {"--stage", &opt.stage},     {"--accept-unknown-host-keys", &opt.accept_unknown_host_keys},
-      {"-v", &opt.verbose},        {"--verbose", &opt.verbose},
-      {"-h", &opt.help},           {"--help", &opt.help},
-      {"-V", &opt.version},        {"--version", &opt.version},
+      {"--dry-run", &opt.dry_run},
+      {"--resume", &opt.resume},
+      {"--allow-new-args", &opt.allow_new_args},
+      {"--clean-up", &opt.clean_up},
+      {"--stage", &opt.stage},
+      {"--accept-unknown-host-keys", &opt.accept_unknown_host_keys},
+      {"-v", &opt.verbose},
+      {"--verbose", &opt.verbose},
+      {"-h", &opt.help},
+      {"--help", &opt.help},
+      {"-V", &opt.version},
+      {"--version", &opt.version},
   };
 
-  bool host_timeout_given = false;
   int i = 1;
   for (; i < argc; ++i) {
     std::string arg = argv[i];
@@ -216,7 +217,7 @@ Options parse_options(int argc, char** argv) {
       value = argv[++i];
     }
     setter->second(name, value);
-    host_timeout_given = host_timeout_given || name == "--host-timeout";
+    opt.host_timeout_given = opt.host_timeout_given || name == "--host-timeout";
   }
 
   opt.given.assign(argv + 1, argv + i);
@@ -263,7 +264,7 @@ Options parse_options(int argc, char** argv) {
   }
   if (!opt.rsl_in.empty() && !opt.rsl_out.empty())
     throw UsageError("--rsl-out cannot be combined with --rsl (the allocation is already a file)");
-  check_checkpoint_options(opt, host_timeout_given);
+  check_checkpoint_options(opt);
   if (opt.hostfile.empty() && opt.rsl_in.empty()) {
     if (opt.dry_run) throw UsageError("--dry-run needs a host file (--hostfile or BSPG_HOSTFILE)");
     if (!opt.rsl_out.empty())
@@ -475,7 +476,7 @@ OPTIONS
     --accept-unknown-host-keys
         Accept hosts whose key is not in known_hosts (a changed key is always refused).
     --rsl-out FILE
-        Write the allocation there (default: bspg-PID.rsl in $TMPDIR, or /tmp).
+        Write the allocation there (without it, none is written).
     --dry-run
         Probe and allocate, print the RSL on stdout, start nothing, exit 0.
     --rsl FILE
@@ -494,8 +495,12 @@ OPTIONS
         up to N times in all (0 to 1000; default 0). See "Checkpoints and restarts".
     --host-timeout SECONDS
         A chosen host that has not answered bsprun's probes (every SECONDS/3, at most
-        10 s apart) for this long is lost (default 30, at most 86400): the job is
-        stopped, and restarted with --restarts. Needs a host file or --rsl.
+        10 s apart) for this long, or a process of the job stopped (SIGSTOP, or by a
+        debugger) for this long while its host answers, is lost (default 30, at most
+        86400): the job is stopped, and restarted with --restarts. On this machine
+        alone only stopped processes can be lost (looked for every SECONDS/5, 0.2 to
+        2 s), and only with --restarts or --host-timeout given: a process held in a
+        debugger is not taken for lost otherwise.
     --checkpoint-dir DIR
         Where the job's checkpoints live on each host: an absolute path, or ~/... (in
         quotes) for each host's own home. Default: ~/.cache/bspg/checkpoints/ID. Refused:
@@ -517,8 +522,10 @@ OPTIONS
     --clean-up
         With --job-id ID (and --hostfile for the hosts): end every process of job ID
         that is left on this machine or the hosts, and their MPI daemons, after bsprun
-        itself was killed (SIGKILL) or its machine rebooted. Says per host what it
-        ended; exit status 0 when nothing is left.
+        itself was killed (SIGKILL) or its machine rebooted. Stopped processes are
+        continued first, then SIGTERM, SIGKILL 2 s later, then their MPI daemons (and
+        mpirun here). Says per host what it ended; exit status 0 when nothing is left,
+        125 naming the hosts it could not reach.
     --migrate-load X
         When a chosen host's load, besides the job's own processes there, stays above X
         for 3 probes in a row (its owner is back), and the other candidates have room
@@ -550,7 +557,7 @@ ENVIRONMENT
     OMPI_MCA_*      Passed on to mpirun and, on the grid path, exported to every
                     process (Open MPI 5: PRTE_MCA_* and PMIX_MCA_* too). OMPI_MCA_osc
                     overrides bspg's choice of one-sided components.
-    TMPDIR          Where the default RSL file and the ssh configuration are written.
+    TMPDIR          Where the ssh configuration is written (removed when bsprun ends).
     Set for every process: BSPG_SUBJOB (subjob index), BSPG_NSUBJOBS (number of
     subjobs), BSPG_SUBJOB_SIZES (comma list of process counts per subjob),
     BSPG_CHECKPOINT_DIR (the checkpoint directory; ~/ is each host's home) and
@@ -569,7 +576,6 @@ FILES
                         hosts:
                           - { name: node1, address: 10.1.2.3, slots: 4, site: lab-a }
                           - { name: node2 }
-    bspg-PID.rsl    The allocation written on the grid path.
     ~/.cache/bspg/checkpoints/ID
                     A job's checkpoints on each host (c<N>/shard-<pid>, copy-<pid>,
                     complete-<pid>; a file "stop" there naming the run stops it after

@@ -21,6 +21,7 @@
 #include <set>
 
 #include "exit_notes.h"
+#include "frozen.h"
 #include "grid.h"
 #include "job_lock.h"
 #include "localhost.h"
@@ -365,6 +366,11 @@ int run_restartable(const Options& opt, JobPlace& place) {
           copied = " (" + plural(transfers.size(), "shard", "shards") + " brought over)";
       }
     }
+    // A stop asked for while bsprun probed, looked or copied: no restart to announce.
+    if (const int sig = pending_stop_signal(); sig != 0 && !first) {
+      say_how_to_continue(opt, dir);
+      return 128 + sig;
+    }
     timings.starting = Clock::now();
     const std::string start =
         from > 0 ? "from checkpoint " + std::to_string(from) + " on " + place.hosts_text() + copied
@@ -538,6 +544,13 @@ class LocalPlace : public JobPlace {
     }
     JobWatch watch;
     watch.quiet_losses = opt_.restarts > 0;
+    // A process of the run stopped (SIGSTOP) for --host-timeout is lost (frozen.h); only when
+    // asked for, so that a process held in a debugger does not stop a plain run.
+    std::optional<FrozenWatch> frozen;
+    if (opt_.restarts > 0 || opt_.host_timeout_given) {
+      frozen.emplace(opt_.job_id, run_id, opt_.host_timeout_s);
+      watch.lost = [&frozen] { return frozen->lost(); };
+    }
     RunResult result =
         run_mpirun(local_mpirun_argv(run, opt_.nprocs, opt_.nprocs > local_core_count(), program_,
                                      opt_.program_args),

@@ -52,9 +52,7 @@ MPI_Comm link = MPI_COMM_NULL;    // the intercommunicator of the spawn (the par
 constexpr int kJoinTag = 0x6a6e;
 constexpr int kJoining = 1, kStopping = 0;
 
-void tell_master(int word) {
-  MPI_Send(&word, 1, MPI_INT, 0, kJoinTag, link);
-}
+void tell_master(int word) { MPI_Send(&word, 1, MPI_INT, 0, kJoinTag, link); }
 
 void tell_master_stopping(int) {
   set_before_abort(nullptr);
@@ -301,7 +299,14 @@ MPI_Comm spawn(const Plan& plan, int nprocs) {
     MPI_Info_create(&info);
     if (!app.hosts.empty()) MPI_Info_set(info, "host", app.hosts.c_str());
     MPI_Info_set(info, "wdir", directory);
-    MPI_Info_set(info, kEnvironmentKey, environment_for(app.subjob, plan).c_str());
+    const std::string environment = environment_for(app.subjob, plan);
+    if (environment.size() >= MPI_MAX_INFO_VAL)
+      fail("bsp_begin",
+           "the environment the spawned processes need (%zu bytes: the -x variables, OMPI_MCA_* "
+           "and bspg's own) is longer than this MPI's limit for an info value (%d bytes); pass "
+           "fewer or shorter variables",
+           environment.size(), MPI_MAX_INFO_VAL - 1);
+    MPI_Info_set(info, kEnvironmentKey, environment.c_str());
     commands.push_back(command[0].data());
     argvs.push_back(arguments.data());
     counts.push_back(app.count);
