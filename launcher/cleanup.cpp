@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "hosts.h"
+#include "localhost.h"
 #include "remote_stop.h"
 #include "say.h"
 #include "untrusted.h"
@@ -27,55 +28,6 @@ constexpr const char* kHere = "this machine";
 
 // end_job_script takes up to about 6 s once it found the processes; finding them is quick.
 constexpr double kScriptSeconds = 15;
-
-// Runs `script` with sh here; its standard output, or "" with `error` set. Bounded by timeout_s.
-std::string run_here(const std::string& script, double timeout_s, std::string& error) {
-  int out[2];
-  if (pipe2(out, O_CLOEXEC) != 0) {
-    error = std::string("cannot run sh: ") + std::strerror(errno);
-    return "";
-  }
-  const char* argv[] = {"sh", "-c", script.c_str(), nullptr};
-  const pid_t pid = fork();
-  if (pid == 0) {
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    dup2(out[1], STDOUT_FILENO);
-    execv("/bin/sh", const_cast<char* const*>(argv));
-    _exit(127);
-  }
-  close(out[1]);
-  if (pid < 0) {
-    error = std::string("cannot run sh: ") + std::strerror(errno);
-    close(out[0]);
-    return "";
-  }
-  std::string text;
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::milliseconds(static_cast<long>(timeout_s * 1000));
-  for (;;) {
-    const long left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          deadline - std::chrono::steady_clock::now())
-                          .count();
-    pollfd wait{out[0], POLLIN, 0};
-    const int ready = left > 0 ? ::poll(&wait, 1, static_cast<int>(left)) : 0;
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready == 0) {
-      kill(pid, SIGKILL);
-      error = "the clean-up took longer than " + std::to_string(static_cast<int>(timeout_s)) + " s";
-      break;
-    }
-    char buffer[4096];
-    const ssize_t n = read(out[0], buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    if (text.size() < (1u << 20)) text.append(buffer, static_cast<std::size_t>(n));
-  }
-  close(out[0]);
-  waitpid(pid, nullptr, 0);
-  return text;
-}
 
 std::string joined(const std::vector<std::string>& items) {
   std::string text;
@@ -163,7 +115,7 @@ int clean_up_job(const Options& opt) {
   std::vector<CleanedHost> results;
   {
     std::string error;
-    const std::string output = run_here(script, kScriptSeconds, error);
+    const std::string output = run_sh_here(script, kScriptSeconds, error);
     CleanedHost here = read_cleanup_output(kHere, output);
     if (!error.empty()) {
       here.reached = false;

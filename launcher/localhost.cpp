@@ -1,10 +1,15 @@
 // localhost.cpp - core count, PATH lookups.
 #include "localhost.h"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -95,6 +100,58 @@ std::string find_mpirun() {
   // first in PATH (Debian installs several MPIs side by side).
   const std::string configured = configured_mpi().starter();
   return is_executable_file(configured) ? configured : "";
+}
+
+std::string run_sh_here(const std::string& script, double timeout_s, std::string& error) {
+  int out[2];
+  if (pipe2(out, O_CLOEXEC) != 0) {
+    error = std::string("cannot run sh: ") + std::strerror(errno);
+    return "";
+  }
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out[1], STDOUT_FILENO);
+    const int null = open("/dev/null", O_RDWR);
+    if (null >= 0) {
+      dup2(null, STDIN_FILENO);
+      dup2(null, STDERR_FILENO);
+    }
+    sigset_t none;  // bsprun holds its stop signals; the script must not
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    execl("/bin/sh", "sh", "-c", script.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(out[1]);
+  if (pid < 0) {
+    error = std::string("cannot run sh: ") + std::strerror(errno);
+    close(out[0]);
+    return "";
+  }
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(timeout_s));
+  std::string text;
+  for (;;) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    pollfd wait{out[0], POLLIN, 0};
+    const int ready = left > 0 ? ::poll(&wait, 1, static_cast<int>(left)) : 0;
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) {
+      kill(pid, SIGKILL);
+      error = "took longer than " + std::to_string(static_cast<int>(timeout_s)) + " s";
+      break;
+    }
+    char buffer[4096];
+    const ssize_t n = read(out[0], buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    if (text.size() < (1u << 20)) text.append(buffer, static_cast<std::size_t>(n));
+  }
+  close(out[0]);
+  waitpid(pid, nullptr, 0);
+  return text;
 }
 
 }  // namespace bspg::launcher

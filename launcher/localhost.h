@@ -18,6 +18,10 @@ struct ResolvedProgram {
 };
 ResolvedProgram resolve_program(const std::string& name);
 
+// Runs a sh script on this machine (stdin and stderr /dev/null, the stop signals unblocked): its
+// standard output, or "" with `error` set. Killed after timeout_s.
+std::string run_sh_here(const std::string& script, double timeout_s, std::string& error);
+
 // The starter to use: $BSPG_MPIRUN, else the starter of the MPI bspg was built with (mpi.h).
 // Empty when none exists.
 std::string find_mpirun();

@@ -54,56 +54,6 @@ std::string sibling_hostinfo() {
   return self.substr(0, self.rfind('/') + 1) + "bspg-hostinfo";
 }
 
-// Runs a sh script on this machine: its stdout, or "" with `error` set. Bounded by timeout_s.
-std::string run_here(const std::string& script, double timeout_s, std::string& error) {
-  int out[2];
-  if (pipe2(out, O_CLOEXEC) != 0) {
-    error = std::string("cannot run sh: ") + std::strerror(errno);
-    return "";
-  }
-  const pid_t pid = fork();
-  if (pid == 0) {
-    dup2(out[1], STDOUT_FILENO);
-    const int null = open("/dev/null", O_RDWR);
-    if (null >= 0) {
-      dup2(null, STDIN_FILENO);
-      dup2(null, STDERR_FILENO);
-    }
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    execl("/bin/sh", "sh", "-c", script.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  close(out[1]);
-  std::string text;
-  if (pid < 0) {
-    error = std::string("cannot run sh: ") + std::strerror(errno);
-    close(out[0]);
-    return "";
-  }
-  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                           std::chrono::duration<double>(timeout_s));
-  for (;;) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    pollfd wait{out[0], POLLIN, 0};
-    if (left <= 0 || ::poll(&wait, 1, static_cast<int>(left)) == 0) {
-      kill(pid, SIGKILL);
-      error = "took longer than " + std::to_string(static_cast<int>(timeout_s)) + " s";
-      break;
-    }
-    char buffer[4096];
-    const ssize_t n = read(out[0], buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    if (text.size() < (1u << 20)) text.append(buffer, static_cast<std::size_t>(n));
-  }
-  close(out[0]);
-  waitpid(pid, nullptr, 0);
-  return text;
-}
-
 }  // namespace
 
 // How to continue the job by hand: every option the run was started with (but --resume's own),
@@ -516,7 +466,7 @@ class LocalPlace : public JobPlace {
   std::vector<Holdings> survey() override {
     std::string error;
     const std::string listing =
-        run_here(survey_script(dir_, sibling_hostinfo(), true), kSurveySeconds, error);
+        run_sh_here(survey_script(dir_, sibling_hostinfo(), true), kSurveySeconds, error);
     Holdings here;
     here.host = kHere;
     if (const std::string problem = error.empty() ? read_survey(listing, here) : error;
@@ -572,7 +522,7 @@ class LocalPlace : public JobPlace {
   void clean_up(bool remove_directory) override {
     if (!remove_directory) return;  // bsprun writes no stop file here
     std::string error;
-    run_here(remove_script(dir_, true), 30, error);
+    run_sh_here(remove_script(dir_, true), 30, error);
   }
 
  private:
