@@ -71,6 +71,51 @@ expect_refused() {
 
 start_hosts() { "$EMUHOSTS" start "$dir" "$@" >/dev/null || { echo "FAIL: emuhosts.sh start failed"; exit 1; }; }
 
+# Jobs run in the background (restart_e2e.sh, outlive_e2e.sh): the scenario sets steps, every,
+# out and err; pid is bsprun's.
+# reference P: the answer of an uninterrupted run of P processes of CKPT_JOB on this machine.
+reference() {
+  "$BSPRUN" -p "$1" --checkpoint-dir "$dir/reference" "$CKPT_JOB" "$steps" "$every" 2>&1 | grep '^RESULT'
+}
+
+start_job() {
+  echo "---- bsprun $* (in the background)"
+  "$BSPRUN" "$@" >"$out" 2>"$err" </dev/null &
+  pid=$!
+}
+
+# wait_for FILE REGEX SECONDS: until a line matches, polling every 20 ms (fails if none does).
+wait_for() {
+  local t
+  for ((t = 0; t < $3 * 50; t++)); do
+    grep -Eq -- "$2" "$1" && return 0
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.02
+  done
+  grep -Eq -- "$2" "$1" && return 0
+  fail "no line matching '$2' in $(basename "$1") within $3 s"
+  return 1
+}
+
+# wait_job SECONDS: bsprun's exit status in $status, reaped the moment it exits (failed and
+# killed after SECONDS).
+wait_job() {
+  local t
+  for ((t = 0; t < $1 * 100; t++)); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.01
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    fail "bsprun still running after $1 s"
+    kill -KILL "$pid"
+  fi
+  wait "$pid"
+  status=$?
+  pid=
+}
+# show: bsprun's output so far, indented.
+show() { cat "$err" "$out" | sed 's/^/    | /'; }
+
 finish() {
   if [ "$failures" -ne 0 ]; then
     echo "$scenario: $failures check(s) failed"

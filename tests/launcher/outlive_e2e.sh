@@ -26,45 +26,6 @@ job=("$CKPT_JOB" "$steps" "$every" --ms 100 "$tag")
 pid=
 export EMU_PRIVATE_DIRS=$ckpt EMU_NO_RC=1
 
-reference() {
-  "$BSPRUN" -p "$1" --checkpoint-dir "$dir/reference" "$CKPT_JOB" "$steps" "$every" 2>&1 | grep '^RESULT'
-}
-
-start_job() {
-  echo "---- bsprun $* (in the background)"
-  "$BSPRUN" "$@" >"$out" 2>"$err" </dev/null &
-  pid=$!
-}
-
-# wait_for FILE REGEX SECONDS: until a line matches, polling every 20 ms (fails if none does).
-wait_for() {
-  local t
-  for ((t = 0; t < $3 * 50; t++)); do
-    grep -Eq -- "$2" "$1" && return 0
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.02
-  done
-  grep -Eq -- "$2" "$1" && return 0
-  fail "no line matching '$2' in $(basename "$1") within $3 s"
-  return 1
-}
-
-# wait_job SECONDS: bsprun's exit status in $status, reaped the moment it exits.
-wait_job() {
-  local t
-  for ((t = 0; t < $1 * 100; t++)); do
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.01
-  done
-  if kill -0 "$pid" 2>/dev/null; then
-    fail "bsprun still running after $1 s"
-    kill -KILL "$pid"
-  fi
-  wait "$pid"
-  status=$?
-  pid=
-}
-show() { cat "$err" "$out" | sed 's/^/    | /'; }
 
 # job_left WHERE: the processes of the job (the tag on their command line) and MPI daemons on
 # host WHERE (its own process table view: its UTS namespace), or here (WHERE = here), one

@@ -33,47 +33,6 @@ steps=40 every=4
 [ "$scenario" = migrate ] && steps=80  # room for the probes that see the load before the end
 job=("$CKPT_JOB" "$steps" "$every" --ms 100 "$tag")
 
-# The answer of an uninterrupted run of P processes on this machine.
-reference() {
-  "$BSPRUN" -p "$1" --checkpoint-dir "$dir/reference" "$CKPT_JOB" "$steps" "$every" 2>&1 | grep '^RESULT'
-}
-
-# bsprun ARGS... in the background: pid in $pid, output in $out and $err.
-start_job() {
-  echo "---- bsprun $* (in the background)"
-  "$BSPRUN" "$@" >"$out" 2>"$err" </dev/null &
-  pid=$!
-}
-
-# wait_for FILE REGEX SECONDS: until a line matches (fails the scenario if none does in time).
-wait_for() {
-  local t
-  for ((t = 0; t < $3 * 10; t++)); do
-    grep -Eq -- "$2" "$1" && return 0
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  grep -Eq -- "$2" "$1" && return 0
-  fail "no line matching '$2' in $(basename "$1") within $3 s"
-  return 1
-}
-
-# wait_job SECONDS: bsprun's exit status in $status (killed and failed after SECONDS).
-wait_job() {
-  local t
-  for ((t = 0; t < $1 * 10; t++)); do
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  if kill -0 "$pid" 2>/dev/null; then
-    fail "bsprun still running after $1 s"
-    kill -KILL "$pid"
-  fi
-  wait "$pid"
-  status=$?
-  cat "$err" "$out" | sed 's/^/    | /'
-}
-
 # Processes of the job on host I (its private namespace), or here with I = here.
 job_processes() {
   local p n=0
@@ -136,6 +95,7 @@ host_lost)
   wait_for "$out" "^checkpoint 2 at step" 60
   "$EMUHOSTS" crash "$dir" 2
   wait_job 120
+  show
   expect_status 0
   expect_match "$err" "^bsprun: lost (emu2: |process [23] on emu2: killed by signal)"
   expect_count "$err" "^bsprun: restart " 1
@@ -160,6 +120,7 @@ frozen)
   # 4 s, a probe round and its timeout; generous for a loaded machine.
   [ "$noticed" -le 20 ] || fail "the frozen host was noticed after $noticed s (--host-timeout 4)"
   wait_job 120
+  show
   expect_status 0
   expect_match "$err" "^bsprun: restart 1 of 2: from checkpoint [0-9]+ on emu1 emu3 \(2 shards brought over\)$"
   expect_last_run_on 4 "emu1|emu3"
@@ -180,6 +141,7 @@ resume)
   wait_for "$out" "^checkpoint 2 at step" 60
   kill -TERM "$pid"
   wait_job 60
+  show
   expect_status 143
   expect_match "$err" "^bsprun: job $id: checkpoints in ~/\.cache/bspg/checkpoints/$id on each host$"
   expect_match "$err" "^bsprun: to continue the job from its last checkpoint: bsprun --resume -p 4 --hostfile hosts\.yaml --job-id $id $CKPT_JOB $steps $every --ms 100 $tag$"
@@ -219,6 +181,7 @@ second_loss | exhausted)
   wait_for "$err" "^bsprun: restart 1 of $restarts: from checkpoint [0-9]+ on emu1 emu3 " 60
   "$EMUHOSTS" crash "$dir" 3
   wait_job 120
+  show
   expect_match "$err" "^bsprun: lost (emu3: |process [23] on emu3: )"
   if [ "$scenario" = second_loss ]; then
     expect_status 0
@@ -271,6 +234,7 @@ migrate)
   wait_for "$out" "^checkpoint 1 at step" 60
   "$EMUHOSTS" setload "$dir" 2 9
   wait_job 120
+  show
   expect_status 0
   expect_match "$err" "^bsprun: emu2 is busy \(load 7\.00 besides the job's 2 processes, above --migrate-load 4 in 3 probes in a row\): moving the job to other hosts after its next checkpoint$"
   expect_match "$err" "^bspg: stopping after checkpoint [0-9]+, as asked \($ckpt/stop\)$"
@@ -312,6 +276,7 @@ full_disk)
   wait_for "$out" "^checkpoint 1 at step" 60
   on_host 2 sh -c "dd if=/dev/zero of='$ckpt/filler' bs=64k status=none 2>/dev/null; true"
   wait_job 120
+  show
   expect_status 75
   expect_match "$err" "^bspg: checkpoint 2 could not be written on emu2: $ckpt/c2/[a-z]+-[0-9]+(\.part)?: .*No space left on device; checkpoint 1 is kept$"
   expect_match "$err" "^bsprun: checkpoint 1 is whole: once emu2 can write again, continue the job with: bsprun --resume -p 4 --hostfile hosts\.yaml --checkpoint-dir $ckpt ${job[*]}$"
@@ -335,6 +300,7 @@ copy_fails)
   wait_for "$out" "^checkpoint 2 at step" 60
   "$EMUHOSTS" crash "$dir" 2
   wait_job 120
+  show
   expect_status 0
   expect_match "$err" "^bsprun: could not bring the shards of checkpoint [0-9]+ over: emu3: .*; leaving out emu3 and planning again$"
   expect_match "$err" "^bsprun: restart 1 of 1: from checkpoint [0-9]+ on emu1 emu4 \(2 shards brought over\)$"
