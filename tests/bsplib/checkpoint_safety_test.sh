@@ -35,8 +35,9 @@ cleanup() {
 trap cleanup EXIT
 host=$(hostname)
 fail() { echo "FAIL: $*"; exit 1; }
-show_fail() { cat "$dir/out"; fail "$@"; }
-# run CKPT RESUME ARGS...: output in $dir/out, status returned. CKPT "" leaves BSPG_CHECKPOINT_DIR
+show_fail() { cat "$dir/out" "$dir/err"; fail "$@"; }
+# run CKPT RESUME ARGS...: stdout in $dir/out, stderr in $dir/err (apart: a starter may forward the
+# two streams in pieces that interleave mid-line), status returned. CKPT "" leaves BSPG_CHECKPOINT_DIR
 # unset (the default directory). Extra environment in the array `extra`.
 extra=()
 run() {
@@ -44,15 +45,15 @@ run() {
   local where=(BSPG_CHECKPOINT_DIR="$ckpt")
   [ -n "$ckpt" ] || where=(-u BSPG_CHECKPOINT_DIR)
   env "${where[@]}" BSPG_RESUME="$resume" "${extra[@]}" timeout 120 "${mpirun[@]}" -np "$p" \
-    "$program" "$@" >"$dir/out" 2>&1
+    "$program" "$@" >"$dir/out" 2>"$dir/err"
 }
 result() { grep -o '^RESULT [0-9]* after [0-9]* steps' "$dir/out"; }
 # The library's own lines ("bspg: ..."): exactly one, matching the pattern.
 one_line() {
   local n
-  n=$(grep -c '^bspg: ' "$dir/out")
+  n=$(grep -c '^bspg: ' "$dir/err")
   [ "$n" -eq 1 ] || show_fail "$n lines from bspg instead of one"
-  grep -Eq -- "$1" "$dir/out" || show_fail "no line matching: $1"
+  grep -Eq -- "$1" "$dir/err" || show_fail "no line matching: $1"
 }
 # A listing of a tree with every file's content hash: what must not change.
 snapshot() {
@@ -140,7 +141,7 @@ symlink)
   snapshot "$outside" >"$dir/outside.before"
   resumed_from_2 "$ck"
   grep -q "bspg: process 0: checkpoint 2: .*/c2/shard-0 is a symbolic link (not followed); using the buddy's copy" \
-    "$dir/out" || show_fail "the link in place of shard-0 was not reported"
+    "$dir/err" || show_fail "the link in place of shard-0 was not reported"
   [ ! -e "$ck/c9" ] && [ ! -L "$ck/c9" ] || fail "the link c9 beyond the restored checkpoint is still there"
   same_outside "a resumed run"
   ;;
@@ -197,7 +198,7 @@ exec "\$@"
 EOF
   chmod +x "$dir/wrap.sh"
   BSPG_CHECKPOINT_DIR=$dir/pp BSPG_RESUME=0 timeout 120 "${mpirun[@]}" -np "$p" "$dir/wrap.sh" \
-    "$program" 20 4 >"$dir/out" 2>&1
+    "$program" 20 4 >"$dir/out" 2>"$dir/err"
   status=$?
   [ "$status" -eq 1 ] || show_fail "one process's directory impossible: exit $status"
   one_line "^bspg: checkpoint 1 could not be written on $host: $dir/file: Not a directory; there is no earlier checkpoint$"
@@ -270,7 +271,7 @@ stop_file)
 two_jobs)
   ck=$dir/ck
   BSPG_CHECKPOINT_DIR=$ck BSPG_RESUME=0 timeout 120 "${mpirun[@]}" -np "$p" "$program" 20 4 slow 400 \
-    >"$dir/first" 2>&1 &
+    >"$dir/first" 2>"$dir/first.err" &
   first=$!
   for _ in $(seq 100); do grep -qs "^bspg job" "$ck/lock" && break; sleep 0.1; done
   holder=$(head -n 1 "$ck/lock")
@@ -282,8 +283,9 @@ two_jobs)
   [ "$status" -eq 1 ] || show_fail "a second job on a directory in use: exit $status"
   holder_re=$(printf '%s' "$holder" | sed 's/[][().*^$+?{}|\\]/\\&/g')
   one_line "^bspg: process 0: bspg_resume: the checkpoint directory $ck is in use by another job: $holder_re \($ck/lock\)$"
-  wait "$first" || { cat "$dir/first"; fail "the first job failed"; }
+  wait "$first" || { cat "$dir/first" "$dir/first.err"; fail "the first job failed"; }
   cp "$dir/first" "$dir/out"
+  cp "$dir/first.err" "$dir/err"
   [ "$(result)" = "$want" ] || show_fail "the first job's answer '$(result)' differs from '$want'"
   checkpoint_whole "$ck" 5
   same_outside "two jobs"

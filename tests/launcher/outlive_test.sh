@@ -72,8 +72,9 @@ frozen)
   kill -STOP "$victim"
   frozen_at=$(date +%s.%N)
   wait_for "^bsprun: lost process [0-2] on [^ ]+: stopped \(SIGSTOP\) for [0-9.]+ s; stopping the job$"
-  noticed=$(echo "$(date +%s.%N) - $frozen_at" | bc)
-  [ "$(echo "$noticed <= 4" | bc)" -eq 1 ] || fail "the stopped process was noticed after $noticed s (--host-timeout 3)"
+  noticed=$(awk -v a="$frozen_at" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+  # 3 s and a poll of the watch; generous for a loaded machine.
+  awk -v n="$noticed" 'BEGIN { exit !(n <= 8) }' || fail "the stopped process was noticed after $noticed s (--host-timeout 3)"
   wait_exit 120
   [ "$status" -eq 0 ] || fail "exit $status after a restart, not 0"
   expect "^bsprun: restart 1 of 1: from checkpoint [0-9]+ on this machine$"
