@@ -89,7 +89,7 @@ frozen_rank)
   frozen_at=$(date +%s.%N)
   wait_for "$err" "^bsprun: lost process [0-3] on emu2: stopped \(SIGSTOP\) for [0-9.]+ s, noticed by bsprun's probes; stopping the job$" 30
   noticed=$(awk -v a="$frozen_at" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
-  # --host-timeout, and a second for the probe that sees it and this script's polling.
+  # --host-timeout and a probe round; generous for a loaded machine.
   awk -v n="$noticed" 'BEGIN { exit !(n <= 10) }' || fail "the frozen process was noticed after $noticed s (--host-timeout 4)"
   wait_job 120
   show
