@@ -36,8 +36,9 @@ int main(int argc, char **argv) {
   EXPECT(bsp_maxD(g0) == bsp_minD(g0), "bsp_g differs between processes");
   bsp_sync();
   check("after syncs");
+  const int pid = bsp_pid();
   test_end();
-  if (bsp_pid() == 0) printf("s %.6g l %.6g g %.6g nhalf %d\n", s0, l0, g0, n0);
+  if (pid == 0) printf("s %.6g l %.6g g %.6g nhalf %d\n", s0, l0, g0, n0);
   printf("PASS l1_params\n");
   return 0;
 }
