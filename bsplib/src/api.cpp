@@ -1,9 +1,11 @@
 // api.cpp - the BSPlib C entry points. Each validates its arguments and names itself in any
 // error; the work is recorded in the Runtime and done at the next bsp_sync.
 #include <mpi.h>
+#include <stdlib.h>
 
 #include <cstdarg>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -21,8 +23,9 @@ using bspg::Runtime;
 
 namespace {
 
-bool owns_mpi = false;  // bspg called MPI_Init (so bsp_end finalizes and ends processes > 0)
-int last_nprocs = 1;    // bsp_nprocs() after bsp_end
+bool owns_mpi = false;     // bspg called MPI_Init (so bsp_end finalizes and ends processes > 0)
+int last_nprocs = 1;       // bsp_nprocs() after bsp_end
+bool init_called = false;  // bsp_init named the SPMD function
 
 // Initialises MPI unless someone already has; remembers whether bspg did (and then also
 // finalizes it should the program end before bsp_begin).
@@ -135,6 +138,40 @@ bspg::Group& member_group(const char* call, int handle) {
   return *group;
 }
 
+// bsp_end's work, also for a program that ends without it (ended_by_exit): the last superstep's
+// communication is delivered, and the lowest pid that ended so says it once. Returns the pid.
+int end_section(bool ended_by_exit) {
+  Runtime& rt = *g_runtime;
+  rt.sync(bspg::SyncCall::End);
+  int first = ended_by_exit ? rt.pid : rt.nprocs;  // the lowest pid that did not call bsp_end
+  MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, rt.comm);
+  if (ended_by_exit && first == rt.pid) {
+    std::fflush(stdout);
+    std::fprintf(
+        stderr, "bspg: process %d: %s without bsp_end; ending the SPMD section as bsp_end would\n",
+        rt.pid, init_called ? "the SPMD function returned" : "the program ended (status 0)");
+    std::fflush(stderr);
+  }
+  rt.finish();
+  const int pid = rt.pid;
+  last_nprocs = rt.nprocs;
+  delete g_runtime;
+  g_runtime = nullptr;
+  g_phase = Phase::After;
+  bspg::leave_job();
+  if (owns_mpi) MPI_Finalize();
+  return pid;
+}
+
+// on_exit handler, installed by bsp_begin: the program ends (the SPMD function returned, main
+// returned, or exit was called) inside the SPMD section. Status 0 ends the section as bsp_end
+// would; any other status stops the job with that status (one quiet abort), as before bsp_begin.
+void end_at_exit(int status, void* /*unused*/) {
+  if (g_phase != Phase::Inside || g_runtime == nullptr) return;
+  if (status != 0) bspg::stop_job(status);
+  end_section(true);
+}
+
 }  // namespace
 
 #pragma GCC visibility push(default)
@@ -158,23 +195,16 @@ void bsp_begin(int maxprocs) {
   bspg::set_reporting_pid(member.pid);
   g_runtime = new Runtime(member.comm, member.pid, member.nprocs);
   g_phase = Phase::Inside;
+  // Runs before the handlers installed earlier (those of MPI's start, which expect the section
+  // to be over) and before the destructors of anything built so far.
+  on_exit(end_at_exit, nullptr);
 }
 
 void bsp_end(void) {
-  Runtime& rt = spmd("bsp_end");
-  rt.sync(bspg::SyncCall::End);  // delivers the last superstep's communication
-  rt.finish();
-  int pid = rt.pid;
-  last_nprocs = rt.nprocs;
-  delete g_runtime;
-  g_runtime = nullptr;
-  g_phase = Phase::After;
-  bspg::leave_job();
-  if (owns_mpi) {
-    MPI_Finalize();
-    // The standard: all processes but 0 end here; process 0 continues sequentially.
-    if (pid != 0) std::exit(0);
-  }
+  spmd("bsp_end");
+  const int pid = end_section(false);
+  // The standard: all processes but 0 end here; process 0 continues sequentially.
+  if (owns_mpi && pid != 0) std::exit(0);
 }
 
 void bsp_init(void (*spmd_part)(void), int argc, char* argv[]) {
@@ -182,9 +212,11 @@ void bsp_init(void (*spmd_part)(void), int argc, char* argv[]) {
   (void)argv;
   if (g_phase != Phase::Before) fail("bsp_init", "called after bsp_begin");
   if (spmd_part == nullptr) fail("bsp_init", "the SPMD function is NULL");
+  init_called = true;
   start_mpi();
   if (bspg::runs_spmd_part_at_once()) {
-    // Only process 0 runs main; the others go straight to the SPMD part (bsp_end ends them).
+    // Only process 0 runs main; the others go straight to the SPMD part (bsp_end ends them, or,
+    // where the SPMD function returns without it, end_at_exit).
     spmd_part();
     std::exit(0);
   }

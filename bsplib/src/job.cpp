@@ -4,7 +4,9 @@
 // while process 0 runs main, so they must learn that main ended.
 #include "job.hpp"
 
+#include <fcntl.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <cstdio>
 
@@ -81,6 +83,33 @@ void write_note(const char* suffix, int status) {
 }
 
 void note_exit(int status, void* /*unused*/) { write_note("", status); }
+
+// Whether the MPI's starter (or a master's bsp_begin) started this process as another than the
+// first: its rank in the starter's environment (Open MPI, MPICH's Hydra, PMIx, Slurm's srun,
+// which gives standard input to every task) is above 0, or a master spawned it.
+bool started_as_other_than_first() {
+  if (const char* mark = std::getenv("BSPG_SPAWNED_BY_MASTER"); mark && *mark) return true;
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"}) {
+    const char* text = std::getenv(name);
+    if (text == nullptr || *text == '\0') continue;
+    char* end = nullptr;
+    const long rank = std::strtol(text, &end, 10);
+    if (*end == '\0' && rank > 0) return true;
+  }
+  return false;
+}
+
+// Before main: only process 0 reads the user's input; every other process reads end-of-file at
+// once. A program may read standard input before bsp_init or bsp_begin, and the processes a
+// master spawns run main again, on a standard input that never ends.
+__attribute__((constructor)) void give_input_to_process_0_only() {
+  if (!started_as_other_than_first()) return;
+  const int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (null >= 0 && null != STDIN_FILENO) {
+    dup2(null, STDIN_FILENO);  // dup2 clears close-on-exec: a program it runs reads EOF too
+    close(null);
+  }
+}
 
 }  // namespace
 

@@ -18,8 +18,11 @@ static int *seen, nprocs_seen, last_word = -1;
 
 static void check_last_word(void) {
   if (nprocs_seen == 0) return; /* not process 0 */
-  if (last_word == nprocs_seen) printf("DELIVERED %d\n", last_word);
-  else printf("FAIL: no_end: the last put was not delivered (%d, expected %d)\n", last_word, nprocs_seen);
+  if (last_word == nprocs_seen)
+    printf("DELIVERED %d\n", last_word);
+  else
+    printf("FAIL: no_end: the last put was not delivered (%d, expected %d)\n", last_word,
+           nprocs_seen);
 }
 
 static void section(void) {
@@ -47,7 +50,8 @@ static void spmd(void) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 2 || (strcmp(argv[1], "init") && strcmp(argv[1], "begin") && strcmp(argv[1], "exit"))) {
+  if (argc < 2 ||
+      (strcmp(argv[1], "init") && strcmp(argv[1], "begin") && strcmp(argv[1], "exit"))) {
     printf("FAIL: usage: no_end init|begin|exit [STATUS]\n");
     return 2;
   }
