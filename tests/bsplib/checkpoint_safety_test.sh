@@ -97,7 +97,11 @@ want=$(result)
 
 # crashed DIR: a fresh run killed in superstep 10 after its checkpoints 1 and 2 (steps 4, 8).
 crashed() {
-  run "$1" 0 20 4 crash 10 && show_fail "the run that loses a process exited 0"
+  # MPICH 4.2's mpiexec reports 0 in most runs that lose a process (bsprun does not: tests/launcher,
+  # local_killed_process_fails); what must hold is that no answer came.
+  if run "$1" 0 20 4 crash 10 && [ "${mpirun[0]##*/}" != mpiexec.mpich ]; then
+    show_fail "the run that loses a process exited 0"
+  fi
   if result >/dev/null; then show_fail "the run that loses a process gave an answer"; fi
   grep -q "^checkpoint 2 at step 8" "$dir/out" || show_fail "no checkpoint 2 before the crash"
   grep -q "^resumed" "$dir/out" && show_fail "a fresh run restored a checkpoint"
