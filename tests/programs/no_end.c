@@ -15,9 +15,12 @@
 #include "check.h"
 
 static int *seen, nprocs_seen, last_word = -1;
+static int ending_status; /* non-zero: the job is stopped with it, nothing is delivered */
 
 static void check_last_word(void) {
-  if (nprocs_seen == 0) return; /* not process 0 */
+  /* Not process 0, or a job stopped with a non-zero status: MPICH's MPI_Abort for a single
+   * process ends by exit(), which runs this handler too. */
+  if (nprocs_seen == 0 || ending_status != 0) return;
   if (last_word == nprocs_seen)
     printf("DELIVERED %d\n", last_word);
   else
@@ -56,6 +59,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   int status = argc > 2 ? atoi(argv[2]) : 0;
+  ending_status = status;
   atexit(check_last_word);
   if (strcmp(argv[1], "init") == 0) {
     bsp_init(spmd, argc, argv);
