@@ -18,8 +18,8 @@ namespace {
 
 // Misuse: one line "bspg: process P: call: cause", then every process stops (bsp_abort prints
 // once when several processes make the same mistake).
-[[noreturn]] __attribute__((format(printf, 2, 3))) void misuse(const char* call,
-                                                               const char* format, ...) {
+[[noreturn]] __attribute__((format(printf, 2, 3))) void misuse(const char* call, const char* format,
+                                                               ...) {
   char cause[512];
   va_list args;
   va_start(args, format);
@@ -123,22 +123,23 @@ int multiply_int(int a, int b) {
   return static_cast<int>(static_cast<unsigned>(a) * static_cast<unsigned>(b));
 }
 
-// min/max that pass over NaNs (a NaN wins only against another NaN); for ints the plain ones.
-template <typename T>
-T min_value(T a, T b) {
+// min (kSmaller) or max, passing over NaNs (a NaN wins only against another NaN); for ints the
+// plain ones.
+template <typename T, bool kSmaller>
+T extreme(T a, T b) {
   if constexpr (std::is_floating_point_v<T>) {
     if (std::isnan(a)) return b;
     if (std::isnan(b)) return a;
   }
-  return b < a ? b : a;
+  return (kSmaller ? b < a : a < b) ? b : a;
+}
+template <typename T>
+T min_value(T a, T b) {
+  return extreme<T, true>(a, b);
 }
 template <typename T>
 T max_value(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>) {
-    if (std::isnan(a)) return b;
-    if (std::isnan(b)) return a;
-  }
-  return a < b ? b : a;
+  return extreme<T, false>(a, b);
 }
 
 // Increasing order with NaNs after every number (a strict weak order, unlike < on NaNs).
@@ -251,9 +252,7 @@ float bsp_sumR(float x) { return reduce("bsp_sumR", x, false, std::plus<float>()
 double bsp_sumD(double x) { return reduce("bsp_sumD", x, false, std::plus<double>()); }
 int bsp_sumI_prefix(int x) { return reduce("bsp_sumI_prefix", x, true, add_int); }
 float bsp_sumR_prefix(float x) { return reduce("bsp_sumR_prefix", x, true, std::plus<float>()); }
-double bsp_sumD_prefix(double x) {
-  return reduce("bsp_sumD_prefix", x, true, std::plus<double>());
-}
+double bsp_sumD_prefix(double x) { return reduce("bsp_sumD_prefix", x, true, std::plus<double>()); }
 
 int bsp_productI(int x) { return reduce("bsp_productI", x, false, multiply_int); }
 float bsp_productR(float x) { return reduce("bsp_productR", x, false, std::multiplies<float>()); }
@@ -319,8 +318,7 @@ void bspg_sort_blocks(void* base, int nelem, int size,
     bsp_sync();
   }
   std::qsort(table.data(), static_cast<size_t>(total), static_cast<size_t>(size), compare);
-  if (nbytes > 0)
-    std::memcpy(base, table.data() + static_cast<size_t>(first) * size, nbytes);
+  if (nbytes > 0) std::memcpy(base, table.data() + static_cast<size_t>(first) * size, nbytes);
 }
 
 }  // extern "C"
