@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "hosts.h"
+#include "shard.hpp"
 #include "untrusted.h"
 
 namespace bspg::launcher {
@@ -55,8 +56,7 @@ std::string new_run_id() {
 }
 
 std::string run_id_problem(const std::string& run) {
-  if (run.size() != 16 || run.find_first_not_of("0123456789abcdef") != std::string::npos)
-    return "a run id is 16 lowercase hexadecimal digits";
+  if (!bspg::is_hex_id(run)) return "a run id is 16 lowercase hexadecimal digits";
   return "";
 }
 
@@ -69,18 +69,11 @@ std::string text_id(const std::string& text) {
 }
 
 std::string program_id(const std::string& program, const std::vector<std::string>& args) {
-  // FNV-1a over the program's file name and each argument, each ended by a 0 byte (not a
-  // secret: it tells a resume with other arguments from one with the same).
-  std::uint64_t hash = 0xcbf29ce484222325ull;
-  auto add = [&](const std::string& text) {
-    for (unsigned char c : text) hash = (hash ^ c) * 0x100000001b3ull;
-    hash = (hash ^ 0u) * 0x100000001b3ull;
-  };
-  add(program.substr(program.rfind('/') + 1));
-  for (const auto& a : args) add(a);
-  char id[32];
-  std::snprintf(id, sizeof id, "%016llx", static_cast<unsigned long long>(hash));
-  return id;
+  // The program's file name and each argument, each ended by a 0 byte (not a secret: it tells a
+  // resume with other arguments from one with the same).
+  std::string text = program.substr(program.rfind('/') + 1) + '\0';
+  for (const auto& a : args) text += a + '\0';
+  return text_id(text);
 }
 
 std::string job_id_problem(const std::string& id) {
@@ -191,23 +184,23 @@ std::string read_survey(const std::string& output, Holdings& holdings) {
     }
     const std::uint64_t checkpoint = std::stoull(n);
     if (key == "complete") {
-      // "complete N PID bspg checkpoint N of P processes run RUN program PROGRAM"
-      std::string bspg, word, again, of, count, processes, run_word, run, program_word, program,
-          more;
-      words >> bspg >> word >> again >> of >> count >> processes >> run_word >> run >>
-          program_word >> program >> more;
-      if (!all_digits(a) || bspg != "bspg" || word != "checkpoint" || again != n || of != "of" ||
-          !all_digits(count) || processes != "processes" || std::stoull(count) == 0 ||
-          std::stoull(count) > 1000000) {
-        skip("an empty or damaged complete marker");
+      // "complete N PID " and the marker's line, read as the library writes it (shard.hpp).
+      std::string marker;
+      std::getline(words, marker);
+      marker.erase(0, marker.find_first_not_of(' '));
+      std::uint64_t number = 0;
+      int count = 0;
+      std::string run, program;
+      if (!all_digits(a) ||
+          !bspg::parse_complete_marker(marker + "\n", number, count, run, program) ||
+          number != checkpoint || count <= 0 || count > 1000000) {
+        const bool older =
+            marker.rfind("bspg checkpoint ", 0) == 0 && marker.find(" run ") == std::string::npos;
+        skip(older ? "a complete marker that names no run: of an older bspg, or damaged"
+                   : "an empty or damaged complete marker");
         continue;
       }
-      if (run_word != "run" || !run_id_problem(run).empty() || program_word != "program" ||
-          !run_id_problem(program).empty() || !more.empty()) {
-        skip("a complete marker that names no run: of an older bspg, or damaged");
-        continue;
-      }
-      holdings.complete[{run, checkpoint}] = {static_cast<int>(std::stoull(count)), program};
+      holdings.complete[{run, checkpoint}] = {count, program};
     } else if (key == "file") {
       // "file N shard|copy PID STATUS VERDICT..."
       std::string b, status, verdict;
