@@ -11,7 +11,9 @@
 
 #include "bsp.h"
 #include "bspg.h"
+#include "crash.hpp"
 #include "errors.hpp"
+#include "globals.hpp"
 #include "job.hpp"
 #include "runtime.hpp"
 
@@ -33,6 +35,7 @@ void start_mpi() {
   if (bspg::ensure_mpi()) {
     owns_mpi = true;
     bspg::mpi_started_by_bspg();
+    bspg::install_crash_handlers();
   }
 }
 
@@ -193,6 +196,7 @@ void bsp_begin(int maxprocs) {
     return;
   }
   bspg::set_reporting_pid(member.pid);
+  bspg::share_globals(member.comm, 0);
   g_runtime = new Runtime(member.comm, member.pid, member.nprocs);
   g_phase = Phase::Inside;
   // Runs before the handlers installed earlier (those of MPI's start, which expect the section
