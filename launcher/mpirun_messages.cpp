@@ -1,9 +1,11 @@
 // mpirun_messages.cpp - recognises Open MPI 4.1's start-up failure blocks (see mpirun_messages.h).
 #include "mpirun_messages.h"
 
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
+#include <utility>
 
 #include "untrusted.h"
 
@@ -12,6 +14,8 @@ namespace {
 
 // A block longer than this is not one of Open MPI's messages: pass it on as it is.
 constexpr std::size_t kMaxBlockLines = 200;
+// The library's crash line is shorter than this.
+constexpr std::size_t kCrashLineStart = 256;
 
 // Open MPI frames its messages with a line of 74 dashes.
 bool is_rule(std::string_view line) {
@@ -108,6 +112,55 @@ bool read_death(const std::string& text, ProcessDeath& death) {
   return true;
 }
 
+// The signal named by the library's line for a crashed process ("bspg: process 2: crashed with
+// signal SIGSEGV (segmentation fault)"), 0 when the line is not one.
+// A line of an MPI error handler's report: "[host:pid] *** ...".
+bool is_error_handler_line(const std::string& line) {
+  return !line.empty() && line[0] == '[' && line.find("] *** ") != std::string::npos;
+}
+
+int crash_line_signal(const std::string& line) {
+  const std::string said = ": crashed with signal ";
+  if (line.rfind("bspg: process ", 0) != 0) return 0;
+  const auto at = line.find(said);
+  const std::size_t pid_at = std::strlen("bspg: process ");
+  if (at == std::string::npos || at == pid_at || line.find_first_not_of("0123456789", pid_at) != at)
+    return 0;
+  static const std::pair<const char*, int> kNames[] = {
+      {"SIGSEGV", SIGSEGV}, {"SIGBUS", SIGBUS}, {"SIGFPE", SIGFPE},   {"SIGILL", SIGILL},
+      {"SIGABRT", SIGABRT}, {"SIGSYS", SIGSYS}, {"SIGTRAP", SIGTRAP},
+  };
+  const std::string rest = line.substr(at + said.size());
+  for (const auto& [name, number] : kNames) {
+    const std::size_t length = std::strlen(name);
+    if (rest.compare(0, length, name) == 0 && (rest.size() == length || rest[length] == ' '))
+      return number;
+  }
+  const int number = std::atoi(rest.c_str());
+  return number > 0 && number < 128 ? number : 0;
+}
+
+// mpirun's preface to the block that names a dead process: "Primary job  terminated normally,
+// but 1 process returned a non-zero exit code. Per user-direction, the job has been aborted."
+// ("Child job 2 ..." for processes a master spawned).
+bool is_death_preface(const std::string& text) {
+  return contains(text, " terminated normally, but ") && contains(text, "non-zero exit code") &&
+         (contains(text, "Primary job") || contains(text, "Child job"));
+}
+
+// What the other processes say when a lost or dead one hangs up on them.
+bool is_peer_hang_up(const std::string& text) {
+  return contains(text, "communication peer process has unexpectedly disconnected") ||
+         contains(text, "failed to TCP connect to a peer MPI process");
+}
+
+// Open MPI's count of notices it did not repeat ("[vm:123] 1 more process has sent help message
+// help-mpi-btl-tcp.txt / peer hung up", and how to see them all).
+bool is_help_count(const std::string& line) {
+  return !line.empty() && line[0] == '[' &&
+         (contains(line, "sent help message") || contains(line, "orte_base_help_aggregate"));
+}
+
 }  // namespace
 
 MpirunStderr::MpirunStderr(std::map<std::string, std::string> address_names)
@@ -123,6 +176,8 @@ std::string MpirunStderr::feed(std::string_view bytes) {
     if (passing_partial_) {  // the rest of a line already being passed on
       out += line + "\n";
       passing_partial_ = false;
+      note_crash_line(passed_start_ + line);
+      passed_start_.clear();
       continue;
     }
     out += take_line(line);
@@ -131,6 +186,9 @@ std::string MpirunStderr::feed(std::string_view bytes) {
   if (!partial_.empty() && (passing_partial_ || (block_.empty() && partial_[0] != '-'))) {
     out += release_ssh_lines();
     out += partial_;
+    // Enough of it to recognise the library's crash line once the line is whole.
+    if (passed_start_.size() < kCrashLineStart)
+      passed_start_ += partial_.substr(0, kCrashLineStart);
     partial_.clear();
     passing_partial_ = true;
   }
@@ -152,6 +210,15 @@ std::string MpirunStderr::flush() {
   block_.clear();
   partial_.clear();
   passing_partial_ = false;
+  passed_start_.clear();
+  return out + release_unexplained();
+}
+
+// The peers' notices held without restarts: dropped once a death explains them, else as they were.
+std::string MpirunStderr::release_unexplained() {
+  std::string out;
+  if (!death_explained() && !stopping_) out.swap(unexplained_);
+  unexplained_.clear();
   return out;
 }
 
@@ -159,6 +226,11 @@ std::string MpirunStderr::finish() {
   std::string out = flush();
   if (!stopping_ && death_.rank < 0 && !failure_.host_lost) out += consequences_;
   consequences_.clear();
+  // A preface that nothing followed, as it was; the death it announced, in one line, unless the
+  // process said itself that it crashed.
+  if (!stopping_ && !quiet_losses_ && crash_signal_ == 0) out += preface_ + death_line_;
+  preface_.clear();
+  death_line_.clear();
   return out;
 }
 
@@ -177,13 +249,24 @@ std::string MpirunStderr::take_line(const std::string& line) {
     ssh_lines_.push_back(trim(line));
     return "";
   }
-  // Open MPI's count of notices it did not repeat ("[vm:123] 1 more process has sent help message
-  // help-mpi-btl-tcp.txt / peer hung up", and how to see them all): about the held notices.
-  if (quiet_losses_ && !line.empty() && line[0] == '[' &&
-      (contains(line, "sent help message") || contains(line, "orte_base_help_aggregate"))) {
+  // Open MPI's count of notices it did not repeat: about the held notices.
+  if (quiet_losses_ && is_help_count(line)) {
     consequences_ += line + "\n";
     return "";
   }
+  if (!quiet_losses_ && is_help_count(line) && (death_explained() || !unexplained_.empty())) {
+    unexplained_ += line + "\n";
+    return "";
+  }
+  // After a process said it crashed, the others' MPI error handler blocks ("[vm:00000] *** An
+  // error occurred in Socket closed ..."; Open MPI 5 in master mode) are its consequences.
+  if (crash_signal_ != 0 && is_error_handler_line(line)) {
+    dropping_error_handler_ = true;
+    return "";
+  }
+  if (dropping_error_handler_ && trim(line).empty()) return "";
+  dropping_error_handler_ = false;
+  note_crash_line(line);
   // The library's word that the job stops after a checkpoint because of a stop file.
   if (line.rfind("bspg: stopping after checkpoint ", 0) == 0)
     stopped_after_checkpoint_ = std::strtoull(line.c_str() + 32, nullptr, 10);
@@ -213,25 +296,39 @@ std::string MpirunStderr::take_line(const std::string& line) {
 std::string MpirunStderr::end_block() {
   std::vector<std::string> lines;
   lines.swap(block_);
-  std::string out;
   const std::string text = joined(lines);
   // What the other processes say when a lost one hangs up on them: held until it is known
-  // whether a loss explains it.
-  if (quiet_losses_ &&
-      (contains(text, "communication peer process has unexpectedly disconnected") ||
-       contains(text, "failed to TCP connect to a peer MPI process"))) {
-    for (const auto& line : lines) consequences_ += line + "\n";
+  // whether a loss explains it (with restarts), or a death (without).
+  if (is_peer_hang_up(text) && !stopping_) {
+    std::string& held = quiet_losses_ ? consequences_ : unexplained_;
+    if (!quiet_losses_ && death_explained()) return "";
+    for (const auto& line : lines) held += line + "\n";
     return "";
   }
+  // A death: its preface and its block are held (see finish()).
+  if (is_death_preface(text)) {
+    preface_.clear();
+    for (const auto& line : lines) preface_ += line + "\n";
+    preface_of_child_ = contains(text, "Child job");
+    return "";
+  }
+  if (ProcessDeath death; read_death(text, death)) {
+    take_death(death);
+    return "";
+  }
+  // Any other block: a preface held before it goes first, as it was.
+  std::string out;
+  if (!quiet_losses_ && !stopping_) out.swap(preface_);
+  preface_.clear();
   // Open MPI 5's starter (PRRTE) on a process that called MPI_Abort: the process has said why
   // (bspg's one line, or the program's own bsp_abort message) and the exit status says the rest.
   if (contains(text, "has exited due to process rank") && contains(text, "calling \"abort\"") &&
       !std::getenv("BSPG_MPI_ABORT_BANNER"))
-    return "";
+    return out;
   if (recognise(text, lines)) {
     if (!failure_.message.empty() && failure_.exit_status != 0 && !reported_) {
       reported_ = true;
-      out = "bsprun: " + untrusted::printable(failure_.message) + "\n";
+      out += "bsprun: " + untrusted::printable(failure_.message) + "\n";
     }
     return out;
   }
@@ -239,6 +336,27 @@ std::string MpirunStderr::end_block() {
   out += release_ssh_lines();
   for (const auto& line : lines) out += line + "\n";
   return out;
+}
+
+// The library's line for a process that crashed: it says what mpirun's blocks would.
+void MpirunStderr::note_crash_line(const std::string& line) {
+  if (const int signal = crash_line_signal(line); signal != 0 && crash_signal_ == 0)
+    crash_signal_ = signal;
+}
+
+// mpirun's block on a process that died of a signal: recorded; said in one line at the end
+// (finish), unless the process said it crashed, restarts will say it, or the job is being stopped.
+void MpirunStderr::take_death(const ProcessDeath& death) {
+  preface_.clear();  // it announced this
+  if (death_.rank < 0) death_ = death;
+  if (!death_line_.empty()) return;  // the first death is the cause; the others follow from it
+  const int pid = death.rank + (preface_of_child_ ? 1 : 0);
+  death_line_ =
+      "bsprun: process " + std::to_string(pid) +
+      (death.host.empty() ? "" : " on " + untrusted::printable(death.host)) + " ended by signal " +
+      std::to_string(death.signal) +
+      (death.signal_name.empty() ? "" : " (" + untrusted::printable(death.signal_name) + ")") +
+      "\n";
 }
 
 // True when the block is one of Open MPI's start-up messages (then it is not passed on).
@@ -305,13 +423,6 @@ bool MpirunStderr::recognise(const std::string& text, const std::vector<std::str
     if (quiet_losses_) reported_ = true;  // bsprun says it when it restarts
     return true;
   }
-  if (ProcessDeath death; read_death(text, death)) {
-    if (death_.rank < 0) death_ = death;
-    return quiet_losses_;
-  }
-  if (quiet_losses_ && contains(text, "Primary job terminated normally, but") &&
-      contains(text, "returned a non-zero exit code"))
-    return true;  // the death (or exit status) it announces follows
   // Consequences of a failure already reported.
   if (failure_.exit_status != 0 &&
       (contains(text, "was unable to start the specified application as it encountered an error") ||

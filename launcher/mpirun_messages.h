@@ -5,8 +5,11 @@
 // reads mpirun's stderr through this filter: a block that says the program is missing, cannot be
 // executed, the working directory is missing, a daemon could not start on a host or a host was
 // lost is replaced by ONE line naming the host and the cause, and the job's exit status becomes
-// 127 (not found), 126 (not executable) or 125 (could not start). Everything else passes through
-// unchanged: the program's own output, its exit codes and real signal deaths.
+// 127 (not found), 126 (not executable) or 125 (could not start). A process that died of a signal
+// is said in one line: the library's own ("bspg: process 2: crashed with signal SIGSEGV ..."),
+// after which mpirun's account of that death and of its consequences is dropped, or else bsprun's
+// condensed from mpirun's block ("bsprun: process 3 on emu2 ended by signal 9 (Killed)").
+// Everything else passes through unchanged: the program's own output and its exit codes.
 #ifndef BSPG_LAUNCHER_MPIRUN_MESSAGES_H
 #define BSPG_LAUNCHER_MPIRUN_MESSAGES_H
 
@@ -62,6 +65,9 @@ class MpirunStderr {
 
   const StartFailure& failure() const { return failure_; }
   const ProcessDeath& death() const { return death_; }
+  // The signal a process of the job said it crashed with ("bspg: process P: crashed with signal
+  // SIGSEGV ..."), 0 when none did.
+  int crash_signal() const { return crash_signal_; }
   // N when process 0 said "bspg: stopping after checkpoint N, as asked" (the stop file), else 0.
   unsigned long long stopped_after_checkpoint() const { return stopped_after_checkpoint_; }
   // The library's word that a checkpoint could not be written ("bspg: checkpoint N could not be
@@ -74,16 +80,32 @@ class MpirunStderr {
   std::string end_block();
   std::string release_ssh_lines();
   bool recognise(const std::string& text, const std::vector<std::string>& lines);
+  void take_death(const ProcessDeath& death);
+  void note_crash_line(const std::string& line);
+  bool death_explained() const { return crash_signal_ != 0 || death_.rank >= 0; }
+  std::string release_unexplained();
 
   std::map<std::string, std::string> address_names_;
   std::string partial_;                 // bytes of an unfinished line
   bool passing_partial_ = false;        // the unfinished line is passed through as it comes
+  std::string passed_start_;            // the start of that line, as far as it was passed
   std::vector<std::string> block_;      // lines of a framed block being read
   std::vector<std::string> ssh_lines_;  // ssh's errors, held until we know whether a block follows
   bool stopping_ = false;
   bool quiet_losses_ = false;
   std::string consequences_;  // held with quiet_losses until finish()
-  bool reported_ = false;     // the failure's line was written
+  // Without quiet_losses: what follows a death (peers that hung up), held until flush(), dropped
+  // when a death explains it by then.
+  std::string unexplained_;
+  // mpirun's preface to a death ("Primary job  terminated normally, but 1 process returned a
+  // non-zero exit code"), held until the block it announces; whether it spoke of a child job
+  // (processes a master's bsp_begin spawned: their pid is their rank + 1).
+  std::string preface_;
+  bool preface_of_child_ = false;
+  std::string death_line_;  // bsprun's line for the death, said at finish() unless explained
+  int crash_signal_ = 0;
+  bool dropping_error_handler_ = false;  // inside an MPI error handler's block after a crash
+  bool reported_ = false;  // the failure's line was written
   StartFailure failure_;
   ProcessDeath death_;
   unsigned long long stopped_after_checkpoint_ = 0;

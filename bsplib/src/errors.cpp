@@ -86,6 +86,8 @@ void drain_output() {
 
 void set_reporting_pid(int pid) { reporting_pid = pid; }
 
+int reporting_pid_if_set() { return reporting_pid; }
+
 void set_abort_comm(MPI_Comm comm) { abort_comm = comm; }
 
 void set_before_abort(void (*hook)(int status)) { before_abort = hook; }

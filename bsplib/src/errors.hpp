@@ -38,6 +38,9 @@ void set_before_abort(void (*hook)(int status));
 // Setting it also says that waiting for process 0 to speak for everyone is over.
 void set_reporting_pid(int pid);
 
+// The id set by set_reporting_pid, -1 before. One load of an int: safe in a signal handler.
+int reporting_pid_if_set();
+
 // The communicator whose MPI_Abort reaches every process of the job: MPI_COMM_WORLD unless
 // processes were spawned (master mode), whose MPI_COMM_WORLD holds only themselves.
 void set_abort_comm(MPI_Comm comm);

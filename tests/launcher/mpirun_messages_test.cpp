@@ -161,7 +161,7 @@ TEST(MpirunMessages, LostHostIs125UnlessTheJobIsBeingStopped) {
 TEST(MpirunMessages, OtherBlocksAndOutputPassUnchanged) {
   MpirunStderr filter(std::map<std::string, std::string>{{"emu2", "emu2"}});
   const std::string text =
-      "rank 0 says\n" + kRankKilled + "ssh: a warning that is not followed by a block\n" +
+      std::string("rank 0 says\n") + "ssh: a warning that is not followed by a block\n" +
       block("  something else Open MPI says\n") + "partial line without newline";
   EXPECT_EQ(through(filter, text), text);
   EXPECT_EQ(filter.failure().exit_status, 0);
@@ -197,9 +197,11 @@ const std::string kPrimaryJob = block(
     "Primary job  terminated normally, but 1 process returned\n"
     "a non-zero exit code. Per user-direction, the job has been aborted.\n");
 
-TEST(MpirunMessages, AKilledProcessIsRecordedAndShownUnlessRestartsMaySayIt) {
+TEST(MpirunMessages, AKilledProcessIsRecordedAndSaidInOneLineUnlessRestartsMaySayIt) {
   MpirunStderr shown;
-  EXPECT_EQ(through(shown, kPrimaryJob + kRankKilled), kPrimaryJob + kRankKilled);
+  EXPECT_EQ(through(shown, kPrimaryJob + kRankKilled), "");
+  EXPECT_EQ(shown.finish(), "bsprun: process 3 on emu2 ended by signal 9 (Killed)\n");
+  EXPECT_EQ(shown.crash_signal(), 0);
   EXPECT_EQ(shown.death().rank, 3);
   EXPECT_EQ(shown.death().host, "emu2");
   EXPECT_EQ(shown.death().signal, 9);
@@ -212,6 +214,119 @@ TEST(MpirunMessages, AKilledProcessIsRecordedAndShownUnlessRestartsMaySayIt) {
   MpirunStderr none;
   through(none, kPrimaryJob);
   EXPECT_EQ(none.death().rank, -1);
+}
+
+// --- A process that crashed (bsplib/src/crash.cpp) -----------------------------------------
+
+const std::string kCrashLine =
+    "bspg: process 1: crashed with signal SIGSEGV (segmentation fault)\n";
+const std::string kRankSegv = block(
+    "mpirun noticed that process rank 1 with PID 0 on node vm exited on signal 11 (Segmentation "
+    "fault).\n");
+const std::string kHungUp = block(
+    "An MPI communication peer process has unexpectedly disconnected.  This\n"
+    "usually indicates a failure in the peer process (e.g., a crash or\n"
+    "otherwise exiting without calling MPI_FINALIZE first).\n\n"
+    "  Local host: vm\n  Local PID:  32030\n  Peer host:  vm\n");
+const std::string kHelpCount =
+    "[vm:08445] 1 more process has sent help message help-mpi-btl-tcp.txt / peer hung up\n";
+
+// Open MPI 4's stderr pieces arrive in any order: the preface before or after the process's line,
+// the death's block before or after it.
+TEST(MpirunMessages, ACrashedProcesssLineIsAllThatIsShown) {
+  for (const std::string& stream :
+       {kPrimaryJob + kCrashLine + kRankSegv, kCrashLine + kPrimaryJob + kRankSegv,
+        kPrimaryJob + kRankSegv + kCrashLine, kCrashLine + kPrimaryJob + kHungUp + kRankSegv,
+        kPrimaryJob + kHungUp + kRankSegv + kCrashLine}) {
+    for (std::size_t piece : {1, 5, 100000}) {
+      MpirunStderr filter;
+      EXPECT_EQ(through(filter, stream, piece) + filter.finish(), kCrashLine) << stream;
+      EXPECT_EQ(filter.crash_signal(), 11);
+      EXPECT_EQ(filter.death().rank, 1);
+      EXPECT_EQ(filter.death().signal, 11);
+    }
+  }
+  // Open MPI's count of the notices it did not repeat goes with them (it comes in one piece).
+  MpirunStderr counted;
+  EXPECT_EQ(through(counted, kPrimaryJob + kHungUp + kRankSegv + kHelpCount + kCrashLine) +
+                counted.finish(),
+            kCrashLine);
+  // glibc's own line before it (a corrupted heap), and the program's output, pass.
+  MpirunStderr heap;
+  const std::string glibc = "double free or corruption (!prev)\n";
+  const std::string line = "bspg: process 3: crashed with signal SIGABRT (aborted)\n";
+  EXPECT_EQ(through(heap, "rank output\n" + kPrimaryJob + glibc + line +
+                              block("mpirun noticed that process rank 3 with PID 0 on node vm "
+                                    "exited on signal 6 (Aborted).\n")) +
+                heap.finish(),
+            "rank output\n" + glibc + line);
+  EXPECT_EQ(heap.crash_signal(), 6);
+}
+
+// Open MPI 5 in master mode: the master's error handler reports the crashed process's socket
+// closing; after the crash line that is a consequence, left out. Before it, it passes.
+TEST(MpirunMessages, AnErrorHandlerBlockAfterACrashIsLeftOut) {
+  const std::string handler =
+      "[vm:00000] *** An error occurred in Socket closed\n"
+      "[vm:00000] *** reported by process [1671823361,0]\n"
+      "[vm:00000] *** on a NULL communicator\n"
+      "[vm:00000] *** MPI_ERRORS_ARE_FATAL (processes in this communicator will now abort,\n"
+      "[vm:00000] ***    and MPI will try to terminate your MPI job as well)\n\n\n";
+  MpirunStderr filter;
+  EXPECT_EQ(through(filter, kCrashLine + handler + "later output\n") + filter.finish(),
+            kCrashLine + "later output\n");
+  MpirunStderr no_crash;
+  EXPECT_EQ(through(no_crash, handler) + no_crash.finish(), handler);
+}
+
+// In master mode the spawned processes are a child job, whose rank r is pid r + 1.
+TEST(MpirunMessages, ADeadSpawnedProcessIsNamedByItsPid) {
+  MpirunStderr filter;
+  const std::string child = block(
+      "Child job 2 terminated normally, but 1 process returned\n"
+      "a non-zero exit code. Per user-direction, the job has been aborted.\n");
+  EXPECT_EQ(through(filter, child + kHungUp + kRankSegv), "");
+  EXPECT_EQ(filter.finish(), "bsprun: process 2 on vm ended by signal 11 (Segmentation fault)\n");
+  MpirunStderr said;
+  EXPECT_EQ(through(said, child + kHungUp + kRankSegv + kCrashLine) + said.finish(), kCrashLine);
+}
+
+// Only the library's line counts: the same words further into a line are the program's.
+TEST(MpirunMessages, OnlyTheLibrarysCrashLineCounts) {
+  for (const auto& [line, signal] : std::map<std::string, int>{
+           {"bspg: process 0: crashed with signal SIGABRT (aborted)", 6},
+           {"bspg: process 12: crashed with signal SIGSEGV (stack overflow)", 11},
+           {"bspg: process 2: crashed with signal SIGBUS (bus error)", 7},
+           {"bspg: process 2: crashed with signal 40", 40},
+           {"prog: bspg: process 0: crashed with signal SIGSEGV (segmentation fault)", 0},
+           {"bspg: process 0: bsp_put: crashed with signal SIGSEGV", 0},
+           {"bspg: process : crashed with signal SIGSEGV", 0}}) {
+    MpirunStderr filter;
+    EXPECT_EQ(through(filter, line + "\n"), line + "\n");
+    EXPECT_EQ(filter.crash_signal(), signal) << line;
+  }
+  // Without the line, mpirun's block is said in one line at the end.
+  MpirunStderr unsaid;
+  EXPECT_EQ(through(unsaid, "prog: bspg: process 1: crashed with signal SIGSEGV\n" + kRankSegv),
+            "prog: bspg: process 1: crashed with signal SIGSEGV\n");
+  EXPECT_EQ(unsaid.finish(), "bsprun: process 1 on vm ended by signal 11 (Segmentation fault)\n");
+}
+
+// A preface that announces something else (a non-zero exit status) goes out with it, as it was.
+TEST(MpirunMessages, APrefaceBeforeAnotherBlockPassesWithIt) {
+  const std::string exit_status = block(
+      "mpirun detected that one or more processes exited with non-zero status, thus causing\n"
+      "the job to be terminated. The first process to do so was:\n\n"
+      "  Process name: [[4021,1],0]\n  Exit code:    3\n");
+  MpirunStderr filter;
+  EXPECT_EQ(through(filter, kPrimaryJob + exit_status) + filter.finish(),
+            kPrimaryJob + exit_status);
+  MpirunStderr alone;
+  EXPECT_EQ(through(alone, kPrimaryJob), "");
+  EXPECT_EQ(alone.finish(), kPrimaryJob);
+  MpirunStderr stopping;
+  stopping.stopping();
+  EXPECT_EQ(through(stopping, kPrimaryJob + kRankKilled) + stopping.finish(), "");
 }
 
 TEST(MpirunMessages, ALostHostIsTheHostsFailureAndQuietWhenRestartsMaySayIt) {
