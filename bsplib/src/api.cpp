@@ -26,7 +26,8 @@ using bspg::Runtime;
 namespace {
 
 bool owns_mpi = false;     // bspg called MPI_Init (so bsp_end finalizes and ends processes > 0)
-int last_nprocs = 1;       // bsp_nprocs() after bsp_end
+int last_nprocs = 1;       // the last section's processes
+int available_after = 0;   // bsp_nprocs() after bsp_end: the processes available at bsp_begin
 bool init_called = false;  // bsp_init named the SPMD function
 
 // Initialises MPI unless someone already has; remembers whether bspg did (and then also
@@ -162,7 +163,9 @@ int end_section(bool ended_by_exit) {
   g_runtime = nullptr;
   g_phase = Phase::After;
   bspg::leave_job();
-  if (owns_mpi) MPI_Finalize();
+  // MPI stays up where a later section may follow; the program's end finalizes it then.
+  if (owns_mpi && !bspg::later_sections_possible() && !bspg::parks_between_sections())
+    MPI_Finalize();
   return pid;
 }
 
@@ -177,13 +180,24 @@ void end_at_exit(int status, void* /*unused*/) {
 
 }  // namespace
 
+void bspg::end_section_after_return() {
+  if (g_phase == Phase::Inside && g_runtime != nullptr) end_section(true);
+}
+
 #pragma GCC visibility push(default)
 extern "C" {
 
 void bsp_begin(int maxprocs) {
-  if (g_phase != Phase::Before)
-    fail("bsp_begin", "called twice (a program has one bsp_begin/bsp_end pair)");
+  if (g_phase == Phase::Inside)
+    fail("bsp_begin", "called twice (inside the SPMD section it started; bsp_end it first)");
+  if (g_phase == Phase::After && !bspg::later_sections_possible() &&
+      !bspg::parks_between_sections())
+    fail("bsp_begin",
+         "called twice: a later SPMD section needs its SPMD part in a function named by bsp_init, "
+         "and bsp_init called before the first section (the other processes of the first section "
+         "ended at its bsp_end)");
   start_mpi();
+  available_after = bsp_nprocs();
   bspg::Membership member = bspg::join_job(maxprocs);
   if (member.comm == MPI_COMM_NULL) {
     // Not needed for this run: wait for the others to finish, then leave quietly.
@@ -201,34 +215,50 @@ void bsp_begin(int maxprocs) {
   g_phase = Phase::Inside;
   // Runs before the handlers installed earlier (those of MPI's start, which expect the section
   // to be over) and before the destructors of anything built so far.
-  on_exit(end_at_exit, nullptr);
+  static bool end_at_exit_installed = false;
+  if (!end_at_exit_installed) on_exit(end_at_exit, nullptr);
+  end_at_exit_installed = true;
 }
 
 void bsp_end(void) {
   spmd("bsp_end");
   const int pid = end_section(false);
-  // The standard: all processes but 0 end here; process 0 continues sequentially.
+  // The standard: all processes but 0 end here; process 0 continues sequentially. Under
+  // bsp_init the others wait here for a later section instead, until process 0 ends.
+  if (pid != 0 && bspg::parks_between_sections()) bspg::wait_for_next_section();
   if (owns_mpi && pid != 0) std::exit(0);
 }
 
 void bsp_init(void (*spmd_part)(void), int argc, char* argv[]) {
   (void)argc;
   (void)argv;
-  if (g_phase != Phase::Before) fail("bsp_init", "called after bsp_begin");
+  if (g_phase == Phase::Inside) fail("bsp_init", "called inside an SPMD section");
   if (spmd_part == nullptr) fail("bsp_init", "the SPMD function is NULL");
+  if (g_phase == Phase::After && !bspg::later_sections_possible())
+    fail("bsp_init",
+         "called after an SPMD section that bsp_init did not start: its other processes ended at "
+         "its bsp_end (call bsp_init before the first section to have several)");
+  const bool first = !init_called;
   init_called = true;
   start_mpi();
-  if (bspg::runs_spmd_part_at_once()) {
-    // Only process 0 runs main; the others go straight to the SPMD part (bsp_end ends them, or,
-    // where the SPMD function returns without it, end_at_exit).
-    spmd_part();
+  bspg::name_spmd_part(spmd_part);
+  if (first && bspg::runs_spmd_part_at_once()) {
+    // Only process 0 runs main; the others go straight to the SPMD part (bsp_end ends them or
+    // parks them for a later section, or, where the SPMD function returns without it,
+    // end_at_exit).
+    void (*part)(void) = bspg::spmd_part_to_run(spmd_part);
+    bspg::name_spmd_part(part);
+    part();
+    if (g_phase == Phase::Inside) end_section(true);  // returned without bsp_end
+    if (bspg::parks_between_sections()) bspg::wait_for_next_section();
     std::exit(0);
   }
 }
 
 int bsp_nprocs(void) {
   if (g_runtime) return g_runtime->nprocs;
-  if (g_phase == Phase::After) return last_nprocs;
+  // After a section: what a later section could have (MulticoreBSP's answer too).
+  if (g_phase == Phase::After) return available_after > 0 ? available_after : last_nprocs;
   start_mpi();
   return bspg::processes_available();
 }

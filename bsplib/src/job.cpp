@@ -1,14 +1,23 @@
 // job.cpp - start and end of a run. With every process started at once, process 0 sends one
 // start message to the others, either at bsp_begin (how many processes take part) or when the
-// program ends before bsp_begin (end too): under bsp_init the others wait for it in bsp_begin
-// while process 0 runs main, so they must learn that main ended.
+// program ends (end too): under bsp_init the others wait for it in bsp_begin while process 0 runs
+// main, so they must learn that main ended. Under bsp_init a program may have several SPMD
+// sections: between them the other processes wait ("park") for the next start message, which
+// names the SPMD part to run, instead of ending at bsp_end.
 #include "job.hpp"
 
 #include <fcntl.h>
+#include <link.h>
+#include <setjmp.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <cinttypes>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
+#include <string>
 
 #include "errors.hpp"
 #include "master.hpp"
@@ -17,12 +26,11 @@
 namespace bspg {
 namespace {
 
-enum StartKind : int { kBegin = 1, kEnd = 2 };
-
-struct StartMessage {
-  int kind;
-  int value;  // kBegin: maxprocs of process 0
-};
+void (*spmd_part)(void) = nullptr;  // the SPMD part bsp_init named last
+bool parked_loop_running = false;
+jmp_buf park_point;  // where a parked process returns to at the end of each later section
+bool has_pending_start = false;
+StartMessage pending_start{};
 
 int world_rank() {
   int rank = 0;
@@ -36,16 +44,119 @@ int world_size() {
   return size;
 }
 
-StartMessage exchange_start_message(StartMessage mine) {
-  MPI_Bcast(&mine, 2, MPI_INT, 0, MPI_COMM_WORLD);
-  return mine;
+StartMessage exchange_in_world(StartMessage mine) {
+  return exchange_start_message(MPI_COMM_WORLD, mine);
 }
 
-// on_exit handler: the program ends (returns from main or calls exit) before bsp_begin.
+struct ObjectSearch {
+  std::uintptr_t address;
+  int index = 0;
+  int found = -1;
+  std::uintptr_t base = 0;
+  bool executable = false;
+};
+
+// dl_iterate_phdr visits the loaded objects in the same order in every process of one executable.
+int visit_object(dl_phdr_info* info, std::size_t /*size*/, void* data) {
+  auto* search = static_cast<ObjectSearch*>(data);
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& segment = info->dlpi_phdr[i];
+    if (segment.p_type != PT_LOAD) continue;
+    const std::uintptr_t start = info->dlpi_addr + segment.p_vaddr;
+    if (search->address >= start && search->address < start + segment.p_memsz) {
+      search->found = search->index;
+      search->base = info->dlpi_addr;
+      search->executable = (segment.p_flags & PF_X) != 0;
+      return 1;
+    }
+  }
+  ++search->index;
+  return 0;
+}
+
+}  // namespace
+
+PartLocation locate(void (*part)(void)) {
+  ObjectSearch search{reinterpret_cast<std::uintptr_t>(part)};
+  dl_iterate_phdr(visit_object, &search);
+  if (search.found < 0 || !search.executable) return {};
+  return {search.found, search.address - search.base};
+}
+
+namespace {
+
+struct ObjectByIndex {
+  int wanted;
+  int index = 0;
+  std::uintptr_t base = 0;
+  bool found = false;
+};
+
+int visit_by_index(dl_phdr_info* info, std::size_t /*size*/, void* data) {
+  auto* search = static_cast<ObjectByIndex*>(data);
+  if (search->index++ != search->wanted) return 0;
+  search->base = info->dlpi_addr;
+  search->found = true;
+  return 1;
+}
+
+// The SPMD part process 0 named, in this process; fails where it is not code of this program.
+void (*find_part(const PartLocation& where))(void) {
+  ObjectByIndex object{where.object};
+  if (where.object >= 0) dl_iterate_phdr(visit_by_index, &object);
+  if (object.found) {
+    const std::uintptr_t address = object.base + where.offset;
+    ObjectSearch check{address};
+    dl_iterate_phdr(visit_object, &check);
+    if (check.found == where.object && check.executable)
+      return reinterpret_cast<void (*)(void)>(address);
+  }
+  fail("bsp_begin",
+       "process 0's SPMD part (object %d, offset 0x%" PRIx64
+       ") is not code of this program here; every process must run the same executable",
+       where.object, where.offset);
+}
+
+// Between sections: wait for the next start message, run the SPMD part it names, and come back
+// here when that section ends. Never returns: an end message ends the process.
+[[noreturn]] void park() {
+  if (parked_loop_running) longjmp(park_point, 1);
+  parked_loop_running = true;
+  setjmp(park_point);
+  for (;;) {
+    const bool spawned = master::role("bsp_end") == master::Role::Spawned;
+    StartMessage start =
+        exchange_start_message(spawned ? master::pool() : MPI_COMM_WORLD, {0, 0, {}});
+    if (start.kind == kEnd) {
+      g_phase = Phase::After;
+      if (spawned) master::end_pool();
+      MPI_Finalize();
+      std::exit(0);
+    }
+    pending_start = start;
+    has_pending_start = true;
+    void (*part)(void) = find_part(start.part);
+    part();
+    end_section_after_return();  // the SPMD part returned without bsp_end
+  }
+}
+
+// on_exit handler: the program ends (returns from main or calls exit) before bsp_begin, or after
+// a section where MPI was kept for later ones.
 void end_before_begin(int status, void* /*unused*/) {
   int finalized = 0;  // installed once MPI runs: it is initialized
   MPI_Finalized(&finalized);
-  if (g_phase != Phase::Before || finalized) return;
+  if (finalized || g_phase == Phase::Inside) return;
+  if (g_phase == Phase::After) {
+    fflush(stdout);
+    if (status != 0) stop_job(status);
+    // The parked processes end too.
+    if (master::role("exit") == master::Role::Spmd && world_size() > 1)
+      exchange_in_world({kEnd, 0, {}});
+    if (master::role("exit") == master::Role::Master) master::end_pool();
+    MPI_Finalize();
+    return;
+  }
   fflush(stdout);
   master::Role role = master::role("exit");
   if (role == master::Role::Spawned)
@@ -55,7 +166,7 @@ void end_before_begin(int status, void* /*unused*/) {
   // non-zero status earns a banner from mpirun.
   if (status != 0) stop_job(status);
   if (role == master::Role::Spmd && world_size() > 1) {
-    StartMessage got = exchange_start_message({kEnd, 0});
+    StartMessage got = exchange_in_world({kEnd, 0, {}});
     if (got.kind == kBegin) {
       set_reporting_pid(world_rank());  // nobody else reports this
       fail("exit",
@@ -124,12 +235,41 @@ void mpi_started_by_bspg() {
   on_exit(end_before_begin, nullptr);
 }
 
+// Process 0 sends, the others receive. Those waiting may wait long (process 0 runs main, or the
+// sequential part between sections), so they poll gently instead of spinning on a core.
+StartMessage exchange_start_message(MPI_Comm comm, StartMessage mine) {
+  MPI_Request request;
+  MPI_Ibcast(&mine, static_cast<int>(sizeof mine), MPI_BYTE, 0, comm, &request);
+  int done = 0;
+  for (long polls = 0;; ++polls) {
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (done) return mine;
+    if (polls > 2000) {
+      const timespec pause{0, 500000};
+      nanosleep(&pause, nullptr);
+    }
+  }
+}
+
 Membership join_job(int maxprocs) {
   if (master::role("bsp_begin") != master::Role::Spmd) {
-    return master::join(maxprocs);
+    const StartMessage* received = has_pending_start ? &pending_start : nullptr;
+    has_pending_start = false;
+    Membership member = master::join(maxprocs, received);
+    if (member.comm == MPI_COMM_NULL && parks_between_sections()) {
+      g_phase = Phase::After;
+      park();  // not needed in this section; perhaps in a later one
+    }
+    return member;
   }
   int rank = world_rank(), size = world_size();
-  StartMessage start = exchange_start_message({kBegin, maxprocs});
+  StartMessage start;
+  if (has_pending_start) {
+    start = pending_start;  // received while parked
+    has_pending_start = false;
+  } else {
+    start = exchange_in_world({kBegin, maxprocs, locate(spmd_part)});
+  }
   if (start.kind == kEnd) {
     // Process 0 ended the program in main before bsp_begin: so does this process.
     g_phase = Phase::After;
@@ -142,6 +282,10 @@ Membership join_job(int maxprocs) {
   int nprocs = maxprocs < size ? maxprocs : size;
   MPI_Comm comm;
   MPI_Comm_split(MPI_COMM_WORLD, rank < nprocs ? 0 : MPI_UNDEFINED, rank, &comm);
+  if (comm == MPI_COMM_NULL && parks_between_sections()) {
+    g_phase = Phase::After;
+    park();  // not needed in this section; perhaps in a later one
+  }
   return {comm, rank, nprocs};
 }
 
@@ -150,6 +294,41 @@ void leave_job() { master::leave(); }
 int processes_available() {
   if (master::role("bsp_nprocs") != master::Role::Spmd) return master::available("bsp_nprocs");
   return world_size();
+}
+
+void name_spmd_part(void (*part)(void)) { spmd_part = part; }
+
+bool later_sections_possible() {
+  if (spmd_part == nullptr) return false;
+  const master::Role role = master::role("bsp_init");
+  return role == master::Role::Master || (role == master::Role::Spmd && world_rank() == 0);
+}
+
+bool parks_between_sections() {
+  if (spmd_part == nullptr) return false;
+  const master::Role role = master::role("bsp_end");
+  return role == master::Role::Spawned || (role == master::Role::Spmd && world_rank() != 0);
+}
+
+void (*current_spmd_part())(void) { return spmd_part; }
+
+void wait_for_next_section() { park(); }
+
+void (*spmd_part_to_run(void (*named)(void)))(void) {
+  // A process a master spawned for a later section runs that section's part, which the master
+  // names in its environment as OBJECT:OFFSET (hexadecimal).
+  const char* text = std::getenv("BSPG_SPMD_PART");
+  if (text == nullptr || *text == '\0' || master::role("bsp_init") != master::Role::Spawned)
+    return named;
+  PartLocation where;
+  char* end = nullptr;
+  where.object = static_cast<int>(std::strtol(text, &end, 10));
+  if (*end != ':' || where.object < 0)
+    fail("bsp_init", "environment variable BSPG_SPMD_PART='%.40s' is not OBJECT:OFFSET", text);
+  where.offset = std::strtoull(end + 1, &end, 16);
+  if (*end != '\0')
+    fail("bsp_init", "environment variable BSPG_SPMD_PART='%.40s' is not OBJECT:OFFSET", text);
+  return find_part(where);
 }
 
 bool runs_spmd_part_at_once() {

@@ -6,6 +6,9 @@
 
 #include <mpi.h>
 
+#include <cstdint>
+#include <string>
+
 namespace bspg {
 
 struct Membership {
@@ -24,6 +27,54 @@ void leave_job();
 
 // bsp_nprocs() before bsp_begin: the processes started, or in master mode those available.
 int processes_available();
+
+// bsp_init named this SPMD part (the last one named is the one later sections run).
+void name_spmd_part(void (*part)(void));
+
+// Whether this process (process 0, or a master) may start another SPMD section after bsp_end:
+// the program named its SPMD part with bsp_init. MPI then stays initialised until the program
+// ends.
+bool later_sections_possible();
+
+// Whether this process, at bsp_end (or not needed at bsp_begin), waits for a later section
+// instead of ending: a process other than 0 of a run started all at once, under bsp_init.
+bool parks_between_sections();
+
+// bsp_end of such a process: wait for the next section and run its SPMD part; ends the process
+// when process 0 ends the program. Never returns.
+[[noreturn]] void wait_for_next_section();
+
+// Provided by the API layer: ends the SPMD section of an SPMD part that returned without
+// bsp_end, as bsp_end would, with a line that says so.
+void end_section_after_return();
+
+// bsp_init of a process that runs the SPMD part at once: the part to run (a process a master
+// spawned for a later section runs the part the master names, not the first one main names).
+void (*spmd_part_to_run(void (*named)(void)))(void);
+
+// The SPMD part bsp_init named last (nullptr: none).
+void (*current_spmd_part())(void);
+
+// Where an SPMD part is, the same in every process of one executable: the loaded object that
+// holds it (its place in the list of loaded objects) and its offset from that object's base.
+struct PartLocation {
+  int object = -1;
+  std::uint64_t offset = 0;
+};
+
+// Where `part` is (object -1 where it is not code of a loaded object).
+PartLocation locate(void (*part)(void));
+
+// What process 0 tells the others at bsp_begin, or at the program's end.
+enum StartKind : int { kBegin = 1, kEnd = 2 };
+struct StartMessage {
+  int kind;
+  int value;          // kBegin: the processes process 0 asked for
+  PartLocation part;  // kBegin: the SPMD part bsp_init named last on process 0
+};
+
+// Collective over comm: rank 0's message reaches the others, who wait idly for it.
+StartMessage exchange_start_message(MPI_Comm comm, StartMessage mine);
 
 // bsp_init: whether this process runs the SPMD part at once (every process but 0, and every
 // process spawned in master mode) instead of returning to main.

@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <cinttypes>
+#include <cstdio>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -43,8 +45,9 @@ struct Settings {
 };
 
 Settings settings;
-MPI_Comm joined = MPI_COMM_NULL;  // master and spawned processes together, while inside
+MPI_Comm joined = MPI_COMM_NULL;  // the section's processes, master first, while inside
 MPI_Comm link = MPI_COMM_NULL;    // the intercommunicator of the spawn (the parent's, if spawned)
+MPI_Comm pool_comm = MPI_COMM_NULL;  // master and all it spawned so far, master first
 
 // Before the merge every spawned process tells the master (over `link`) that it is there, or that
 // it stops: an MPI_Abort in a spawned process does not end the master on every MPI (Open MPI 5
@@ -222,12 +225,13 @@ struct Plan {
   std::vector<int> sizes;        // processes per subjob, the master's included
 };
 
-// Subjobs of the first nprocs slots are numbered by first appearance: the master's is 0.
-Plan plan_for(int nprocs) {
+// Subjobs of the first nprocs slots are numbered by first appearance: the master's is 0. The
+// processes to spawn are those of slots first..nprocs-1 (the others run already).
+Plan plan_for(int nprocs, int first) {
   Plan plan;
   if (settings.slots.empty()) {
     plan.sizes = {nprocs};
-    if (nprocs > 1) plan.apps.push_back({0, nprocs - 1, ""});
+    if (nprocs > first) plan.apps.push_back({0, nprocs - first, ""});
     return plan;
   }
   std::vector<int> subjob_of_group(static_cast<std::size_t>(settings.available), -1);
@@ -240,7 +244,7 @@ Plan plan_for(int nprocs) {
       plan.apps.push_back({subjob, 0, ""});
     }
     ++plan.sizes[static_cast<std::size_t>(subjob)];
-    if (i == 0) continue;  // the master's own slot
+    if (i < first) continue;  // the master's own slot, or a process that waits in the pool
     AppContext& app = plan.apps[static_cast<std::size_t>(subjob)];
     ++app.count;
     app.hosts += (app.hosts.empty() ? "" : ",") + slot.host;
@@ -255,12 +259,23 @@ std::string sizes_text(const Plan& plan) {
   return sizes;
 }
 
+int sections_started = 0;  // by this master
+
 std::string environment_for(int subjob, const Plan& plan) {
   const std::string sizes = sizes_text(plan);
   std::string text = std::string(kSpawnedMark) + "=1\nBSPG_SUBJOB=" + std::to_string(subjob) +
                      "\nBSPG_NSUBJOBS=" + std::to_string(plan.sizes.size()) +
                      "\nBSPG_SUBJOB_SIZES=" + sizes;
   for (const std::string& variable : settings.passed_on) text += "\n" + variable;
+  // A later section's processes run the SPMD part bsp_init named last, not main's first.
+  if (sections_started > 1) {
+    const PartLocation where = locate(current_spmd_part());
+    if (where.object < 0)
+      fail("bsp_begin", "cannot name the SPMD part of this section to the spawned processes");
+    char part[64];
+    std::snprintf(part, sizeof part, "%d:%" PRIx64, where.object, where.offset);
+    text += "\nBSPG_SPMD_PART=" + std::string(part);
+  }
   return text;
 }
 
@@ -277,8 +292,10 @@ std::string error_text(int code) {
   return line;
 }
 
-// Starts the processes of `plan` and returns the intercommunicator to them.
-MPI_Comm spawn(const Plan& plan, int nprocs) {
+// Starts the processes of `plan` (count of them), collectively over `parents` (the master is its
+// rank 0), and returns the intercommunicator to them.
+MPI_Comm spawn(const Plan& plan, int count, MPI_Comm parents) {
+  const int nprocs = count + 1;
   std::vector<std::string> command = own_command_line();
   if (command.empty())
     fail("bsp_begin", "cannot read this program's command line from /proc/self/cmdline");
@@ -312,13 +329,13 @@ MPI_Comm spawn(const Plan& plan, int nprocs) {
     counts.push_back(app.count);
     infos.push_back(info);
   }
-  std::vector<int> codes(static_cast<std::size_t>(nprocs - 1), MPI_SUCCESS);
-  MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+  std::vector<int> codes(static_cast<std::size_t>(count), MPI_SUCCESS);
+  MPI_Comm_set_errhandler(parents, MPI_ERRORS_RETURN);
   MPI_Comm children = MPI_COMM_NULL;
   int rc = MPI_Comm_spawn_multiple(static_cast<int>(commands.size()), commands.data(), argvs.data(),
-                                   counts.data(), infos.data(), 0, MPI_COMM_SELF, &children,
+                                   counts.data(), infos.data(), 0, parents, &children,
                                    codes.data());
-  MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+  MPI_Comm_set_errhandler(parents, MPI_ERRORS_ARE_FATAL);
   for (MPI_Info& info : infos) MPI_Info_free(&info);
   for (int code : codes)
     if (rc == MPI_SUCCESS && code != MPI_SUCCESS) rc = code;
@@ -329,6 +346,51 @@ MPI_Comm spawn(const Plan& plan, int nprocs) {
          nprocs - 1, nprocs == 2 ? "" : "es", command[0].c_str(), BSPG_MPI_NAME,
          error_text(rc).c_str(), nprocs);
   return children;
+}
+
+// A waiting spawned process's part in the master's spawn (only the master's arguments count).
+MPI_Comm take_part_in_spawn() {
+  char command[] = "";
+  char* no_arguments[] = {nullptr};
+  char** argvs[] = {no_arguments};
+  char* commands[] = {command};
+  int counts[] = {1};
+  MPI_Info infos[] = {MPI_INFO_NULL};
+  MPI_Comm children = MPI_COMM_NULL;
+  MPI_Comm_spawn_multiple(1, commands, argvs, counts, infos, 0, pool_comm, &children,
+                          MPI_ERRCODES_IGNORE);
+  return children;
+}
+
+// Whether the pool outlives the section: bsp_init named the SPMD part, so that a later section
+// may follow.
+bool pool_stays() { return later_sections_possible() || parks_between_sections(); }
+
+// The pool and the processes just spawned (over `children`) become the new pool, in that order.
+// The spawn's intercommunicator is kept only where the section is the last: then bsp_end
+// disconnects it, and master and spawned processes finalize each on its own. (Open MPI 4 waits
+// for ever in a disconnect of the merged intracommunicator; that of the intercommunicator works.)
+void grow_pool(MPI_Comm children) {
+  MPI_Comm bigger = MPI_COMM_NULL;
+  MPI_Intercomm_merge(children, 0, &bigger);  // low: the pool first
+  if (pool_stays())
+    MPI_Comm_disconnect(&children);
+  else
+    link = children;
+  if (pool_comm != MPI_COMM_NULL) MPI_Comm_free(&pool_comm);
+  pool_comm = bigger;
+}
+
+int size_of(MPI_Comm comm) {
+  int size = 0;
+  MPI_Comm_size(comm, &size);
+  return size;
+}
+
+int rank_in(MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  return rank;
 }
 
 void set_subjob_environment(const Plan& plan) {
@@ -352,24 +414,45 @@ int available(const char* call) {
   return here + master_side;
 }
 
-Membership join(int maxprocs) {
+Membership join(int maxprocs, const StartMessage* received) {
   const Settings& s = read_settings("bsp_begin");
+  int nprocs = 0;
   if (s.role == Role::Master) {
     if (maxprocs < 1) fail("bsp_begin", "maxprocs is %d; it must be at least 1", maxprocs);
-    int nprocs = maxprocs < s.available ? maxprocs : s.available;
-    Plan plan = plan_for(nprocs);
+    ++sections_started;
+    nprocs = maxprocs < s.available ? maxprocs : s.available;
+    const int have = pool_comm == MPI_COMM_NULL ? 1 : size_of(pool_comm);
+    Plan plan = plan_for(nprocs, have);
     set_subjob_environment(plan);
-    if (nprocs == 1) {
+    if (pool_comm != MPI_COMM_NULL)
+      exchange_start_message(pool_comm, {kBegin, nprocs, locate(current_spmd_part())});
+    if (nprocs == 1 && pool_comm == MPI_COMM_NULL) {
       MPI_Comm_dup(MPI_COMM_WORLD, &joined);
     } else {
-      link = spawn(plan, nprocs);
-      await_spawned(nprocs - 1);
-      MPI_Intercomm_merge(link, 0, &joined);
+      if (nprocs > have) {
+        MPI_Comm parents = pool_comm == MPI_COMM_NULL ? MPI_COMM_SELF : pool_comm;
+        link = spawn(plan, nprocs - have, parents);
+        await_spawned(nprocs - have);
+        MPI_Comm children = link;
+        link = MPI_COMM_NULL;
+        grow_pool(children);
+      }
+      MPI_Comm_split(pool_comm, 0, 0, &joined);
     }
-  } else {
+  } else if (received == nullptr) {
+    // Spawned for this section: all of this spawn take part.
     set_before_abort(nullptr);
     tell_master(kJoining);
-    MPI_Intercomm_merge(link, 1, &joined);  // high: after the master
+    MPI_Intercomm_merge(link, 1, &pool_comm);  // high: after the master and those waiting
+    if (pool_stays()) MPI_Comm_disconnect(&link);  // see grow_pool
+    MPI_Comm_split(pool_comm, 0, rank_in(pool_comm), &joined);
+  } else {
+    // Waited in the pool since an earlier section.
+    nprocs = received->value;
+    if (nprocs > size_of(pool_comm)) grow_pool(take_part_in_spawn());
+    const int rank = rank_in(pool_comm);
+    MPI_Comm_split(pool_comm, rank < nprocs ? 0 : MPI_UNDEFINED, rank, &joined);
+    if (joined == MPI_COMM_NULL) return {MPI_COMM_NULL, rank, nprocs};
   }
   set_abort_comm(joined);
   Membership result{MPI_COMM_NULL, 0, 0};
@@ -381,9 +464,26 @@ Membership join(int maxprocs) {
 
 void leave() {
   if (joined == MPI_COMM_NULL) return;
-  set_abort_comm(MPI_COMM_WORLD);
   MPI_Comm_free(&joined);
+  if (pool_stays()) {
+    // Together until the program ends: an abort (of the master, say) still reaches everyone.
+    set_abort_comm(pool_comm);
+    return;
+  }
+  set_abort_comm(MPI_COMM_WORLD);
+  if (pool_comm != MPI_COMM_NULL) MPI_Comm_free(&pool_comm);
   if (link != MPI_COMM_NULL) MPI_Comm_disconnect(&link);
+}
+
+MPI_Comm pool() { return pool_comm; }
+
+void end_pool() {
+  if (pool_comm == MPI_COMM_NULL) return;
+  if (read_settings("exit").role == Role::Master) exchange_start_message(pool_comm, {kEnd, 0, {}});
+  set_abort_comm(MPI_COMM_WORLD);
+  // Freed, not disconnected: everyone finalizes next, and Open MPI 4's disconnect of a
+  // communicator that spans three spawns or more waits for ever.
+  MPI_Comm_free(&pool_comm);
 }
 
 }  // namespace bspg::master

@@ -34,12 +34,24 @@ Role role(const char* call);
 // bsp_nprocs() before bsp_begin, for the master and the spawned processes.
 int available(const char* call);
 
-// bsp_begin(maxprocs) of the master (spawns min(maxprocs, available) - 1 processes) or of a
-// spawned process (whose maxprocs is ignored: the master's rules, as under bsp_init).
-Membership join(int maxprocs);  // comm: the master first, then the spawned
+// bsp_begin(maxprocs) of the master or of a spawned process (whose maxprocs is ignored: the
+// master's rules, as under bsp_init). The section has min(maxprocs, available) processes. The
+// master spawns those it does not have yet: all but itself in the first section; in a later one
+// (under bsp_init) the processes spawned before wait between sections, in the pool, and only
+// more are spawned. `received`: the start message a waiting spawned process got (null for a
+// process spawned for this section). comm is null for a waiting process this section does not
+// need.
+Membership join(int maxprocs, const StartMessage* received);  // comm: the master first
 
-// bsp_end, after the superstep engine freed its communicators: the master and the spawned
-// processes part (MPI_Comm_disconnect), so that each may finalize on its own.
+// bsp_end, after the superstep engine freed its communicators. Where no later section can follow,
+// the master and the spawned processes part (MPI_Comm_disconnect), so that each may finalize on
+// its own; otherwise they stay together in the pool.
 void leave();
+
+// The master and every process it spawned so far, master first (MPI_COMM_NULL: none spawned).
+MPI_Comm pool();
+
+// At the program's end: the master tells the waiting processes to end, and all part.
+void end_pool();
 
 }  // namespace bspg::master
