@@ -12,7 +12,9 @@
 
 #include "check.h"
 
-static int P = -5, scanned = -5; /* what this process's scanf read and returned */
+/* What this process's scanf read and returned. Thread-local: bsp_begin gives every process
+ * process 0's global variables, but each keeps its own thread-local ones. */
+static _Thread_local int P = -5, scanned = -5;
 
 static void spmd(void) {
   bsp_begin(P);
