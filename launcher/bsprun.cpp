@@ -1,8 +1,12 @@
 // bsprun.cpp - the launcher's main: parse, then the local path or the grid path.
+#include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
 
 #include "checkpoints.h"
@@ -47,6 +51,54 @@ int run_local(const Options& opt, const MpiSettings& settings) {
 }
 
 int launch(const Options& opt, const MpiSettings& settings);
+
+// Output directories (separate_output) of bsprun processes of this host that are gone (killed by
+// SIGKILL: their files were unlinked, the directories stayed).
+void remove_stale_output_directories(const std::string& base, const std::string& host) {
+  const std::string prefix = "bsprun-output-" + host + "-";
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(base, error)) {
+    const std::string name = entry.path().filename().string();
+    if (name.compare(0, prefix.size(), prefix) != 0) continue;
+    const long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
+    if (pid <= 0 || kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    std::error_code ignored;
+    std::filesystem::remove_all(entry.path(), ignored);
+  }
+}
+
+// How the starter is to keep each process's output apart on this run (mpi.h), with a directory
+// of bsprun's for the output files. Throws UsageError for --tag-output where the output cannot
+// be kept apart.
+ProcessOutput separate_output(const Options& opt, const Mpi& mpi) {
+  const bool grid = !opt.hostfile.empty() || !opt.rsl_in.empty();
+  ProcessOutput output;
+  output.how = mpi.output_separation(grid);
+  if (output.how == OutputSeparation::kNone && opt.tag_output)
+    throw UsageError("--tag-output is not available with " + mpi.name() +
+                     (grid ? " on the grid path" : "") +
+                     " (its starter does not keep each process's output apart)");
+  const bool master_mode = opt.nprocs == 0 && opt.rsl_in.empty();
+  if (master_mode && opt.tag_output && !mpi.separates_spawned_output())
+    throw UsageError("--tag-output is not available in master mode with " + mpi.name() +
+                     " (the output of the processes bsp_begin starts is not kept apart)");
+  if (opt.dry_run) return output;
+  if (output.how == OutputSeparation::kFiles) {
+    // Open MPI reads a ':' in the path as the start of its directives, MPICH a '%' as one of
+    // its pattern's; a relative TMPDIR would move with the processes' working directory.
+    const char* tmp = std::getenv("TMPDIR");
+    std::string base = tmp && *tmp == '/' && !std::strpbrk(tmp, ":%") ? tmp : "/tmp";
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    remove_stale_output_directories(base, host);
+    std::string dir = base + "/bsprun-output-" + host + "-" + std::to_string(getpid()) + "-XXXXXX";
+    if (!mkdtemp(dir.data()))
+      throw std::runtime_error("cannot make a directory for the job's output in " + base + ": " +
+                               std::strerror(errno));
+    output.directory = dir;
+  }
+  return output;
+}
 
 }  // namespace
 
@@ -98,9 +150,17 @@ int main(int argc, char** argv) {
 
   int status = 0;
   try {
+    settings.output = separate_output(opt, *settings.mpi);
+    set_job_output({settings.output, opt.tag_output});
     status = launch(opt, settings);
+  } catch (const UsageError& e) {
+    status = fail(kExitUsage, e.what());
   } catch (const std::exception& e) {
     status = fail(kExitLaunchFailed, e.what());
+  }
+  if (!settings.output.directory.empty()) {
+    std::error_code ignored;
+    std::filesystem::remove_all(settings.output.directory, ignored);
   }
   // Stopped by a signal: end by it, now that the job is stopped and bsprun's files are gone.
   if (const int sig = signal_to_end_with(); sig != 0) exit_as_killed_by(sig);

@@ -20,6 +20,18 @@ using Argv = std::vector<std::string>;
 
 enum class MpiFamily { kOpenMpi4, kOpenMpi5, kMpich };
 
+// How the starter keeps each process's output apart, so that bsprun can pass it on in whole
+// lines (output_lines.h) instead of in the pieces the starter forwards.
+enum class OutputSeparation {
+  kNone,   // the starter's output is passed on as it comes
+  kFiles,  // the starter writes each process's stdout and stderr to files of their own in
+           // directory (Open MPI: <job>/rank.<r>/stdout; MPICH: stdout.<r>) instead of its own
+};
+struct ProcessOutput {
+  OutputSeparation how = OutputSeparation::kNone;
+  std::string directory;  // kFiles: an empty directory of bsprun's, without ':' in its path
+};
+
 class Mpi {
  public:
   virtual ~Mpi() = default;
@@ -36,12 +48,18 @@ class Mpi {
   virtual std::string parameter_variable(const std::string& key) const = 0;
 
   // The starter and its options before any app context: running as root, one-sided settings,
-  // the user's --mca. Throws std::invalid_argument for what this MPI cannot take (--mca on MPICH).
+  // the user's --mca, how the processes' output is kept apart (settings.output). Throws
+  // std::invalid_argument for what this MPI cannot take (--mca on MPICH).
   virtual void start(Argv& argv, const MpiSettings& settings) const = 0;
   // Local path: more processes than this machine's cores.
   virtual void oversubscribe(Argv& argv) const = 0;
   // Master mode on this machine: the settings that let the master's spawned processes reach it.
   virtual void master_on_this_machine(MpiSettings& settings) const = 0;
+  // How this MPI's starter can keep each process's output apart (settings.output.how), on the
+  // grid path (processes on other hosts) or on this machine alone.
+  virtual OutputSeparation output_separation(bool grid) const = 0;
+  // Whether that holds for the processes master mode's bsp_begin spawns too.
+  virtual bool separates_spawned_output() const { return true; }
   // Why bsprun cannot take the grid path with this MPI, "" where it can.
   virtual std::string grid_unavailable() const { return ""; }
   // Whether the starter's exit status is non-zero whenever a process was killed; where not, bsprun

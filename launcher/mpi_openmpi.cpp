@@ -34,7 +34,22 @@ class OpenMpi : public Mpi {
     if (!prrte_ && !user_sets_mca(s, "osc"))
       argv.insert(argv.end(), {"--mca", "osc", "sm,pt2pt"});
     for (const auto& kv : s.mca) argv.insert(argv.end(), {"--mca", kv.first, kv.second});
+    // Each process's output in files of its own, not on mpirun's stdout and stderr (nocopy).
+    if (s.output.how == OutputSeparation::kFiles)
+      argv.insert(argv.end(), {"--output-filename", s.output.directory + ":nocopy"});
   }
+
+  OutputSeparation output_separation(bool grid) const override {
+    // ORTE's --tag-output drops output: a tagged 4 KiB piece must fit 8 KiB, which a piece of
+    // lines shorter than the tag (about 15 bytes) does not. Its files lose nothing, but are
+    // written on each process's host: this machine's alone are bsprun's to read. PRRTE (5.0.7)
+    // is no better: its tags name the wrong process once a line comes in several pieces, it
+    // moves stderr pieces to stdout, and its --output dir= writes no files (PMIX_ERR_EXISTS).
+    return grid || prrte_ ? OutputSeparation::kNone : OutputSeparation::kFiles;
+  }
+  // --output-filename holds for mpirun's own job only: a spawned job's output comes through
+  // mpirun's stdout and stderr as ever.
+  bool separates_spawned_output() const override { return prrte_; }
 
   void oversubscribe(Argv& argv) const override {
     if (prrte_)

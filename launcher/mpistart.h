@@ -25,6 +25,8 @@ struct MpiSettings {
   bool verbose = false;
   // Grid path: exported to every process as BSPG_JOB_MARKER (remote_stop.h).
   std::string job_marker;
+  // How the starter keeps each process's output apart (runner.h's JobOutput says the same).
+  ProcessOutput output;
 };
 
 // Whether the user set the MPI's parameter `key` (for Open MPI: OMPI_MCA_key in the environment,

@@ -161,6 +161,7 @@ Options parse_options(int argc, char** argv) {
       {"--allow-new-args", &opt.allow_new_args},
       {"--clean-up", &opt.clean_up},
       {"--stage", &opt.stage},
+      {"--tag-output", &opt.tag_output},
       {"--accept-unknown-host-keys", &opt.accept_unknown_host_keys},
       {"-v", &opt.verbose},
       {"--verbose", &opt.verbose},
@@ -366,6 +367,28 @@ DESCRIPTION
     --time-limit work as with -p. A program that ends before bsp_begin (say, after a
     usage message) ends with its own exit status, in every mode.
 
+    Output. The starter forwards each process's output in pieces (Open MPI reads 4 KiB
+    at a time), so on its own a long line of one process can be cut by a piece of
+    another's. bsprun has the starter write each process's stdout and stderr to files
+    of their own (MPICH: -outfile-pattern; Open MPI 4 on this machine:
+    --output-filename), in a directory of bsprun's ($TMPDIR or /tmp, bsprun-output-*;
+    each file is unlinked once open, so it takes no room once bsprun ends; the
+    directory is removed at the end, or by the next bsprun on this host if bsprun was
+    killed), and passes a process's output on only in whole
+    lines: a line goes out once its newline came, and unfinished, as it is, once no
+    byte of it came for 1 s (a prompt), it holds 4 MiB, or the job ended. A line
+    printed by one process is then never split by another's, whatever its length or
+    the number of writes it took, and its bytes (anything but newline) pass unchanged.
+    stdout stays stdout and stderr stays stderr; each process's lines keep their order
+    (the lines of different processes, and a process's stdout against its stderr, do
+    not keep the order they were printed in). The starter's own messages pass as they
+    come. Open MPI 4 on the grid path and Open MPI 5 pass the output as the starter
+    forwards it: Open MPI 4's tags drop output (a 4 KiB piece of lines shorter than
+    about 15 bytes outgrows its 8 KiB buffer), and its files stay on each host. In
+    master mode with Open MPI 4 the master's lines are whole, but the files hold
+    mpirun's own job only: the processes bsp_begin starts print as the starter
+    forwards it, and --tag-output is refused.
+
     Stopping. Ctrl-C, SIGTERM, SIGHUP and SIGQUIT stop the whole job: the signal goes
     to mpirun (once), which stops every process. Processes of the job that are
     stopped (SIGSTOP) are continued first, so that they can act on it, and on the grid
@@ -539,6 +562,12 @@ OPTIONS
     --mca KEY VALUE
         Pass an MCA parameter to Open MPI's mpirun (repeatable). Refused when bspg
         was built with MPICH, whose settings are MPIR_CVAR_* environment variables.
+    --tag-output
+        Start every line a process prints, on stdout and on stderr, with "[PID] ", its
+        BSP pid (bsp_pid(); in master mode the master is 0 and the processes bsp_begin
+        starts 1, 2, ...), as Open MPI's mpirun --tag-output does with ranks. Lines of
+        the starter itself are not prefixed. Only where bsprun gets each process's
+        output apart (see "Output"); refused elsewhere (exit status 2).
     -v, --verbose
         Print the starter's command line (and the ssh configuration used) on stderr.
     -h, --help

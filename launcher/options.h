@@ -32,6 +32,7 @@ struct Options {
   bool stage = false;
   double time_limit_s = 0;  // 0 = none
   bool verbose = false;
+  bool tag_output = false;  // --tag-output: each process's lines start with "[pid] "
   bool help = false;
   bool version = false;
   // Checkpoints and restarts (see restart.h).

@@ -20,12 +20,14 @@
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -34,11 +36,13 @@
 #include <ctime>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <string_view>
 #include <vector>
 
 #include "mpistart.h"
 #include "options.h"
+#include "output_lines.h"
 
 namespace bspg::launcher {
 namespace {
@@ -192,8 +196,10 @@ Leftovers stop_leftovers(double grace_s, const std::vector<pid_t>& before) {
 
 namespace {
 
-// Writes all of text to fd (bsprun's stderr); gives up quietly when it is gone.
-void write_all(int fd, const std::string& text) {
+JobOutput job_output;  // set_job_output
+
+// Writes all of text to fd (bsprun's stdout or stderr); gives up quietly when it is gone.
+void write_all(int fd, std::string_view text) {
   std::size_t done = 0;
   while (done < text.size()) {
     const ssize_t n = write(fd, text.data() + done, text.size() - done);
@@ -203,66 +209,280 @@ void write_all(int fd, const std::string& text) {
   }
 }
 
-// mpirun's stderr, read through the filter and passed on to ours.
-class StderrRelay {
+// mpirun's stderr, read without blocking.
+class PipeReader {
  public:
-  StderrRelay(int fd, const RemoteJob& remote) : fd_(fd), filter_(remote.address_names) {
+  explicit PipeReader(int fd) : fd_(fd) {
     if (fd_ >= 0) fcntl(fd_, F_SETFL, O_NONBLOCK);
   }
-  ~StderrRelay() {
+  ~PipeReader() {
     if (fd_ >= 0) close(fd_);
   }
-  StderrRelay(const StderrRelay&) = delete;
-  StderrRelay& operator=(const StderrRelay&) = delete;
+  PipeReader(const PipeReader&) = delete;
+  PipeReader& operator=(const PipeReader&) = delete;
 
   int fd() const { return fd_; }
-  MpirunStderr& filter() { return filter_; }
+  Clock::time_point last_data() const { return last_data_; }
 
-  // Reads what is there; at end of stream the descriptor is closed.
-  void read_some() {
+  // Hands what is there to `take`; at end of stream the descriptor is closed.
+  template <typename Take>
+  void read_some(Take&& take) {
     char buffer[65536];
-    for (;;) {
+    while (fd_ >= 0) {
       const ssize_t n = read(fd_, buffer, sizeof buffer);
       if (n > 0) {
-        write_all(STDERR_FILENO,
-                  filter_.feed(std::string_view(buffer, static_cast<std::size_t>(n))));
         last_data_ = Clock::now();
+        take(std::string_view(buffer, static_cast<std::size_t>(n)));
         continue;
       }
       if (n < 0 && errno == EINTR) continue;
       if (n == 0) {
         close(fd_);
         fd_ = -1;
-        write_all(STDERR_FILENO, filter_.flush());
       }
       return;
     }
   }
 
-  // Held-back lines go out when nothing followed them for a second.
-  void idle() {
-    if (Clock::now() - last_data_ > std::chrono::seconds(1))
-      write_all(STDERR_FILENO, filter_.flush());
-  }
-
-  // After mpirun and every process of the job here are gone: the rest, waiting at most `most`.
-  void drain(Clock::duration most) {
-    const auto until = Clock::now() + most;
-    while (fd_ >= 0 && Clock::now() < until) {
-      pollfd pfd{fd_, POLLIN, 0};
-      ::poll(&pfd, 1, 50);
-      read_some();
-    }
-    write_all(STDERR_FILENO, filter_.finish());
-  }
-
  private:
   int fd_;
-  MpirunStderr filter_;
   Clock::time_point last_data_ = Clock::now();
 };
 
+// Removes what is inside dir (not dir itself); the files the starter wrote there for a run.
+void empty_directory(const std::string& dir) {
+  DIR* d = opendir(dir.c_str());
+  if (!d) return;
+  std::vector<std::string> names;
+  while (dirent* entry = readdir(d)) {
+    const std::string name = entry->d_name;
+    if (name != "." && name != "..") names.push_back(name);
+  }
+  closedir(d);
+  for (const auto& name : names) {
+    const std::string path = dir + "/" + name;
+    struct stat st {};
+    if (lstat(path.c_str(), &st) != 0) continue;
+    if (S_ISDIR(st.st_mode)) {
+      empty_directory(path);
+      rmdir(path.c_str());
+    } else {
+      unlink(path.c_str());
+    }
+  }
+}
+
+// The files the starter writes each process's output to, followed as they grow: Open MPI 4's
+// (--output-filename DIR) DIR/<job>/rank.<r>/{stdout,stderr,stddiag}, MPICH's (-outfile-pattern)
+// DIR/{stdout,stderr}.<r>. Each is unlinked once open (the starter keeps its own descriptor), so
+// that nothing of it stays on disk, whatever ends bsprun. The first job (MPICH's, or Open MPI's
+// lowest number) is the BSP job or master mode's master; a later one is a master's spawn, whose
+// rank k is BSP pid k+1.
+class OutputFiles {
+ public:
+  OutputFiles(std::string dir, LineAssembler& out, LineAssembler& err)
+      : dir_(std::move(dir)), out_(out), err_(err) {}
+  ~OutputFiles() {
+    for (auto& f : files_) close(f.fd);
+  }
+  OutputFiles(const OutputFiles&) = delete;
+  OutputFiles& operator=(const OutputFiles&) = delete;
+
+  // Reads what the files gained since (a bounded amount each, so that bsprun stays responsive);
+  // whether anything was read.
+  bool poll(Clock::time_point now) {
+    find_files();
+    bool got = false;
+    for (auto& f : files_) got |= read_from(f, now);
+    return got;
+  }
+  // After the run: everything, then the files are removed.
+  void finish() {
+    while (poll(Clock::now())) {
+    }
+    for (auto& f : files_) close(f.fd);
+    files_.clear();
+    empty_directory(dir_);
+  }
+
+ private:
+  struct Followed {
+    int fd = -1;
+    off_t offset = 0;
+    off_t freed = 0;  // bytes given back to the file system (read already)
+    int job = 0;
+    int rank = 0;
+    bool is_stdout = true;
+  };
+
+  static bool number_after(const std::string& name, const std::string& prefix, int& value) {
+    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) return false;
+    char* end = nullptr;
+    const long v = std::strtol(name.c_str() + prefix.size(), &end, 10);
+    if (*end != '\0' || v < 0 || v > 1000000000) return false;
+    value = static_cast<int>(v);
+    return true;
+  }
+
+  static std::vector<std::string> entries(const std::string& dir) {
+    std::vector<std::string> names;
+    if (DIR* d = opendir(dir.c_str())) {
+      while (dirent* entry = readdir(d)) names.emplace_back(entry->d_name);
+      closedir(d);
+    }
+    return names;
+  }
+
+  void follow(const std::string& path, int job, int rank, bool is_stdout) {
+    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    unlink(path.c_str());
+    Followed f;
+    f.fd = fd;
+    f.job = job;
+    f.rank = rank;
+    f.is_stdout = is_stdout;
+    files_.push_back(f);
+    first_job_ = std::min(first_job_, job);
+  }
+
+  void find_files() {
+    for (const auto& job_name : entries(dir_)) {
+      int job = 0, rank = 0;
+      if (number_after(job_name, "stdout.", rank) || number_after(job_name, "stderr.", rank)) {
+        follow(dir_ + "/" + job_name, 0, rank, job_name[3] == 'o');
+        continue;
+      }
+      if (!number_after(job_name, "", job)) continue;
+      const std::string job_dir = dir_ + "/" + job_name;
+      for (const auto& rank_name : entries(job_dir)) {
+        int rank = 0;
+        if (!number_after(rank_name, "rank.", rank)) continue;
+        for (const char* stream : {"stdout", "stderr", "stddiag"})
+          follow(job_dir + "/" + rank_name + "/" + stream, job, rank,
+                 std::strcmp(stream, "stdout") == 0);
+      }
+    }
+  }
+
+  bool read_from(Followed& f, Clock::time_point now) {
+    static char buffer[1 << 16];
+    const int pid = f.job == first_job_ ? f.rank : f.rank + 1;
+    bool got = false;
+    for (int chunk = 0; chunk < 64; ++chunk) {
+      const ssize_t n = pread(f.fd, buffer, sizeof buffer, f.offset);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      got = true;
+      f.offset += n;
+      (f.is_stdout ? out_ : err_)
+          .add(pid, std::string_view(buffer, static_cast<std::size_t>(n)), now);
+    }
+    // What was read need not stay on disk (a job may print gigabytes).
+    if (f.offset - f.freed >= (off_t{1} << 22) &&
+        fallocate(f.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, f.offset) == 0)
+      f.freed = f.offset;
+    return got;
+  }
+
+  std::string dir_;
+  LineAssembler& out_;
+  LineAssembler& err_;
+  std::vector<Followed> files_;
+  int first_job_ = INT_MAX;
+};
+
+// The job's output on its way to bsprun's stdout and stderr (JobOutput): each process's in whole
+// lines where the starter keeps them apart; mpirun's own messages through MpirunStderr.
+class OutputRelay {
+ public:
+  OutputRelay(const JobOutput& how, MpirunStderr& filter)
+      : how_(how),
+        filter_(filter),
+        out_lines_([this](int pid, std::string_view text) { to_stdout(pid, text); }),
+        err_lines_([this](int pid, std::string_view text) { to_stderr(pid, text); }) {
+    if (how.separation.how == OutputSeparation::kFiles)
+      files_ = std::make_unique<OutputFiles>(how.separation.directory, out_lines_, err_lines_);
+  }
+
+  // mpirun's own stderr (and, where nothing is separated, the processes' as the starter forwards
+  // it).
+  void from_stderr(std::string_view bytes) {
+    err_.append(filter_.feed(bytes));
+    write_out();
+  }
+
+  // The output files' news, and lines that waited long enough; whether files had news.
+  bool poll(Clock::time_point now) {
+    const bool got = files_ && files_->poll(now);
+    out_lines_.flush_waiting(now);
+    err_lines_.flush_waiting(now);
+    write_out();
+    return got;
+  }
+
+  // mpirun's stderr has ended: everything else, unfinished lines as they are.
+  void finish() {
+    if (files_) files_->finish();
+    out_lines_.finish();
+    err_lines_.finish();
+    write_out();
+  }
+
+ private:
+  std::string prefix(int pid) const { return "[" + std::to_string(pid) + "] "; }
+
+  // What a chunk of input gave goes out in one write per stream (not one per line).
+  void write_out() {
+    if (!out_.empty()) write_all(STDOUT_FILENO, out_);
+    if (!err_.empty()) write_all(STDERR_FILENO, err_);
+    out_.clear();
+    err_.clear();
+  }
+
+  void to_stdout(int pid, std::string_view text) {
+    if (!how_.tag_with_pid) {
+      out_.append(text);
+      return;
+    }
+    const std::string tag = prefix(pid);
+    while (!text.empty()) {
+      const std::size_t newline = text.find('\n');
+      const std::size_t line = newline == std::string_view::npos ? text.size() : newline + 1;
+      out_.append(tag).append(text.substr(0, line));
+      text.remove_prefix(line);
+    }
+  }
+
+  // The processes' stderr goes through the filter as before (it hears the library's words about
+  // checkpoints); with --tag-output a line the filter passes as it is gets its prefix.
+  void to_stderr(int pid, std::string_view text) {
+    if (!how_.tag_with_pid) {
+      err_.append(filter_.feed(text));
+      return;
+    }
+    while (!text.empty()) {
+      const std::size_t newline = text.find('\n');
+      const std::size_t length = newline == std::string_view::npos ? text.size() : newline + 1;
+      const std::string_view line = text.substr(0, length);
+      const std::string passed = filter_.feed(line);
+      if (passed == line) err_.append(prefix(pid));
+      err_.append(passed);
+      text.remove_prefix(length);
+    }
+  }
+
+  JobOutput how_;
+  MpirunStderr& filter_;
+  LineAssembler out_lines_;
+  LineAssembler err_lines_;
+  std::unique_ptr<OutputFiles> files_;
+  std::string out_, err_;  // for bsprun's stdout and stderr, written by write_out
+};
+
 }  // namespace
+
+void set_job_output(const JobOutput& output) { job_output = output; }
 
 RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, double kill_grace_s,
                   const RemoteJob& remote, const JobWatch& watch) {
@@ -300,6 +520,7 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
 
   // The exec error travels back through a close-on-exec pipe: EOF means exec worked.
   int error_pipe[2], stderr_pipe[2];
+  const JobOutput output = job_output;
   const int signal_fd = signalfd(-1, &wanted, SFD_CLOEXEC | SFD_NONBLOCK);
   if (signal_fd < 0 || pipe2(error_pipe, O_CLOEXEC) != 0) {
     result.started = false;
@@ -334,8 +555,11 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
   }
   close(error_pipe[1]);
   if (stderr_pipe[1] >= 0) close(stderr_pipe[1]);
-  StderrRelay relay(stderr_pipe[0], remote);
-  if (watch.quiet_losses) relay.filter().quiet_losses();
+  MpirunStderr filter(remote.address_names);
+  if (watch.quiet_losses) filter.quiet_losses();
+  OutputRelay relay(output, filter);
+  PipeReader err_pipe(stderr_pipe[0]);
+  const auto from_stderr = [&](std::string_view bytes) { relay.from_stderr(bytes); };
   if (pid < 0) {
     result.started = false;
     result.error = std::string("fork: ") + std::strerror(errno);
@@ -383,10 +607,11 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
     // A stopped (SIGSTOP) mpirun, daemon or rank would not act on the signal until continued.
     continue_if_stopped(pid);
     signal_all(descendants_of(pid), SIGCONT);
-    relay.filter().stopping();
+    filter.stopping();
     if (!remote.hosts.empty()) remote_stop.start();
   };
 
+  bool files_growing = false;
   for (;;) {
     pid_t done = waitpid(pid, &status, WNOHANG);
     if (done == pid) break;
@@ -420,11 +645,18 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
     }
     remote_stop.poll();
 
-    // Sleep until a signal or stderr output arrives, or at most a short while (deadline checks).
-    pollfd fds[2] = {{signal_fd, POLLIN, 0}, {relay.fd(), POLLIN, 0}};
-    ::poll(fds, relay.fd() >= 0 ? 2 : 1, 200);
-    if (relay.fd() >= 0 && (fds[1].revents & (POLLIN | POLLHUP))) relay.read_some();
-    if (relay.fd() >= 0) relay.idle();
+    // Sleep until a signal or output arrives, or at most a short while (deadline checks; output
+    // files are looked at more often, and at once again while they grow).
+    pollfd fds[2] = {{signal_fd, POLLIN, 0}, {err_pipe.fd(), POLLIN, 0}};
+    const int wait_ms = files_growing                                       ? 0
+                        : output.separation.how == OutputSeparation::kFiles ? 50
+                                                                            : 200;
+    ::poll(fds, 2, wait_ms);
+    if (fds[1].revents & (POLLIN | POLLHUP)) err_pipe.read_some(from_stderr);
+    files_growing = relay.poll(Clock::now());
+    // Held-back messages go out when nothing followed them for a second.
+    if (err_pipe.fd() >= 0 && Clock::now() - err_pipe.last_data() > std::chrono::seconds(1))
+      write_all(STDERR_FILENO, filter.flush());
     signalfd_siginfo info{};
     while (read(signal_fd, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
       const int sig = static_cast<int>(info.ssi_signo);
@@ -452,14 +684,23 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
       stop_leftovers(stop_requested ? 1.0 : kill_grace_s / 3, children_before);
   result.leftovers_stopped = leftovers.stopped;
   result.leftovers_unkillable = leftovers.unkillable;
-  relay.drain(std::chrono::seconds(2));
+  // After mpirun and every process of the job here are gone: the rest, waiting at most 2 s for
+  // the pipe to end.
+  const auto drain_until = Clock::now() + std::chrono::seconds(2);
+  while (err_pipe.fd() >= 0 && Clock::now() < drain_until) {
+    pollfd pfd{err_pipe.fd(), POLLIN, 0};
+    ::poll(&pfd, 1, 50);
+    err_pipe.read_some(from_stderr);
+  }
+  relay.finish();
+  write_all(STDERR_FILENO, filter.finish());
   if (stop_requested)
     result.stopping_s = std::chrono::duration<double>(Clock::now() - stop_requested_at).count();
-  result.start_failure = relay.filter().failure();
-  result.death = relay.filter().death();
-  result.stopped_after_checkpoint = relay.filter().stopped_after_checkpoint();
-  result.checkpoint_not_written = relay.filter().checkpoint_not_written();
-  result.checkpoint_not_written_on = relay.filter().checkpoint_not_written_on();
+  result.start_failure = filter.failure();
+  result.death = filter.death();
+  result.stopped_after_checkpoint = filter.stopped_after_checkpoint();
+  result.checkpoint_not_written = filter.checkpoint_not_written();
+  result.checkpoint_not_written_on = filter.checkpoint_not_written_on();
   close(signal_fd);
   prctl(PR_SET_CHILD_SUBREAPER, 0);
   restore_signals();
@@ -470,6 +711,10 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
     result.exit_status = 128 + (result.mpirun_signal = WTERMSIG(status));
   if (result.start_failure.exit_status != 0 && result.exit_status != 0 && !stop_requested)
     result.exit_status = result.start_failure.exit_status;
+  // A process said it crashed: the job's status is that signal's, as a shell gives, whatever
+  // number the starter chose (MPICH's Hydra and Open MPI 5 in master mode choose others).
+  if (filter.crash_signal() != 0 && result.exit_status != 0 && !stop_requested)
+    result.exit_status = 128 + filter.crash_signal();
   if (result.leftovers_unkillable > 0) {
     write_all(STDERR_FILENO,
               "bsprun: " + std::to_string(result.leftovers_unkillable) +

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "mpi.h"
 #include "mpirun_messages.h"
 #include "remote_stop.h"
 
@@ -47,6 +48,20 @@ struct JobWatch {
   bool quiet_losses = false;
 };
 
+// How run_job passes the job's output on. With a separation (the starter's argv asks for it:
+// MpiSettings::output; run_job reads the files and empties the directory after the run), each
+// process's output goes out in whole lines (output_lines.h): a line is held until its newline,
+// or until no byte of it came for a second (a prompt), or it holds 4 MiB, or the job ended; a
+// process's stdout stays bsprun's stdout, its stderr bsprun's stderr.
+struct JobOutput {
+  ProcessOutput separation;
+  // --tag-output: every line (of a separated process) starts with "[pid] ", its BSP pid: the
+  // rank, and in master mode the master 0 and the spawned process of rank k k+1.
+  bool tag_with_pid = false;
+};
+// Set once by main before any run; until then a job's output passes as it comes.
+void set_job_output(const JobOutput& output);
+
 // Runs argv[0] (looked up on PATH). A stop signal already pending (hold_stop_signals) starts
 // nothing: the result says it was forwarded. When bsprun is the terminal's foreground job mpirun
 // shares its process group, so terminal signals (Ctrl-C) reach mpirun directly; otherwise mpirun
@@ -62,7 +77,8 @@ struct JobWatch {
 // a failure, run_job returns only once the hosts' stop scripts ended the job's processes and
 // their MPI daemons there (or the hosts could not be reached, which it says).
 // stdin/stdout are inherited; mpirun's stderr goes through MpirunStderr, which replaces Open
-// MPI's start-up failure blocks with one line (and drops its banners once a stop began).
+// MPI's start-up failure blocks with one line (and drops its banners once a stop began); so do
+// the processes' stderr lines where the starter writes them to files (JobOutput).
 // bsprun's own lines about what could not be stopped are printed here.
 RunResult run_job(const std::vector<std::string>& argv, double time_limit_s,
                   double kill_grace_s = 15, const RemoteJob& remote = {},
