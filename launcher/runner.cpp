@@ -712,8 +712,9 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
   if (result.start_failure.exit_status != 0 && result.exit_status != 0 && !stop_requested)
     result.exit_status = result.start_failure.exit_status;
   // A process said it crashed: the job's status is that signal's, as a shell gives, whatever
-  // number the starter chose (MPICH's Hydra and Open MPI 5 in master mode choose others).
-  if (filter.crash_signal() != 0 && result.exit_status != 0 && !stop_requested)
+  // number the starter chose (MPICH's Hydra and Open MPI 5 in master mode choose others; MPICH
+  // 4.2's may even say 0).
+  if (filter.crash_signal() != 0 && !stop_requested)
     result.exit_status = 128 + filter.crash_signal();
   if (result.leftovers_unkillable > 0) {
     write_all(STDERR_FILENO,
