@@ -6,6 +6,7 @@
 # Checks (any number, all must hold):
 #   --exit N          exit status is N (default 0)
 #   --exit nonzero    exit status is not 0 (a timeout counts as a failure, never as nonzero)
+#   --exit any        any exit status (still not a timeout)
 #   --out RE          combined stdout+stderr matches the extended regex RE
 #   --not-out RE      combined output does not match RE
 #   --count RE N      exactly N lines of combined output match RE
@@ -37,6 +38,8 @@ status=$?
 fail=0
 if [ $status -eq 124 ] || [ $status -eq 137 ]; then
   echo "FAIL: timed out after ${timeout_s}s"; fail=1
+elif [ "$want_exit" = any ]; then
+  :
 elif [ "$want_exit" = nonzero ]; then
   [ $status -ne 0 ] || { echo "FAIL: expected a non-zero exit, got 0"; fail=1; }
 elif [ $status -ne "$want_exit" ]; then
