@@ -23,7 +23,7 @@ jobs=${JOBS:-$(nproc)}
 # Debian packages bspg needs to build, test and run: the same names on Debian 12 and 13.
 packages=(cmake g++ make pkg-config libssh-dev libhwloc-dev
   libyaml-cpp-dev libgtest-dev libgmock-dev openssh-client openssh-server gnuplot-nox
-  iproute2 util-linux procps)
+  iproute2 util-linux procps man-db)
 if [ "$mpi" = mpich ]; then
   packages+=(libmpich-dev mpich)
 else

@@ -15,6 +15,7 @@
 #include "localhost.h"
 #include "mpistart.h"
 #include "options.h"
+#include "profile_run.h"
 #include "restart.h"
 #include "runner.h"
 
@@ -149,6 +150,9 @@ int main(int argc, char** argv) {
   settings.verbose = opt.verbose;
 
   int status = 0;
+  if (!opt.dry_run)
+    if (const std::string why = prepare_profile(opt, settings.exports); !why.empty())
+      return fail(kExitLaunchFailed, why);
   try {
     settings.output = separate_output(opt, *settings.mpi);
     set_job_output({settings.output, opt.tag_output});
@@ -158,6 +162,9 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     status = fail(kExitLaunchFailed, e.what());
   }
+  // The profile is made whatever became of the job: a failed run's supersteps are what a user
+  // most wants to see.
+  finish_profile();
   if (!settings.output.directory.empty()) {
     std::error_code ignored;
     std::filesystem::remove_all(settings.output.directory, ignored);

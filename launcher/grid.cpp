@@ -19,6 +19,7 @@
 #include "allocate.h"
 #include "hosts.h"
 #include "localhost.h"
+#include "profile_run.h"
 #include "restart.h"
 #include "rsl.h"
 #include "say.h"
@@ -173,6 +174,7 @@ RunResult run_subjobs(const std::vector<rsl::Subjob>& subjobs,
   watch.lost_host = [&monitor] { return monitor.silent_host(); };
   watch.quiet_losses = quiet_losses;
   RunResult result = run_mpirun(argv, settings.verbose, time_limit_s, remote, watch);
+  if (profiling()) gather_profile(remote.hosts, remote.ssh_config);
   if (verdict) *verdict = {monitor.lost_host(), monitor.moving_off()};
   return result;
 }

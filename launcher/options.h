@@ -32,7 +32,8 @@ struct Options {
   bool stage = false;
   double time_limit_s = 0;  // 0 = none
   bool verbose = false;
-  bool tag_output = false;  // --tag-output: each process's lines start with "[pid] "
+  bool tag_output = false;
+  std::string profile_dir;  // --profile DIR: superstep profile of the job (bspprof)  // --tag-output: each process's lines start with "[pid] "
   bool help = false;
   bool version = false;
   // Checkpoints and restarts (see restart.h).

@@ -26,6 +26,7 @@
 #include "job_lock.h"
 #include "localhost.h"
 #include "monitor.h"
+#include "profile_run.h"
 #include "remote_stop.h"
 #include "say.h"
 #include "untrusted.h"
@@ -210,6 +211,7 @@ MpiSettings run_settings(const MpiSettings& settings, const std::string& dir, st
   run.exports.push_back("BSPG_JOB_ID=" + opt.job_id);
   run.exports.push_back("BSPG_RUN=" + run_id);
   run.exports.push_back("BSPG_PROGRAM_ID=" + program_id(opt.program, opt.program_args));
+  if (profiling()) run.exports.push_back(next_profile_attempt());
   return run;
 }
 

@@ -15,6 +15,7 @@
 #include "errors.hpp"
 #include "globals.hpp"
 #include "job.hpp"
+#include "profile.hpp"
 #include "runtime.hpp"
 
 using bspg::fail;
@@ -94,6 +95,8 @@ inline void put(const char* call, int pid, const void* src, void* dst, int offse
   if (nbytes == 0) return;
   int slot = remote_slot(call, "destination", "writes", rt, dst, pid, offset, nbytes);
   if (__builtin_expect(src == nullptr, 0)) fail(call, "source is NULL");
+  if (__builtin_expect(bspg::g_profiler != nullptr, 0))
+    bspg::g_profiler->count_put(pid, static_cast<std::uint32_t>(nbytes));
   rt.put(pid, slot, static_cast<std::uint32_t>(offset), src, static_cast<std::uint32_t>(nbytes),
          unbuffered);
 }
@@ -113,6 +116,8 @@ inline void get(const char* call, int pid, const void* src, int offset, void* ds
   Runtime& rt = spmd(call);
   const int slot = get_source_slot(call, rt, pid, src, offset, dst, nbytes);
   if (slot < 0) return;
+  if (__builtin_expect(bspg::g_profiler != nullptr, 0))
+    bspg::g_profiler->count_get(pid, static_cast<std::uint32_t>(nbytes));
   rt.get(pid, slot, static_cast<std::uint32_t>(offset), dst, static_cast<std::uint32_t>(nbytes),
          unbuffered);
 }
@@ -126,6 +131,8 @@ void send(const char* call, int pid, const void* tag, const void* payload, int p
     fail(call, "tag is NULL but the tag size is %u bytes", rt.tag_nbytes);
   if (payload == nullptr && payload_nbytes > 0)
     fail(call, "payload is NULL with size %d", payload_nbytes);
+  if (__builtin_expect(bspg::g_profiler != nullptr, 0))
+    bspg::g_profiler->count_send(pid, rt.tag_nbytes + static_cast<std::uint32_t>(payload_nbytes));
   rt.send(pid, tag, payload, static_cast<std::uint32_t>(payload_nbytes), unbuffered);
 }
 
@@ -142,11 +149,27 @@ bspg::Group& member_group(const char* call, int handle) {
   return *group;
 }
 
+// Runs a sync, recording it when the section is profiled. group: its handle, -1 for the world.
+template <typename SyncFunction>
+void profiled_sync(Runtime& rt, bspg::profile::SyncKind kind, SyncFunction&& sync,
+                   const bspg::Group* group = nullptr, int handle = -1) {
+  bspg::Profiler* profiler = bspg::g_profiler;
+  if (profiler == nullptr) return sync();
+  const double call_s = profiler->now();
+  sync();
+  if (group == nullptr || group == rt.world)
+    profiler->record_sync(kind, -1, -1, rt.nprocs, call_s);
+  else
+    profiler->record_sync(kind, handle, group->members.front(), group->size(), call_s);
+}
+
 // bsp_end's work, also for a program that ends without it (ended_by_exit): the last superstep's
 // communication is delivered, and the lowest pid that ended so says it once. Returns the pid.
 int end_section(bool ended_by_exit) {
   Runtime& rt = *g_runtime;
-  rt.sync(bspg::SyncCall::End);
+  profiled_sync(rt, bspg::profile::SyncKind::End, [&] { rt.sync(bspg::SyncCall::End); });
+  delete bspg::g_profiler;  // the last records are on disk before anything can go wrong
+  bspg::g_profiler = nullptr;
   int first = ended_by_exit ? rt.pid : rt.nprocs;  // the lowest pid that did not call bsp_end
   MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, rt.comm);
   if (ended_by_exit && first == rt.pid) {
@@ -213,6 +236,7 @@ void bsp_begin(int maxprocs) {
   bspg::share_globals(member.comm, 0);
   g_runtime = new Runtime(member.comm, member.pid, member.nprocs);
   g_phase = Phase::Inside;
+  bspg::g_profiler = bspg::Profiler::start(member.comm, member.pid, member.nprocs);
   // Runs before the handlers installed earlier (those of MPI's start, which expect the section
   // to be over) and before the destructors of anything built so far.
   static bool end_at_exit_installed = false;
@@ -270,7 +294,11 @@ double bsp_time(void) {
   return MPI_Wtime() - rt.start_time;
 }
 
-void bsp_sync(void) { spmd("bsp_sync").sync(bspg::SyncCall::Sync); }
+void bsp_sync(void) {
+  Runtime& rt = spmd("bsp_sync");
+  if (__builtin_expect(bspg::g_profiler == nullptr, 1)) return rt.sync(bspg::SyncCall::Sync);
+  profiled_sync(rt, bspg::profile::SyncKind::Sync, [&] { rt.sync(bspg::SyncCall::Sync); });
+}
 
 void bsp_abort(const char* format, ...) {
   va_list args;
@@ -321,6 +349,7 @@ void bsp_direct_get(int pid, const void* src, int offset, void* dst, int nbytes)
   Runtime& rt = spmd("bsp_direct_get");
   const int slot = get_source_slot("bsp_direct_get", rt, pid, src, offset, dst, nbytes);
   if (slot < 0) return;
+  if (bspg::g_profiler) bspg::g_profiler->count_get(pid, static_cast<std::uint32_t>(nbytes));
   rt.direct_get(pid, slot, static_cast<std::uint32_t>(offset), dst,
                 static_cast<std::uint32_t>(nbytes));
 }
@@ -408,7 +437,10 @@ int bspg_subjob_nprocs(int k) {
 
 void bspg_group_sync(int group) {
   bspg::Group& g = member_group("bspg_group_sync", group);
-  g_runtime->sync(g, bspg::SyncCall::Sync);
+  Runtime& rt = *g_runtime;
+  if (__builtin_expect(bspg::g_profiler == nullptr, 1)) return rt.sync(g, bspg::SyncCall::Sync);
+  profiled_sync(
+      rt, bspg::profile::SyncKind::GroupSync, [&] { rt.sync(g, bspg::SyncCall::Sync); }, &g, group);
 }
 
 int bspg_group_nprocs(int group) { return member_group("bspg_group_nprocs", group).size(); }
@@ -432,8 +464,13 @@ int bspg_resume(void) { return spmd("bspg_resume").checkpointing().resume(); }
 
 int bspg_checkpoint(void) {
   Runtime& rt = spmd("bspg_checkpoint");
-  rt.sync(bspg::SyncCall::Sync);  // ends the superstep exactly as bsp_sync does
-  return rt.checkpointing().checkpoint();
+  int number = 0;
+  // Ends the superstep exactly as bsp_sync does, then saves it.
+  profiled_sync(rt, bspg::profile::SyncKind::Checkpoint, [&] {
+    rt.sync(bspg::SyncCall::Sync);
+    number = rt.checkpointing().checkpoint();
+  });
+  return number;
 }
 
 size_t bspg_sync_metadata_bytes(void) {

@@ -423,6 +423,24 @@ frozen)
   "$EMUHOSTS" thaw "$dir" 2
   ;;
 
+profile)
+  # --profile DIR on the grid path: the processes write their records into DIR on their own
+  # hosts (here a private /dev/shm per emulated host, so nothing is shared with this machine's),
+  # and bsprun brings them here when the job ends; the profile is that of all 4 processes.
+  : "${KNOWN:?}" "${CHECK_KNOWN:?}"
+  start_hosts 0.1 0.2
+  profile=/dev/shm/bspg-profile-$$
+  rm -rf "$profile"
+  run_bsprun -p 4 --hostfile hosts.yaml --profile "$profile" "$KNOWN"
+  expect_status 0
+  expect_count "$out" "^PASS known_supersteps$" 1
+  ls "$profile/raw" | sed 's/^/    raw: /'
+  [ "$(ls "$profile/raw" | grep -c '^a0\.s0\.p[0-3]\.bspprof$')" -eq 4 ] ||
+    fail "not the 4 processes' records in $profile/raw"
+  "$CHECK_KNOWN" "$profile" 4 >"$dir/check" 2>&1 || fail "$(cat "$dir/check")"
+  rm -rf "$profile"
+  ;;
+
 *)
   echo "unknown scenario $scenario"
   exit 2

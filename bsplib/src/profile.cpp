@@ -1,0 +1,208 @@
+// profile.cpp - see profile.hpp.
+#include "profile.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace bspg {
+
+Profiler* g_profiler = nullptr;
+
+namespace {
+
+int sections_started = 0;  // SPMD sections this process has profiled: the next one's number
+
+// mkdir -p, for BSPG_PROFILE given to a job started by mpirun (bsprun makes DIR/raw itself).
+bool make_directories(const std::string& path) {
+  std::string prefix;
+  std::size_t from = 0;
+  while (from <= path.size()) {
+    std::size_t slash = path.find('/', from);
+    if (slash == std::string::npos) slash = path.size();
+    prefix = path.substr(0, slash);
+    if (!prefix.empty() && mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) return false;
+    from = slash + 1;
+  }
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// This process's clock minus process 0's, from the ping-pong with the smallest round trip (its
+// error is at most half that round trip). Process 0 serves the others one after another.
+double measure_clock_offset(MPI_Comm comm, int pid, int nprocs) {
+  constexpr int kRounds = 8;
+  constexpr int kTag = 0x5052;
+  if (nprocs == 1) return 0;
+  if (pid == 0) {
+    for (int other = 1; other < nprocs; ++other)
+      for (int r = 0; r < kRounds; ++r) {
+        char ping;
+        MPI_Recv(&ping, 1, MPI_CHAR, other, kTag, comm, MPI_STATUS_IGNORE);
+        const double t = MPI_Wtime();
+        MPI_Send(&t, 1, MPI_DOUBLE, other, kTag, comm);
+      }
+    return 0;
+  }
+  double best_round_trip = 1e300, offset = 0;
+  for (int r = 0; r < kRounds; ++r) {
+    const char ping = 0;
+    double remote = 0;
+    const double sent = MPI_Wtime();
+    MPI_Send(&ping, 1, MPI_CHAR, 0, kTag, comm);
+    MPI_Recv(&remote, 1, MPI_DOUBLE, 0, kTag, comm, MPI_STATUS_IGNORE);
+    const double received = MPI_Wtime();
+    if (received - sent < best_round_trip) {
+      best_round_trip = received - sent;
+      offset = remote - (sent + received) / 2;
+    }
+  }
+  return offset;
+}
+
+}  // namespace
+
+Profiler::Profiler(int fd, int nprocs)
+    : fd_(fd),
+      counts_(static_cast<std::size_t>(nprocs)),
+      touched_flag_(static_cast<std::size_t>(nprocs)),
+      buffer_(64 * 1024) {
+  touched_.reserve(static_cast<std::size_t>(nprocs));
+}
+
+Profiler* Profiler::start(MPI_Comm comm, int pid, int nprocs) {
+  // What process 0 was told: [attempt, length of DIR, section, job token], then DIR. Process 0
+  // counts the sections: a process a master spawns for a later section has not seen the earlier
+  // ones.
+  int told[4] = {0, 0, sections_started, 0};
+  std::string dir;
+  if (pid == 0) {
+    const char* d = std::getenv(profile::kProfileVariable);
+    if (d != nullptr && *d != '\0') {
+      dir = d;
+      told[1] = static_cast<int>(dir.size());
+      if (const char* a = std::getenv(profile::kAttemptVariable)) told[0] = std::atoi(a);
+      if (const char* t = std::getenv(profile::kJobTokenVariable))
+        told[3] = static_cast<int>(std::strtoul(t, nullptr, 10));
+    }
+  }
+  MPI_Bcast(told, 4, MPI_INT, 0, comm);
+  if (told[1] == 0) return nullptr;
+  dir.resize(static_cast<std::size_t>(told[1]));
+  MPI_Bcast(&dir[0], told[1], MPI_CHAR, 0, comm);
+  const int attempt = told[0];
+  const int section = told[2];
+  sections_started = section + 1;
+
+  // Its own communicator, so that no message of the program or of the library can match.
+  MPI_Comm own;
+  MPI_Comm_dup(comm, &own);
+  const double offset = measure_clock_offset(own, pid, nprocs);
+  MPI_Comm_free(&own);
+
+  const std::string raw = dir + "/raw";
+  const std::string path = raw + "/a" + std::to_string(attempt) + ".s" + std::to_string(section) +
+                           ".p" + std::to_string(pid) + ".bspprof";
+  int fd = -1;
+  if (make_directories(raw))
+    fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    std::fprintf(stderr,
+                 "bspg: process %d: profile: cannot write %s: %s; this process is not "
+                 "profiled\n",
+                 pid, path.c_str(), std::strerror(errno));
+    return nullptr;
+  }
+  auto* profiler = new Profiler(fd, nprocs);
+  profiler->clock_offset_ = offset;
+
+  profile::FileHeader header{};
+  std::memcpy(header.magic, profile::kMagic, sizeof header.magic);
+  header.version = profile::kVersion;
+  header.pid = pid;
+  header.nprocs = nprocs;
+  header.attempt = attempt;
+  header.section = section;
+  header.job_token = static_cast<std::uint32_t>(told[3]);
+  header.clock_offset_s = offset;
+  header.first_superstep = 0;
+  gethostname(header.host, sizeof header.host - 1);
+  header.host[sizeof header.host - 1] = '\0';
+  header.begin_s = profiler->now();
+  profiler->write(&header, sizeof header);
+  profiler->flush();
+  profiler->last_flush_s_ = header.begin_s;
+  return profiler;
+}
+
+Profiler::~Profiler() {
+  flush();
+  if (close(fd_) != 0 && !failed_)
+    std::fprintf(stderr, "bspg: profile: could not finish writing the profile: %s\n",
+                 std::strerror(errno));
+}
+
+void Profiler::flush() {
+  const char* at = buffer_.data();
+  std::size_t left = used_;
+  used_ = 0;
+  while (left > 0 && !failed_) {
+    const ssize_t n = ::write(fd_, at, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      failed_ = true;
+      std::fprintf(stderr,
+                   "bspg: profile: writing the profile failed: %s; the rest of this "
+                   "process's supersteps are not recorded\n",
+                   std::strerror(errno));
+      return;
+    }
+    at += n;
+    left -= static_cast<std::size_t>(n);
+  }
+}
+
+void Profiler::record_sync(profile::SyncKind kind, int group, int group_first, int group_size,
+                           double call_s) {
+  profile::SyncRecord record{};
+  record.kind = static_cast<std::uint32_t>(kind);
+  record.group = group;
+  record.group_first = group_first;
+  record.superstep = superstep_;
+  if (group >= 0) {
+    if (group_steps_.size() <= static_cast<std::size_t>(group))
+      group_steps_.resize(static_cast<std::size_t>(group) + 1);
+    record.group_step = group_steps_[static_cast<std::size_t>(group)]++;
+  }
+  record.call_s = call_s;
+  record.return_s = now();
+  record.group_size = static_cast<std::uint32_t>(group_size);
+  record.n_peers = static_cast<std::uint32_t>(touched_.size());
+  write(&record, sizeof record);
+  for (int peer : touched_) {
+    profile::PeerCount& c = counts_[static_cast<std::size_t>(peer)];
+    c.peer = peer;
+    write(&c, sizeof c);
+    c = profile::PeerCount{};
+    touched_flag_[static_cast<std::size_t>(peer)] = 0;
+  }
+  touched_.clear();
+  // What a process killed from outside (a lost host, SIGKILL) leaves: its records up to its last
+  // checkpoint, and at most about a second's more.
+  if (kind == profile::SyncKind::Checkpoint || record.return_s - last_flush_s_ > 1.0) {
+    flush();
+    last_flush_s_ = record.return_s;
+  }
+  if (group < 0) {
+    ++superstep_;
+    for (std::uint32_t& s : group_steps_) s = 0;
+  }
+}
+
+}  // namespace bspg

@@ -1,0 +1,91 @@
+// profile.hpp - the superstep profiler's recording side (BSPG_PROFILE=DIR; bsprun --profile DIR).
+//
+// When on, each process appends one record per sync to its own file under DIR/raw (the format is
+// profiler/raw_format.h; bspprof turns the files into a CSV, a trace and a picture): when the sync
+// was called and when it returned, and what this process put, got and sent to whom in the
+// superstep it ends. Records go through a fixed buffer, so memory does not grow with the number
+// of supersteps. When off, the only cost is a test of g_profiler in the calls that move data and
+// in the syncs.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "raw_format.h"
+
+namespace bspg {
+
+class Profiler {
+ public:
+  // Collective over comm (the SPMD section's processes), at bsp_begin: process 0's environment
+  // decides (BSPG_PROFILE, BSPG_PROFILE_ATTEMPT), so that the processes a master spawns are
+  // profiled as it is. Returns null when the section is not profiled, or, having said why on
+  // stderr, when this process's file cannot be written (the job runs on, unprofiled). Otherwise
+  // it has measured this process's clock offset to process 0 and opened
+  // DIR/raw/a<attempt>.s<section>.p<pid>.bspprof.
+  static Profiler* start(MPI_Comm comm, int pid, int nprocs);
+
+  ~Profiler();  // writes what is buffered and closes the file
+
+  void count_put(int peer, std::uint32_t nbytes) {
+    profile::PeerCount& c = entry(peer);
+    ++c.put_messages;
+    c.put_bytes += nbytes;
+  }
+  void count_send(int peer, std::uint32_t nbytes) {
+    profile::PeerCount& c = entry(peer);
+    ++c.send_messages;
+    c.send_bytes += nbytes;
+  }
+  void count_get(int peer, std::uint32_t nbytes) {
+    profile::PeerCount& c = entry(peer);
+    ++c.get_messages;
+    c.get_bytes += nbytes;
+  }
+
+  // Around every sync: the clock when the program called it, then the record once it returned.
+  double now() const { return MPI_Wtime() + clock_offset_; }
+  // group: its handle and lowest pid, or -1 and -1 for the world.
+  void record_sync(profile::SyncKind kind, int group, int group_first, int group_size,
+                   double call_s);
+
+ private:
+  Profiler(int fd, int nprocs);
+  profile::PeerCount& entry(int peer) {
+    profile::PeerCount& c = counts_[static_cast<std::size_t>(peer)];
+    if (!touched_flag_[static_cast<std::size_t>(peer)]) {
+      touched_flag_[static_cast<std::size_t>(peer)] = 1;
+      touched_.push_back(peer);
+    }
+    return c;
+  }
+  // Appends to the buffer; it goes to the file when full (one write call per 64 KiB or so).
+  void write(const void* bytes, std::size_t n) {
+    if (buffer_.size() - used_ < n) flush();
+    if (n <= buffer_.size() - used_) {
+      std::memcpy(buffer_.data() + used_, bytes, n);
+      used_ += n;
+    }
+  }
+  void flush();
+
+  int fd_;
+  bool failed_ = false;
+  double clock_offset_ = 0;
+  double last_flush_s_ = 0;
+  std::uint64_t superstep_ = 0;              // world syncs so far
+  std::vector<std::uint32_t> group_steps_;   // per group handle: group syncs since the world's
+  std::vector<profile::PeerCount> counts_;   // per pid, this superstep
+  std::vector<unsigned char> touched_flag_;  // per pid
+  std::vector<int> touched_;                 // pids with counts this superstep
+  std::vector<char> buffer_;                 // records not yet written
+  std::size_t used_ = 0;
+};
+
+// Non-null while the running SPMD section is profiled.
+extern Profiler* g_profiler;
+
+}  // namespace bspg

@@ -1,0 +1,262 @@
+// profile_run.cpp - see profile_run.h.
+#include "profile_run.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <random>
+
+#include "bspprof.h"
+#include "raw_format.h"
+#include "say.h"
+
+namespace bspg::launcher {
+
+namespace {
+
+std::string directory;  // absolute; "" when not profiling
+int next_attempt = 0;
+std::uint32_t job_token = 0;  // profile::kJobTokenVariable: this job's files carry it
+
+constexpr std::size_t kMostRecordBytes = std::size_t{1} << 36;  // 64 GiB: a file larger is not ours
+
+// The attempt number of a record file's name (a<N>.s<S>.p<P>.bspprof), or -1.
+int attempt_of(const std::string& name) {
+  const std::string suffix = ".bspprof";
+  if (name.size() < 2 + suffix.size() || name[0] != 'a' ||
+      name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+    return -1;
+  int n = 0;
+  std::size_t i = 1;
+  for (; i < name.size() && i < 10 && name[i] >= '0' && name[i] <= '9'; ++i)
+    n = n * 10 + (name[i] - '0');
+  return i > 1 && name[i] == '.' ? n : -1;
+}
+
+// The shell word for `text` in single quotes (no newline can be in it: --profile refuses those).
+std::string sh_quoted(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// Reads exactly n bytes from fd (a pipe) into out, or fails at the deadline or at its end.
+bool read_exactly(int fd, char* out, std::size_t n,
+                  std::chrono::steady_clock::time_point deadline) {
+  while (n > 0) {
+    const auto left = deadline - std::chrono::steady_clock::now();
+    const int wait_ms = static_cast<int>(std::max<long long>(
+        0, std::chrono::duration_cast<std::chrono::milliseconds>(left).count()));
+    pollfd p{fd, POLLIN, 0};
+    const int ready = poll(&p, 1, wait_ms);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) return false;
+    const ssize_t got = read(fd, out, n);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    out += got;
+    n -= static_cast<std::size_t>(got);
+  }
+  return true;
+}
+
+// One line ("NAME SIZE\n") of the gathering script's output; false at its end.
+bool read_line(int fd, std::string& line, std::chrono::steady_clock::time_point deadline) {
+  line.clear();
+  char c;
+  while (read_exactly(fd, &c, 1, deadline)) {
+    if (c == '\n') return true;
+    if (line.size() > 200) return false;
+    line += c;
+  }
+  return false;
+}
+
+// Takes one host's files from the script's output: each is checked (name, size, header's token)
+// before it is written, never through a link and never over a file of this job already here.
+std::string take_files(int fd, const std::string& host,
+                       std::chrono::steady_clock::time_point deadline, int& taken) {
+  const std::string raw = directory + "/raw/";
+  std::string line;
+  while (read_line(fd, line, deadline)) {
+    const std::size_t space = line.find(' ');
+    const std::string name = line.substr(0, space);
+    char* end = nullptr;
+    const unsigned long long size =
+        space == std::string::npos ? 0 : std::strtoull(line.c_str() + space + 1, &end, 10);
+    if (attempt_of(name) < 0 || name.find('/') != std::string::npos || end == nullptr ||
+        *end != '\0' || size > kMostRecordBytes)
+      return "unexpected answer '" + line + "'";
+    std::string bytes(size, '\0');
+    if (!read_exactly(fd, bytes.data(), size, deadline)) return "the answer ended within " + name;
+    profile::FileHeader header{};
+    if (size < sizeof header) continue;
+    std::memcpy(&header, bytes.data(), sizeof header);
+    if (std::memcmp(header.magic, profile::kMagic, sizeof header.magic) != 0 ||
+        header.job_token != job_token)
+      continue;  // another job's (an earlier one's, left there): not this profile's
+    const std::string path = raw + name;
+    const int out = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (out < 0) return "cannot write " + path + ": " + std::strerror(errno);
+    const bool written = write(out, bytes.data(), size) == static_cast<ssize_t>(size);
+    if (close(out) != 0 || !written) return "cannot write " + path + ": " + std::strerror(errno);
+    ++taken;
+  }
+  (void)host;
+  return "";
+}
+
+// Removes an earlier job's record files from raw (a directory opened without following links),
+// or, for --resume, finds the attempt to go on with. Returns "" or what is wrong.
+std::string look_at_records(const std::string& raw, bool resume) {
+  const int fd = open(raw.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return raw + ": " + std::strerror(errno);
+  DIR* dir = fdopendir(fd);
+  if (dir == nullptr) {
+    close(fd);
+    return raw + ": " + std::strerror(errno);
+  }
+  std::string problem;
+  while (const dirent* entry = readdir(dir)) {
+    const std::string name = entry->d_name;
+    const int attempt = attempt_of(name);
+    if (attempt < 0) continue;
+    if (resume) {
+      next_attempt = std::max(next_attempt, attempt + 1);
+    } else if (unlinkat(fd, name.c_str(), 0) != 0 && problem.empty()) {
+      problem = "cannot remove an earlier job's " + raw + "/" + name + ": " + std::strerror(errno);
+    }
+  }
+  closedir(dir);
+  return problem;
+}
+
+}  // namespace
+
+std::string prepare_profile(const Options& opt, std::vector<std::string>& exports) {
+  if (opt.profile_dir.empty()) return "";
+  std::error_code error;
+  const std::filesystem::path dir = std::filesystem::absolute(opt.profile_dir, error);
+  if (error) return "--profile " + opt.profile_dir + ": " + error.message();
+  std::filesystem::create_directories(dir / "raw", error);
+  struct stat st;
+  if (error || lstat((dir / "raw").c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    return "--profile " + opt.profile_dir + ": cannot make the directory " +
+           (dir / "raw").string() +
+           (error ? ": " + error.message() : " (something else is in its place)");
+  directory = dir.lexically_normal().string();
+  if (directory.size() > 1 && directory.back() == '/') directory.pop_back();
+  next_attempt = 0;
+  if (const std::string problem = look_at_records(directory + "/raw", opt.resume); !problem.empty())
+    return "--profile: " + problem;
+  exports.push_back(std::string(profile::kProfileVariable) + "=" + directory);
+  std::random_device random;
+  job_token = static_cast<std::uint32_t>(random()) & 0x7fffffffu;
+  exports.push_back(std::string(profile::kJobTokenVariable) + "=" + std::to_string(job_token));
+  return "";
+}
+
+bool profiling() { return !directory.empty(); }
+
+void gather_profile(const std::vector<std::string>& hosts, const std::string& ssh_config) {
+  if (directory.empty()) return;
+  const std::string marker = ".bsprun-" + std::to_string(job_token);
+  // Here: the mark by which a host sees that its DIR is this one.
+  const std::string mark_path = directory + "/raw/" + marker;
+  if (const int fd = open(mark_path.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+      fd >= 0)
+    close(fd);
+  const std::string script =
+      "cd -- " + sh_quoted(directory + "/raw") +
+      " 2>/dev/null || exit 0\n"
+      "[ -e " +
+      marker +
+      " ] && exit 0\n"
+      "for f in a*.bspprof; do\n"
+      "  [ -f \"$f\" ] && [ ! -L \"$f\" ] || continue\n"
+      "  printf '%s %s\\n' \"$f\" \"$(wc -c < \"$f\" | tr -d ' ')\" && cat -- \"$f\"\n"
+      "done\n";
+  int total = 0;
+  for (const std::string& host : hosts) {
+    std::vector<std::string> argv{"ssh"};
+    if (!ssh_config.empty()) argv.insert(argv.end(), {"-F", ssh_config});
+    argv.insert(argv.end(), {"-T", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "-o",
+                             "LogLevel=ERROR", "--", host, "sh -s"});
+    std::vector<char*> args;
+    for (auto& a : argv) args.push_back(a.data());
+    args.push_back(nullptr);
+    int in[2], out[2];
+    if (pipe2(in, O_CLOEXEC) != 0) break;
+    if (pipe2(out, O_CLOEXEC) != 0) {
+      close(in[0]);
+      close(in[1]);
+      break;
+    }
+    const pid_t pid = fork();
+    if (pid == 0) {
+      dup2(in[0], STDIN_FILENO);
+      dup2(out[1], STDOUT_FILENO);
+      execvp(args[0], args.data());
+      _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    std::string problem;
+    if (pid < 0) {
+      problem = std::string("cannot run ssh: ") + std::strerror(errno);
+      close(in[1]);
+    } else {
+      const ssize_t ignored =
+          write(in[1], script.data(), script.size());  // far below a pipe's size
+      (void)ignored;
+      close(in[1]);
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+      problem = take_files(out[0], host, deadline, total);
+      if (!problem.empty()) kill(pid, SIGKILL);
+      int status = 0;
+      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      if (problem.empty() && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+        problem = "ssh failed (status " +
+                  std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status)) +
+                  ")";
+    }
+    close(out[0]);
+    if (!problem.empty())
+      say("profile: could not bring the records of " + host + " here: " + problem +
+          "; its processes are missing from the profile");
+  }
+  unlink(mark_path.c_str());
+  (void)total;
+}
+
+const std::string& profile_directory() { return directory; }
+
+std::string next_profile_attempt() {
+  if (directory.empty()) return "";
+  return std::string(profile::kAttemptVariable) + "=" + std::to_string(next_attempt++);
+}
+
+int finish_profile() {
+  if (directory.empty()) return 0;
+  profile::MergeOptions merge;
+  merge.dir = directory;
+  std::cerr.flush();
+  const int status = profile::merge_profile(merge, std::cerr, std::cerr);
+  std::cerr.flush();
+  return status;
+}
+
+}  // namespace bspg::launcher

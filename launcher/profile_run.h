@@ -1,0 +1,43 @@
+// profile_run.h - bsprun --profile DIR: where the job's processes write their superstep records,
+// and the profile bspprof makes of them when the job ends (profiler/bspprof.h).
+//
+// A fresh job starts with no records in DIR/raw (an earlier job's are removed, so that they are
+// never mixed into this one's); --resume adds to them as later attempts. Each run of a job (the
+// first, each restart, each --resume) is one attempt: the processes learn its number from
+// BSPG_PROFILE_ATTEMPT, and bspprof marks where each began.
+#ifndef BSPG_LAUNCHER_PROFILE_RUN_H
+#define BSPG_LAUNCHER_PROFILE_RUN_H
+
+#include <string>
+#include <vector>
+
+#include "options.h"
+
+namespace bspg::launcher {
+
+// Makes DIR and DIR/raw (refusing a DIR that is not a directory, or DIR/raw a symlink) and adds
+// BSPG_PROFILE=<DIR made absolute> to exports. Returns "" or what is wrong.
+std::string prepare_profile(const Options& opt, std::vector<std::string>& exports);
+
+// Whether --profile is on for this bsprun.
+bool profiling();
+
+// "BSPG_PROFILE_ATTEMPT=N" for the next run of the job (N = 0, 1, ...); "" when not profiling.
+std::string next_profile_attempt();
+
+// The profiled job's directory (absolute); "" when not profiling.
+const std::string& profile_directory();
+
+// Grid path, after each run: brings the record files of this job that the processes wrote on
+// other hosts (the same DIR there) into DIR/raw here; they stay there too (files of other jobs
+// there are told apart by the job token in their headers). A host whose DIR is this one (a
+// shared file system) has nothing to bring. Says on stderr what could not be brought.
+void gather_profile(const std::vector<std::string>& hosts, const std::string& ssh_config);
+
+// After the job: bspprof's merge into DIR, its summary on stderr. Returns bspprof's status
+// (0: written); bsprun's own status stays the job's.
+int finish_profile();
+
+}  // namespace bspg::launcher
+
+#endif

@@ -1,0 +1,85 @@
+// bspprof.cpp - merge_profile: scan, merge into every output at once, plot, summarize.
+#include "bspprof.h"
+
+#include <cstdio>
+
+#include "merge.h"
+#include "outputs.h"
+#include "params.h"
+#include "scan.h"
+
+namespace bspg::profile {
+
+int merge_profile(const MergeOptions& options, std::ostream& summary, std::ostream& errors) {
+  ProfileScan scan;
+  if (!scan_profile(options.dir, scan, errors)) return kNoProfile;
+  if (scan.sections.empty()) {
+    errors << "bspprof: no readable profile in " << options.dir << "/raw (no usable "
+           << "a<attempt>.s<section>.p<pid>.bspprof file)\n";
+    return kNoProfile;
+  }
+  const BspParameters params =
+      read_bsp_parameters(options.params_file.empty() ? "bspbench.dat" : options.params_file);
+
+  const std::string& dir = options.dir;
+  CsvOutput csv;
+  TraceOutput trace;
+  PlotOutput plot(params);
+  SummaryStats stats(params, scan);
+  if (!csv.open(dir + "/supersteps.csv", scan.origin_s)) {
+    errors << "bspprof: " << csv.error() << "\n";
+    return kCannotWrite;
+  }
+  if (!trace.open(dir + "/profile.json", scan)) {
+    errors << "bspprof: " << trace.error() << "\n";
+    return kCannotWrite;
+  }
+  const bool plot_data = plot.open(dir);
+  if (!plot_data) errors << "bspprof: " << plot.error() << "\n";
+  // An old plot would not show this profile.
+  std::remove((dir + "/profile.png").c_str());
+
+  std::vector<StepSink*> sinks = {&csv, &trace, &stats};
+  if (plot_data) sinks.push_back(&plot);
+  merge_steps(scan, sinks, errors);
+
+  int status = kMerged;
+  std::vector<std::string> written, notes;
+  if (csv.close()) {
+    written.push_back(dir + "/supersteps.csv");
+  } else {
+    errors << "bspprof: " << csv.error() << "\n";
+    status = kCannotWrite;
+  }
+  if (trace.close()) {
+    written.push_back(dir + "/profile.json");
+  } else {
+    errors << "bspprof: " << trace.error() << "\n";
+    status = kCannotWrite;
+  }
+  if (!plot_data) {
+    status = kCannotWrite;
+  } else if (stats.steps() == 0) {
+    notes.push_back("no plot: no syncs were recorded");
+  } else if (!plot.write(stats, scan)) {
+    errors << "bspprof: " << plot.error() << "\n";
+    status = kCannotWrite;
+  } else {
+    written.push_back(dir + "/profile.dat");
+    written.push_back(dir + "/profile.gp");
+    if (options.plot) {
+      const std::string problem = run_gnuplot(dir, "profile.gp", "profile.png", errors);
+      if (problem.empty()) {
+        written.push_back(dir + "/profile.png");
+      } else {
+        errors << "bspprof: no plot: " << problem << "\n";
+        notes.push_back("no plot: " + problem);
+        if (status == kMerged) status = kPlotFailed;
+      }
+    }
+  }
+  if (options.summary) stats.print(summary, dir, written, notes);
+  return status;
+}
+
+}  // namespace bspg::profile

@@ -1,0 +1,88 @@
+// raw_format.h - what a profiled BSP process writes as it runs (bsprun --profile DIR, or
+// BSPG_PROFILE=DIR for programs started by mpirun), and what bspprof reads back.
+//
+// Each process of each SPMD section of each attempt (a restart is a new attempt) writes one file,
+//   DIR/raw/a<attempt>.s<section>.p<pid>.bspprof
+// in the byte order and layout of the machine that wrote it (the merge runs where the job's
+// files are gathered, on machines of one kind): one FileHeader, then for every sync one
+// SyncRecord followed by its n_peers PeerCount entries. Records are appended as the program
+// runs (buffered, so a process's memory does not grow with the number of supersteps); a file
+// cut short by a crash ends at the last whole record.
+//
+// Times are seconds on one clock for the whole job: each process's MPI_Wtime plus the offset to
+// process 0's clock measured at bsp_begin (the smallest-round-trip of several ping-pongs), so
+// that the moment a process called a sync can be compared with when the others did.
+#ifndef BSPG_PROFILER_RAW_FORMAT_H
+#define BSPG_PROFILER_RAW_FORMAT_H
+
+#include <cstdint>
+
+namespace bspg::profile {
+
+inline constexpr char kMagic[8] = {'B', 'S', 'P', 'G', 'P', 'R', 'F', '1'};
+inline constexpr std::uint32_t kVersion = 1;
+
+// The environment variable that switches profiling on: the directory to write into.
+inline constexpr const char* kProfileVariable = "BSPG_PROFILE";
+// Which attempt of a job this is (bsprun sets it: 0 for the first run, n after n restarts).
+inline constexpr const char* kAttemptVariable = "BSPG_PROFILE_ATTEMPT";
+// A number bsprun draws for each job, written into every file: when it gathers the files from
+// other hosts, it takes only its own job's.
+inline constexpr const char* kJobTokenVariable = "BSPG_PROFILE_JOB";
+
+struct FileHeader {
+  char magic[8];            // kMagic
+  std::uint32_t version;    // kVersion
+  std::int32_t pid;         // bsp_pid()
+  std::int32_t nprocs;      // bsp_nprocs()
+  std::int32_t attempt;     // kAttemptVariable, 0 without it
+  std::int32_t section;     // SPMD section of the program: 0, 1, ... (bsp_begin after bsp_end)
+  std::uint32_t job_token;  // kJobTokenVariable of process 0, 0 without it: which bsprun's job
+  double clock_offset_s;    // added to this process's MPI_Wtime: process 0's clock
+  double begin_s;           // job clock: when bsp_begin returned on this process
+  std::uint64_t first_superstep;  // superstep number of this file's first world sync (a resumed
+                                  // run continues the numbers of the checkpoint it resumed from)
+  char host[64];                  // the host name, NUL-terminated (cut to 63 bytes)
+};
+
+enum class SyncKind : std::uint32_t {
+  Sync = 1,        // bsp_sync
+  GroupSync = 2,   // bspg_group_sync(group)
+  Checkpoint = 3,  // bspg_checkpoint: its sync and the checkpoint's writing
+  End = 4,         // the sync of bsp_end
+};
+
+struct SyncRecord {
+  std::uint32_t kind;        // SyncKind
+  std::int32_t group;        // group handle of a group sync; -1 for the world
+  std::uint64_t superstep;   // world supersteps ended before this sync (the same on every process)
+  std::uint32_t group_step;  // group syncs of this group since the last world sync; 0 otherwise
+  std::int32_t group_first;  // the lowest pid of the group (bspg_group_split gives every group of
+                             // one split the same handle: handle and first pid tell them apart);
+                             // -1 for the world
+  double call_s;             // job clock: when the program called the sync
+  double return_s;           // job clock: when the sync returned
+  std::uint32_t group_size;  // processes that take part in this sync
+  std::uint32_t n_peers;     // PeerCount entries that follow
+};
+
+// What this process did with one other process (or itself) in the superstep the sync ends.
+// Bytes are the program's payload: puts' and gets' nbytes, sends' tag and payload; nothing of
+// bspg's own metadata. hp variants count as their plain kinds.
+struct PeerCount {
+  std::int32_t peer;           // bsp_pid of the other process
+  std::uint32_t put_messages;  // bsp_put / bsp_hpput calls to peer (data: here -> peer)
+  std::uint64_t put_bytes;
+  std::uint32_t send_messages;  // bsp_send / bsp_hpsend to peer (data: here -> peer)
+  std::uint32_t get_messages;   // bsp_get / bsp_hpget from peer (data: peer -> here)
+  std::uint64_t send_bytes;
+  std::uint64_t get_bytes;
+};
+
+static_assert(sizeof(FileHeader) == 120, "FileHeader layout");
+static_assert(sizeof(SyncRecord) == 48, "SyncRecord layout");
+static_assert(sizeof(PeerCount) == 40, "PeerCount layout");
+
+}  // namespace bspg::profile
+
+#endif
