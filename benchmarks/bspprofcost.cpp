@@ -75,6 +75,7 @@ int main(int argc, char** argv) {
     ++i;
   }
   std::vector<double> off, on;
+  int sections = 0, last_profiled = 0;
   for (int r = 0; r < rounds; ++r)
     for (int profiled = 0; profiled < 2; ++profiled) {
       const bool on_now = (profiled + r) % 2 == 1;  // alternate which goes first
@@ -82,11 +83,13 @@ int main(int argc, char** argv) {
         setenv("BSPG_PROFILE", dir.c_str(), 1);
       else
         unsetenv("BSPG_PROFILE");
+      if (on_now) last_profiled = sections;
       loop();
+      ++sections;
       (on_now ? on : off).push_back(seconds_per_superstep);
     }
   struct stat st {};
-  const std::string file = dir + "/raw/a0.s1.p0.bspprof";
+  const std::string file = dir + "/raw/a0.s" + std::to_string(last_profiled) + ".p0.bspprof";
   const bool have_file = stat(file.c_str(), &st) == 0;
   const double off_us = median(off) * 1e6, on_us = median(on) * 1e6;
   std::printf("bspprofcost: p = %d, %ld supersteps of one single-word put, %d rounds each\n",

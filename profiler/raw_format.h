@@ -9,8 +9,8 @@
 // runs (buffered, so a process's memory does not grow with the number of supersteps); a file
 // cut short by a crash ends at the last whole record.
 //
-// Times are seconds on one clock for the whole job: each process's MPI_Wtime plus the offset to
-// process 0's clock measured at bsp_begin (the smallest-round-trip of several ping-pongs), so
+// Times are seconds on one clock for the whole job: each process's monotonic clock plus the offset
+// to process 0's clock measured at bsp_begin (the smallest-round-trip of several ping-pongs), so
 // that the moment a process called a sync can be compared with when the others did.
 #ifndef BSPG_PROFILER_RAW_FORMAT_H
 #define BSPG_PROFILER_RAW_FORMAT_H
@@ -38,7 +38,7 @@ struct FileHeader {
   std::int32_t attempt;     // kAttemptVariable, 0 without it
   std::int32_t section;     // SPMD section of the program: 0, 1, ... (bsp_begin after bsp_end)
   std::uint32_t job_token;  // kJobTokenVariable of process 0, 0 without it: which bsprun's job
-  double clock_offset_s;    // added to this process's MPI_Wtime: process 0's clock
+  double clock_offset_s;    // added to this process's monotonic clock: process 0's
   double begin_s;           // job clock: when bsp_begin returned on this process
   std::uint64_t first_superstep;  // superstep number of this file's first world sync (a resumed
                                   // run continues the numbers of the checkpoint it resumed from)

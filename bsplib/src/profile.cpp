@@ -1,6 +1,7 @@
 // profile.cpp - see profile.hpp.
 #include "profile.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,7 +18,7 @@ Profiler* g_profiler = nullptr;
 
 namespace {
 
-int sections_started = 0;  // SPMD sections this process has profiled: the next one's number
+int sections_started = 0;  // SPMD sections started so far: the next one's number
 
 // mkdir -p, for BSPG_PROFILE given to a job started by mpirun (bsprun makes DIR/raw itself).
 bool make_directories(const std::string& path) {
@@ -34,6 +35,25 @@ bool make_directories(const std::string& path) {
   return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+// Removes the record files (a*.bspprof) in raw, a directory opened without following a link.
+void remove_earlier_records(const std::string& raw) {
+  const int fd = open(raw.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return;  // not there yet: nothing to remove
+  DIR* listing = fdopendir(fd);
+  if (listing == nullptr) {
+    close(fd);
+    return;
+  }
+  while (const dirent* entry = readdir(listing)) {
+    const std::string name = entry->d_name;
+    const std::string suffix = ".bspprof";
+    if (name.size() > suffix.size() && name[0] == 'a' &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+      unlinkat(fd, name.c_str(), 0);
+  }
+  closedir(listing);
+}
+
 // This process's clock minus process 0's, from the ping-pong with the smallest round trip (its
 // error is at most half that round trip). Process 0 serves the others one after another.
 double measure_clock_offset(MPI_Comm comm, int pid, int nprocs) {
@@ -45,7 +65,7 @@ double measure_clock_offset(MPI_Comm comm, int pid, int nprocs) {
       for (int r = 0; r < kRounds; ++r) {
         char ping;
         MPI_Recv(&ping, 1, MPI_CHAR, other, kTag, comm, MPI_STATUS_IGNORE);
-        const double t = MPI_Wtime();
+        const double t = Profiler::monotonic_seconds();
         MPI_Send(&t, 1, MPI_DOUBLE, other, kTag, comm);
       }
     return 0;
@@ -54,10 +74,10 @@ double measure_clock_offset(MPI_Comm comm, int pid, int nprocs) {
   for (int r = 0; r < kRounds; ++r) {
     const char ping = 0;
     double remote = 0;
-    const double sent = MPI_Wtime();
+    const double sent = Profiler::monotonic_seconds();
     MPI_Send(&ping, 1, MPI_CHAR, 0, kTag, comm);
     MPI_Recv(&remote, 1, MPI_DOUBLE, 0, kTag, comm, MPI_STATUS_IGNORE);
-    const double received = MPI_Wtime();
+    const double received = Profiler::monotonic_seconds();
     if (received - sent < best_round_trip) {
       best_round_trip = received - sent;
       offset = remote - (sent + received) / 2;
@@ -90,15 +110,21 @@ Profiler* Profiler::start(MPI_Comm comm, int pid, int nprocs) {
       if (const char* a = std::getenv(profile::kAttemptVariable)) told[0] = std::atoi(a);
       if (const char* t = std::getenv(profile::kJobTokenVariable))
         told[3] = static_cast<int>(std::strtoul(t, nullptr, 10));
+      // Under a plain mpirun nobody else clears what an earlier run left in DIR/raw (bsprun
+      // does so itself, and keeps the records of earlier attempts): the program's first
+      // profiled section does, before any process of this run writes there.
+      static bool cleared = false;
+      if (told[3] == 0 && !cleared) remove_earlier_records(dir + "/raw");
+      cleared = true;
     }
   }
   MPI_Bcast(told, 4, MPI_INT, 0, comm);
+  sections_started = told[2] + 1;  // every section counts, profiled or not
   if (told[1] == 0) return nullptr;
   dir.resize(static_cast<std::size_t>(told[1]));
   MPI_Bcast(&dir[0], told[1], MPI_CHAR, 0, comm);
   const int attempt = told[0];
   const int section = told[2];
-  sections_started = section + 1;
 
   // Its own communicator, so that no message of the program or of the library can match.
   MPI_Comm own;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <mpi.h>
+#include <time.h>
 
 #include <cstdint>
 #include <cstring>
@@ -47,7 +48,13 @@ class Profiler {
   }
 
   // Around every sync: the clock when the program called it, then the record once it returned.
-  double now() const { return MPI_Wtime() + clock_offset_; }
+  double now() const { return monotonic_seconds() + clock_offset_; }
+  // This host's monotonic clock (what MPI_Wtime reads on Linux, without the call into MPI).
+  static double monotonic_seconds() {
+    timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+  }
   // group: its handle and lowest pid, or -1 and -1 for the world.
   void record_sync(profile::SyncKind kind, int group, int group_first, int group_size,
                    double call_s);
