@@ -20,6 +20,10 @@
 
 extern char** environ;
 
+namespace bspg::bench {
+extern const char kBspbenchManual[];
+}
+
 namespace {
 
 constexpr const char* kProgram = "bspbench";
@@ -27,68 +31,9 @@ constexpr long kHmaxLimit = 1000000;
 constexpr int kFlopVectorLength = 1024;  // both vectors stay in the L1 cache
 constexpr long kTableRowsShownInFull = 40;
 
-const char* const kUsage =
-    "NAME\n"
-    "    bspbench - measure the BSP parameters r, g and l of bspg, next to raw MPI\n"
-    "\n"
-    "SYNOPSIS\n"
-    "    bsprun -p P bspbench [--quick] [--hmax N] [--reps N] [--out PREFIX] [--no-plot]\n"
-    "    mpirun -np P bspbench [options]\n"
-    "    bspbench --help\n"
-    "\n"
-    "DESCRIPTION\n"
-    "    bspbench measures the machine's BSP parameters as BSPedupack's bspbench does\n"
-    "    (R. H. Bisseling, Parallel Scientific Computation, Oxford University Press):\n"
-    "\n"
-    "    r   computing rate of one process in flop/s: a DAXPY loop (y := y + a*x, 2 flops per\n"
-    "        element, vectors of 1024 doubles) timed over repeated runs; the median run of\n"
-    "        each process counts, and r is the mean over the processes.\n"
-    "    g   cost of one 64-bit word in an h-relation, and\n"
-    "    l   fixed cost of a superstep, both from the least-squares fit T(h) = g*h + l over\n"
-    "        h = 0..hmax. T(h) is the median time of a superstep in which every process\n"
-    "        sends h words, each with its own single-word bsp_put, round robin to the other\n"
-    "        processes, and receives h words; the superstep ends with bsp_sync, and its time\n"
-    "        is that of its slowest process. g and l are given in flop units (seconds\n"
-    "        times r), as BSP cost formulas use them, and in microseconds.\n"
-    "\n"
-    "    In the same run, each bspg repetition alternating with a raw MPI one so that machine\n"
-    "    noise hits both alike, the same h-relations are done the way an MPI programmer\n"
-    "    writes irregular traffic: pack (index, value) pairs per destination, MPI_Alltoall\n"
-    "    of the counts, MPI_Alltoallv of the pairs, unpack. This gives raw MPI's g and l\n"
-    "    and the ratios bspg/raw. Every repetition checks the words that arrived; wrong data\n"
-    "    stops the run with a message.\n"
-    "\n"
-    "OPTIONS\n"
-    "    --quick        hmax 32, 7 repetitions and a short r measurement: a few seconds\n"
-    "                   at P = 2 (--hmax and --reps still override)\n"
-    "    --hmax N       largest h, in words (default 256; 1 to 1000000)\n"
-    "    --reps N       repetitions per h and per variant (default 51; 1 to 100000)\n"
-    "    --out PREFIX   write PREFIX.dat, PREFIX.gp and PREFIX.png (default: bspbench in\n"
-    "                   the current directory, or /tmp/bspbench when that is not writable)\n"
-    "    --no-plot      do not run gnuplot; PREFIX.dat and PREFIX.gp are still written\n"
-    "    -h, --help     print this text and exit\n"
-    "    Options taking a value accept --name N and --name=N.\n"
-    "\n"
-    "OUTPUT\n"
-    "    Process 0 prints a table of h, bspg's and raw MPI's median time and their ratio\n"
-    "    (every h when there are at most 40, an even selection otherwise), then r, and g\n"
-    "    and l for bspg and raw MPI with the ratios bspg/raw.\n"
-    "\n"
-    "FILES\n"
-    "    PREFIX.dat  every h: h, median and minimum time of bspg and raw MPI (microseconds),\n"
-    "                and the ratio of the medians; the fitted parameters in # lines\n"
-    "    PREFIX.gp   gnuplot script drawing time against h for both, with the fitted lines\n"
-    "    PREFIX.png  that picture (gnuplot, pngcairo terminal)\n"
-    "\n"
-    "EXIT STATUS\n"
-    "    0  measured, files written, plot made (or --no-plot)\n"
-    "    1  measured, but gnuplot was missing or failed (the table and PREFIX.dat stand)\n"
-    "    2  bad options (message on standard error)\n"
-    "    other non-zero: a process aborted, with a message (wrong data, unwritable files)\n"
-    "\n"
-    "EXAMPLES\n"
-    "    bsprun -p 2 bspbench --quick\n"
-    "    mpirun -np 4 bspbench --hmax 1024 --reps 51 --out /tmp/bench-p4\n";
+// --help prints the manual page, bspbench(1) (man/pages/bspbench.1.md), rendered as text at
+// build time, so that the two cannot say different things.
+const char* const kUsage = bspg::bench::kBspbenchManual;
 
 struct Options : bench::CommonOptions {
   long hmax = 256;
