@@ -20,6 +20,7 @@
 
 #include "bspprof.h"
 #include "raw_format.h"
+#include "remote_stop.h"
 #include "say.h"
 
 namespace bspg::launcher {
@@ -32,17 +33,10 @@ std::uint32_t job_token = 0;  // profile::kJobTokenVariable: this job's files ca
 
 constexpr std::size_t kMostRecordBytes = std::size_t{1} << 36;  // 64 GiB: a file larger is not ours
 
-// The attempt number of a record file's name (a<N>.s<S>.p<P>.bspprof), or -1.
+// The attempt number of a record file's name, or -1 for another name.
 int attempt_of(const std::string& name) {
-  const std::string suffix = ".bspprof";
-  if (name.size() < 2 + suffix.size() || name[0] != 'a' ||
-      name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
-    return -1;
-  int n = 0;
-  std::size_t i = 1;
-  for (; i < name.size() && i < 10 && name[i] >= '0' && name[i] <= '9'; ++i)
-    n = n * 10 + (name[i] - '0');
-  return i > 1 && name[i] == '.' ? n : -1;
+  int attempt = 0, section = 0, pid = 0;
+  return profile::parse_record_file_name(name, attempt, section, pid) ? attempt : -1;
 }
 
 // The shell word for `text` in single quotes (no newline can be in it: --profile refuses those).
@@ -84,11 +78,12 @@ bool read_line(int fd, std::string& line, std::chrono::steady_clock::time_point 
   return false;
 }
 
-// Takes one host's files from the script's output: each is checked (name, size, header's token)
-// before it is written, never through a link and never over a file of this job already here.
-std::string take_files(int fd, const std::string& host,
-                       std::chrono::steady_clock::time_point deadline, int& taken) {
+// Takes one host's files from the script's output: each is checked (name, size, the header's
+// magic and job token) and copied in pieces as it comes, never through a link; another job's
+// file (an earlier one's, left on that host) is read past.
+std::string take_files(int fd, std::chrono::steady_clock::time_point deadline) {
   const std::string raw = directory + "/raw/";
+  std::vector<char> piece(1 << 20);
   std::string line;
   while (read_line(fd, line, deadline)) {
     const std::size_t space = line.find(' ');
@@ -96,25 +91,41 @@ std::string take_files(int fd, const std::string& host,
     char* end = nullptr;
     const unsigned long long size =
         space == std::string::npos ? 0 : std::strtoull(line.c_str() + space + 1, &end, 10);
-    if (attempt_of(name) < 0 || name.find('/') != std::string::npos || end == nullptr ||
-        *end != '\0' || size > kMostRecordBytes)
+    if (attempt_of(name) < 0 || end == nullptr || *end != '\0' || size > kMostRecordBytes)
       return "unexpected answer '" + line + "'";
-    std::string bytes(size, '\0');
-    if (!read_exactly(fd, bytes.data(), size, deadline)) return "the answer ended within " + name;
     profile::FileHeader header{};
-    if (size < sizeof header) continue;
-    std::memcpy(&header, bytes.data(), sizeof header);
-    if (std::memcmp(header.magic, profile::kMagic, sizeof header.magic) != 0 ||
-        header.job_token != job_token)
-      continue;  // another job's (an earlier one's, left there): not this profile's
+    const std::size_t head = std::min<std::size_t>(size, sizeof header);
+    if (!read_exactly(fd, reinterpret_cast<char*>(&header), head, deadline))
+      return "the answer ended within " + name;
+    const bool ours = head == sizeof header &&
+                      std::memcmp(header.magic, profile::kMagic, sizeof header.magic) == 0 &&
+                      header.job_token == job_token;
+    int out = -1;
     const std::string path = raw + name;
-    const int out = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (out < 0) return "cannot write " + path + ": " + std::strerror(errno);
-    const bool written = write(out, bytes.data(), size) == static_cast<ssize_t>(size);
-    if (close(out) != 0 || !written) return "cannot write " + path + ": " + std::strerror(errno);
-    ++taken;
+    if (ours) {
+      out = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+      if (out < 0 || write(out, &header, head) != static_cast<ssize_t>(head)) {
+        const std::string why = std::strerror(errno);
+        if (out >= 0) close(out);
+        return "cannot write " + path + ": " + why;
+      }
+    }
+    for (unsigned long long left = size - head; left > 0;) {
+      const std::size_t n =
+          static_cast<std::size_t>(std::min<unsigned long long>(left, piece.size()));
+      if (!read_exactly(fd, piece.data(), n, deadline)) {
+        if (out >= 0) close(out);
+        return "the answer ended within " + name;
+      }
+      if (out >= 0 && write(out, piece.data(), n) != static_cast<ssize_t>(n)) {
+        const std::string why = std::strerror(errno);
+        close(out);
+        return "cannot write " + path + ": " + why;
+      }
+      left -= n;
+    }
+    if (out >= 0 && close(out) != 0) return "cannot write " + path + ": " + std::strerror(errno);
   }
-  (void)host;
   return "";
 }
 
@@ -188,12 +199,8 @@ void gather_profile(const std::vector<std::string>& hosts, const std::string& ss
       "  [ -f \"$f\" ] && [ ! -L \"$f\" ] || continue\n"
       "  printf '%s %s\\n' \"$f\" \"$(wc -c < \"$f\" | tr -d ' ')\" && cat -- \"$f\"\n"
       "done\n";
-  int total = 0;
   for (const std::string& host : hosts) {
-    std::vector<std::string> argv{"ssh"};
-    if (!ssh_config.empty()) argv.insert(argv.end(), {"-F", ssh_config});
-    argv.insert(argv.end(), {"-T", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "-o",
-                             "LogLevel=ERROR", "--", host, "sh -s"});
+    std::vector<std::string> argv = ssh_script_argv(ssh_config, host, "10");
     std::vector<char*> args;
     for (auto& a : argv) args.push_back(a.data());
     args.push_back(nullptr);
@@ -223,7 +230,7 @@ void gather_profile(const std::vector<std::string>& hosts, const std::string& ss
       (void)ignored;
       close(in[1]);
       const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-      problem = take_files(out[0], host, deadline, total);
+      problem = take_files(out[0], deadline);
       if (!problem.empty()) kill(pid, SIGKILL);
       int status = 0;
       while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
@@ -239,7 +246,6 @@ void gather_profile(const std::vector<std::string>& hosts, const std::string& ss
           "; its processes are missing from the profile");
   }
   unlink(mark_path.c_str());
-  (void)total;
 }
 
 const std::string& profile_directory() { return directory; }

@@ -143,6 +143,15 @@ void RemoteStop::leave_out(const std::string& host) {
               hosts.end());
 }
 
+std::vector<std::string> ssh_script_argv(const std::string& ssh_config, const std::string& host,
+                                         const std::string& connect_timeout_s) {
+  std::vector<std::string> argv{"ssh"};
+  if (!ssh_config.empty()) argv.insert(argv.end(), {"-F", ssh_config});
+  argv.insert(argv.end(), {"-T", "-o", "BatchMode=yes", "-o", "ConnectTimeout=" + connect_timeout_s,
+                           "-o", "LogLevel=ERROR", "--", host, "sh -s"});
+  return argv;
+}
+
 void RemoteStop::start() {
   if (started_) return;
   started_ = true;
@@ -151,10 +160,7 @@ void RemoteStop::start() {
 
 void RemoteStop::launch(const std::string& host) {
   const std::string connect_timeout = std::to_string(std::max(1L, std::lround(timeout_s_)));
-  std::vector<std::string> argv{"ssh"};
-  if (!job_.ssh_config.empty()) argv.insert(argv.end(), {"-F", job_.ssh_config});
-  argv.insert(argv.end(), {"-T", "-o", "BatchMode=yes", "-o", "ConnectTimeout=" + connect_timeout,
-                           "-o", "LogLevel=ERROR", "--", host, "sh -s"});
+  std::vector<std::string> argv = ssh_script_argv(job_.ssh_config, host, connect_timeout);
   // Built before fork: the child only calls async-signal-safe functions.
   std::vector<char*> args;
   args.reserve(argv.size() + 1);

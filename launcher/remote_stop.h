@@ -49,6 +49,11 @@ std::string end_job_script(const std::string& environment_line, long spare_pid =
 // end_job_script for the processes carrying `marker` (kJobMarkerVariable).
 std::string remote_stop_script(const std::string& marker);
 
+// ssh's command line that runs, on host, the sh script it is given on its standard input: with
+// the ssh configuration (none: the user's own), no password prompts, connect timeout in seconds.
+std::vector<std::string> ssh_script_argv(const std::string& ssh_config, const std::string& host,
+                                         const std::string& connect_timeout_s);
+
 // The ssh commands of one stop, at most kParallel at a time, each bounded by timeout_s to
 // connect and a few seconds more to finish.
 // bsprun's line about the hosts in `unreachable` ("host (why)", as RemoteStop::unreachable()

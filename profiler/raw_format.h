@@ -16,6 +16,7 @@
 #define BSPG_PROFILER_RAW_FORMAT_H
 
 #include <cstdint>
+#include <string>
 
 namespace bspg::profile {
 
@@ -78,6 +79,36 @@ struct PeerCount {
   std::uint64_t send_bytes;
   std::uint64_t get_bytes;
 };
+
+// a<attempt>.s<section>.p<pid>.bspprof: the file of one process of one section of one attempt.
+inline std::string record_file_name(int attempt, int section, int pid) {
+  return "a" + std::to_string(attempt) + ".s" + std::to_string(section) + ".p" +
+         std::to_string(pid) + ".bspprof";
+}
+
+// The numbers of a name record_file_name made; false for any other name. Numbers have at most
+// 9 digits and no leading zero, so that two names never stand for one file's process.
+inline bool parse_record_file_name(const std::string& name, int& attempt, int& section, int& pid) {
+  std::size_t at = 0;
+  const auto literal = [&](const char* text) {
+    const std::string expected = text;
+    if (name.compare(at, expected.size(), expected) != 0) return false;
+    at += expected.size();
+    return true;
+  };
+  const auto number = [&](int& value) {
+    const std::size_t start = at;
+    long n = 0;
+    while (at < name.size() && name[at] >= '0' && name[at] <= '9' && at - start < 9)
+      n = n * 10 + (name[at++] - '0');
+    if (at == start || (at < name.size() && name[at] >= '0' && name[at] <= '9')) return false;
+    if (name[start] == '0' && at - start > 1) return false;
+    value = static_cast<int>(n);
+    return true;
+  };
+  return literal("a") && number(attempt) && literal(".s") && number(section) && literal(".p") &&
+         number(pid) && literal(".bspprof") && at == name.size();
+}
 
 static_assert(sizeof(FileHeader) == 120, "FileHeader layout");
 static_assert(sizeof(SyncRecord) == 48, "SyncRecord layout");

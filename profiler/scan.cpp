@@ -14,32 +14,6 @@ namespace bspg::profile {
 
 namespace {
 
-// Leading zeros are refused, so that two names never stand for one process.
-bool read_number(const std::string& text, std::size_t& at, int& value) {
-  const std::size_t start = at;
-  long long n = 0;
-  while (at < text.size() && text[at] >= '0' && text[at] <= '9' && at - start < 9)
-    n = n * 10 + (text[at++] - '0');
-  if (at == start || (at < text.size() && text[at] >= '0' && text[at] <= '9')) return false;
-  if (text[start] == '0' && at - start > 1) return false;
-  value = static_cast<int>(n);
-  return true;
-}
-
-// a<attempt>.s<section>.p<pid>.bspprof
-bool parse_raw_name(const std::string& name, int& attempt, int& section, int& pid) {
-  std::size_t at = 0;
-  const auto expect = [&](const char* literal) {
-    const std::size_t n = std::strlen(literal);
-    if (name.compare(at, n, literal) != 0) return false;
-    at += n;
-    return true;
-  };
-  return expect("a") && read_number(name, at, attempt) && expect(".s") &&
-         read_number(name, at, section) && expect(".p") && read_number(name, at, pid) &&
-         expect(".bspprof") && at == name.size();
-}
-
 struct Candidate {
   int attempt = 0, section = 0, pid = 0;
   std::string path;
@@ -107,7 +81,7 @@ bool scan_profile(const std::string& dir, ProfileScan& scan, std::ostream& error
     if (name.size() < 8 || name.compare(name.size() - 8, 8, ".bspprof") != 0) continue;
     Candidate c;
     c.path = raw + "/" + name;
-    if (!parse_raw_name(name, c.attempt, c.section, c.pid)) {
+    if (!parse_record_file_name(name, c.attempt, c.section, c.pid)) {
       errors << "bspprof: " << c.path
              << ": not a name bspg writes (a<attempt>.s<section>.p<pid>.bspprof); left out\n";
       ++scan.files_left_out;

@@ -45,11 +45,9 @@ void remove_earlier_records(const std::string& raw) {
     return;
   }
   while (const dirent* entry = readdir(listing)) {
-    const std::string name = entry->d_name;
-    const std::string suffix = ".bspprof";
-    if (name.size() > suffix.size() && name[0] == 'a' &&
-        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
-      unlinkat(fd, name.c_str(), 0);
+    int attempt = 0, section = 0, pid = 0;
+    if (profile::parse_record_file_name(entry->d_name, attempt, section, pid))
+      unlinkat(fd, entry->d_name, 0);
   }
   closedir(listing);
 }
@@ -133,8 +131,7 @@ Profiler* Profiler::start(MPI_Comm comm, int pid, int nprocs) {
   MPI_Comm_free(&own);
 
   const std::string raw = dir + "/raw";
-  const std::string path = raw + "/a" + std::to_string(attempt) + ".s" + std::to_string(section) +
-                           ".p" + std::to_string(pid) + ".bspprof";
+  const std::string path = raw + "/" + profile::record_file_name(attempt, section, pid);
   int fd = -1;
   if (make_directories(raw))
     fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);

@@ -431,12 +431,23 @@ profile)
   start_hosts 0.1 0.2
   profile=/dev/shm/bspg-profile-$$
   rm -rf "$profile"
+  # An earlier job's records, left in DIR on both hosts (made by a run here, without bsprun's
+  # job token): the gathering must take none of them.
+  BSPG_PROFILE=$dir/stale "$KNOWN" >/dev/null 2>&1 || fail "the program did not run here"
+  for i in 1 2; do
+    host_pid=$("$EMUHOSTS" pids "$dir" "$i" | head -n 1)
+    nsenter -t "$host_pid" -m sh -c "mkdir -p '$profile/raw' && for p in 1 2 3; do cp '$dir/stale/raw/a0.s0.p0.bspprof' '$profile/raw/a0.s0.p'\$p'.bspprof'; done" ||
+      fail "could not leave stale records on emu$i"
+  done
   run_bsprun -p 4 --hostfile hosts.yaml --profile "$profile" "$KNOWN"
   expect_status 0
   expect_count "$out" "^PASS known_supersteps$" 1
   ls "$profile/raw" | sed 's/^/    raw: /'
   [ "$(ls "$profile/raw" | grep -c '^a0\.s0\.p[0-3]\.bspprof$')" -eq 4 ] ||
     fail "not the 4 processes' records in $profile/raw"
+  for f in "$profile"/raw/*.bspprof; do
+    [ "$(od -An -j 28 -N 4 -t u4 "$f" | tr -d ' ')" != 0 ] || fail "$f is a stale record (no job token)"
+  done
   "$CHECK_KNOWN" "$profile" 4 >"$dir/check" 2>&1 || fail "$(cat "$dir/check")"
   rm -rf "$profile"
   ;;
