@@ -2,6 +2,7 @@
 #include "bspprof.h"
 
 #include <cstdio>
+#include <string>
 
 #include "merge.h"
 #include "outputs.h"
@@ -30,7 +31,7 @@ int merge_profile(const MergeOptions& options, std::ostream& summary, std::ostre
     errors << "bspprof: " << csv.error() << "\n";
     return kCannotWrite;
   }
-  if (!trace.open(dir + "/profile.json", scan)) {
+  if (!trace.open(dir + "/profile.json", scan, options.trace_steps)) {
     errors << "bspprof: " << trace.error() << "\n";
     return kCannotWrite;
   }
@@ -53,6 +54,10 @@ int merge_profile(const MergeOptions& options, std::ostream& summary, std::ostre
   }
   if (trace.close()) {
     written.push_back(dir + "/profile.json");
+    if (trace.steps() < stats.steps())
+      notes.push_back("trace: the first " + std::to_string(trace.steps()) + " of " +
+                      std::to_string(stats.steps()) +
+                      " steps in profile.json (bspprof --trace-steps 0 " + dir + " for all)");
   } else {
     errors << "bspprof: " << trace.error() << "\n";
     status = kCannotWrite;

@@ -6,7 +6,11 @@
 //
 //   supersteps.csv  one row per step and process (columns below)
 //   profile.json    Chrome trace events (Perfetto, chrome://tracing): a track per process with
-//                   its compute, wait and communication slices, and a mark at every restart
+//                   its compute, wait and communication slices, and a mark at every restart;
+//                   only the first MergeOptions::trace_steps steps (default 100000, some 50 MB
+//                   per process), with the marks of the restarts before one of them, so that
+//                   viewers can open it (the other outputs cover every step; the summary says
+//                   when the trace was cut)
 //   profile.dat     the critical process of every step (the last to call the sync), for the plot
 //   (means of bins of steps
 //                   when there are more than kPlotBars steps)
@@ -42,6 +46,7 @@
 #define BSPG_PROFILER_BSPPROF_H
 
 #include <cstddef>
+#include <cstdint>
 #include <ostream>
 #include <string>
 
@@ -57,6 +62,9 @@ struct MergeOptions {
                             // in the current directory
   bool plot = true;         // run gnuplot (profile.dat and profile.gp are written regardless)
   bool summary = true;      // print the summary
+  // profile.json holds the slices of the first trace_steps steps only (in the order of
+  // supersteps.csv; about 500 bytes per step and process); 0: every step.
+  std::uint64_t trace_steps = 100000;
 };
 
 // merge_profile's result, which is also bspprof's exit status.

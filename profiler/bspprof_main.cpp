@@ -1,7 +1,9 @@
 // bspprof - merges a profiled job's raw records into a table, a trace, a plot and a summary.
 // See --help, which prints bspprof(1) (man/pages/bspprof.1.md, rendered at build time).
+#include <cstdint>
 #include <cstring>
 #include <iostream>
+#include <limits>
 #include <string>
 
 #include "bspprof.h"
@@ -16,9 +18,24 @@ constexpr const char* kProgram = "bspprof";
 
 int usage_error(const std::string& message) {
   std::cerr << kProgram << ": " << message << "\n"
-            << "Usage: bspprof [--params FILE] [--no-plot] [--quiet] DIR\n"
+            << "Usage: bspprof [--params FILE] [--trace-steps N] [--no-plot] [--quiet] DIR\n"
             << "Try 'bspprof --help' for more information.\n";
   return bspg::profile::kUsageError;
+}
+
+// A whole number >= 0, in decimal digits only (no sign, no spaces); false if not one or too
+// large.
+bool parse_count(const std::string& text, std::uint64_t& value) {
+  if (text.empty()) return false;
+  std::uint64_t n = 0;
+  for (const char c : text) {
+    if (c < '0' || c > '9') return false;
+    const auto digit = static_cast<std::uint64_t>(c - '0');
+    if (n > (std::numeric_limits<std::uint64_t>::max() - digit) / 10) return false;
+    n = n * 10 + digit;
+  }
+  value = n;
+  return true;
 }
 
 }  // namespace
@@ -51,6 +68,17 @@ int main(int argc, char** argv) {
         }
         if (value.empty()) return usage_error("--params needs a file name");
         options.params_file = value;
+      } else if (arg == "--trace-steps" || arg.rfind("--trace-steps=", 0) == 0) {
+        std::string value;
+        if (arg == "--trace-steps") {
+          if (i + 1 >= argc) return usage_error("--trace-steps needs a number of steps");
+          value = argv[++i];
+        } else {
+          value = arg.substr(std::strlen("--trace-steps="));
+        }
+        if (!parse_count(value, options.trace_steps))
+          return usage_error("--trace-steps needs a whole number >= 0 (0: all steps), not '" +
+                             value + "'");
       } else {
         return usage_error("unknown option '" + arg + "'");
       }

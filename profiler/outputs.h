@@ -33,14 +33,18 @@ class CsvOutput : public StepSink {
 };
 
 // profile.json: Chrome trace events, a track per BSP process (all attempts and sections on it).
-// Slices of no duration are left out.
+// Slices of no duration are left out. With max_steps > 0 only the steps of index below it are
+// traced, and only the restarts before one of them are marked, so that the trace's timeline
+// ends with its last slices.
 class TraceOutput : public StepSink {
  public:
-  bool open(const std::string& path, const ProfileScan& scan);  // false: error() says why
+  // false: error() says why
+  bool open(const std::string& path, const ProfileScan& scan, std::uint64_t max_steps = 0);
   void add(const Step& step) override;
   void restart(int attempt, double begin_s, std::uint64_t next_step) override;
   bool close();
   const std::string& error() const { return file_.error(); }
+  std::uint64_t steps() const { return steps_; }  // the steps traced
 
  private:
   void begin_event();
@@ -51,6 +55,8 @@ class TraceOutput : public StepSink {
   double origin_s_ = 0;
   bool several_attempts_ = false;
   bool first_event_ = true;
+  std::uint64_t max_steps_ = 0;  // 0: no cap
+  std::uint64_t steps_ = 0;
   std::string args_;
 };
 

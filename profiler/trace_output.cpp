@@ -1,5 +1,6 @@
 // trace_output.cpp - profile.json, in Chrome's trace event format: complete ("X") events of
-// microseconds on the job clock from the outputs' origin, one process ("pid") per BSP process.
+// microseconds on the job clock from the outputs' origin, one process ("pid") per BSP process;
+// the first max_steps steps only, when that is not 0.
 #include <algorithm>
 #include <map>
 
@@ -7,10 +8,12 @@
 
 namespace bspg::profile {
 
-bool TraceOutput::open(const std::string& path, const ProfileScan& scan) {
+bool TraceOutput::open(const std::string& path, const ProfileScan& scan, std::uint64_t max_steps) {
   origin_s_ = scan.origin_s;
   several_attempts_ = scan.attempts.size() > 1;
   first_event_ = true;
+  max_steps_ = max_steps;
+  steps_ = 0;
   if (!file_.open(path)) return false;
   file_.buffer() += "{\"traceEvents\":[";
 
@@ -67,6 +70,8 @@ void TraceOutput::slice(const char* name, int pid, double start_s, double durati
 }
 
 void TraceOutput::add(const Step& step) {
+  if (max_steps_ > 0 && step.index >= max_steps_) return;
+  ++steps_;
   for (const Row& row : step.rows) {
     args_ = "{\"superstep\":";
     append_integer(args_, step.superstep);
@@ -102,7 +107,9 @@ void TraceOutput::add(const Step& step) {
   file_.written();
 }
 
-void TraceOutput::restart(int attempt, double begin_s, std::uint64_t /*next_step*/) {
+void TraceOutput::restart(int attempt, double begin_s, std::uint64_t next_step) {
+  // A mark after the last traced step would stretch the timeline over nothing but itself.
+  if (max_steps_ > 0 && next_step >= max_steps_) return;
   begin_event();
   std::string& out = file_.buffer();
   out += "{\"name\":\"restart " + std::to_string(attempt) +

@@ -77,6 +77,31 @@ TEST(Restart, MarkedInTheTrace) {
   EXPECT_EQ(names[1], "process 1 (node1, spare1)");
 }
 
+// With the trace cut, a restart is marked only if a traced step comes after it (attempt 1
+// begins with step 3).
+TEST(Restart, MarkedInACutTraceBeforeATracedStep) {
+  for (const std::uint64_t trace_steps : {std::uint64_t{3}, std::uint64_t{4}}) {
+    SCOPED_TRACE("trace_steps " + std::to_string(trace_steps));
+    ScratchDir dir;
+    write_restarted_job(dir.path());
+    const MergeResult result = merge(dir.path(), false, "/nonexistent/bspbench.dat", trace_steps);
+    ASSERT_EQ(result.status, 0) << result.errors;
+    const YAML::Node trace = YAML::Load(read_file(dir.path() + "/profile.json"));
+    int restarts = 0, slices_of_attempt_1 = 0;
+    for (const YAML::Node& event : trace["traceEvents"]) {
+      const std::string ph = event["ph"].as<std::string>();
+      if (ph == "i") ++restarts;
+      if (ph == "X" && event["args"]["attempt"].as<int>() == 1) ++slices_of_attempt_1;
+    }
+    EXPECT_EQ(restarts, trace_steps == 3 ? 0 : 1);
+    EXPECT_EQ(slices_of_attempt_1 > 0, trace_steps == 4);
+    EXPECT_NE(
+        result.summary.find("trace: the first " + std::to_string(trace_steps) + " of 5 steps"),
+        std::string::npos)
+        << result.summary;
+  }
+}
+
 TEST(Restart, MarkedInThePlot) {
   ScratchDir dir;
   write_restarted_job(dir.path());

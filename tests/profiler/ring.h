@@ -16,8 +16,9 @@ inline constexpr int kSlowPid = 2;
 inline constexpr double kSyncWork = 0.0005;  // from the last call to every return
 inline constexpr unsigned kRingBytes = 64;
 
-// Writes the ring's raw files into dir/raw, attempt 0, section 0.
-void write_ring(const std::string& dir);
+// Writes the ring's raw files into dir/raw, attempt 0, section 0: kRingSupersteps supersteps,
+// or as many as asked for (the last is always bsp_end's).
+void write_ring(const std::string& dir, int supersteps = kRingSupersteps);
 
 }  // namespace bspprof_test
 

@@ -176,11 +176,13 @@ double Csv::number(std::size_t row, const std::string& column) const {
   return std::stod(text(row, column));
 }
 
-MergeResult merge(const std::string& dir, bool plot, const std::string& params) {
+MergeResult merge(const std::string& dir, bool plot, const std::string& params,
+                  std::uint64_t trace_steps) {
   bspg::profile::MergeOptions options;
   options.dir = dir;
   options.params_file = params;
   options.plot = plot;
+  options.trace_steps = trace_steps;
   std::ostringstream summary, errors;
   MergeResult result;
   result.status = bspg::profile::merge_profile(options, summary, errors);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "bspprof.h"
 #include "raw_format.h"
 
 namespace bspprof_test {
@@ -82,9 +83,11 @@ struct MergeResult {
   std::string summary;
   std::string errors;
 };
-// merge_profile on dir, without gnuplot unless plot, and with model parameters from params.
+// merge_profile on dir, without gnuplot unless plot, with model parameters from params and the
+// first trace_steps steps in the trace (0: all).
 MergeResult merge(const std::string& dir, bool plot = false,
-                  const std::string& params = "/nonexistent/bspbench.dat");
+                  const std::string& params = "/nonexistent/bspbench.dat",
+                  std::uint64_t trace_steps = bspg::profile::MergeOptions{}.trace_steps);
 
 struct ToolResult {
   int status = -1;

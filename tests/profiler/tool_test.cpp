@@ -20,14 +20,43 @@ TEST(Tool, UsageErrors) {
   expect_usage_error({"/tmp", "--params"}, "--params needs a file name");
   expect_usage_error({"--params=", "/tmp"}, "--params needs a file name");
   expect_usage_error({"/tmp/a", "/tmp/b"}, "one profile directory only, not also '/tmp/b'");
+  expect_usage_error({"/tmp", "--trace-steps"}, "--trace-steps needs a number of steps");
+  for (const char* bad : {"x", "", "-1", "+3", " 3", "3x", "1e5", "18446744073709551616"})
+    expect_usage_error(
+        {"--trace-steps", bad, "/tmp"},
+        std::string("--trace-steps needs a whole number >= 0 (0: all steps), not '") + bad + "'");
+  expect_usage_error({"--trace-steps=x", "/tmp"},
+                     "--trace-steps needs a whole number >= 0 (0: all steps), not 'x'");
+}
+
+TEST(Tool, TraceSteps) {
+  ScratchDir dir;
+  write_ring(dir.path(), 10);
+  ToolResult result = run_tool({"--no-plot", "--trace-steps", "3", dir.path()});
+  EXPECT_EQ(result.status, 0) << result.output;
+  EXPECT_NE(result.output.find("\ntrace: the first 3 of 10 steps in profile.json (bspprof "
+                               "--trace-steps 0 " +
+                               dir.path() + " for all)\n"),
+            std::string::npos)
+      << result.output;
+  const std::string trace = read_file(dir.path() + "/profile.json");
+  EXPECT_NE(trace.find("\"superstep\":2,"), std::string::npos);
+  EXPECT_EQ(trace.find("\"superstep\":3,"), std::string::npos);
+
+  for (const char* all : {"--trace-steps=0", "--trace-steps=18446744073709551615"}) {
+    result = run_tool({"--no-plot", all, dir.path()});
+    EXPECT_EQ(result.status, 0) << result.output;
+    EXPECT_EQ(result.output.find("trace:"), std::string::npos) << result.output;
+    EXPECT_NE(read_file(dir.path() + "/profile.json").find("\"superstep\":9,"), std::string::npos);
+  }
 }
 
 TEST(Tool, Help) {
   const ToolResult result = run_tool({"--help"});
   EXPECT_EQ(result.status, 0);
-  for (const char* section :
-       {"\nNAME\n", "\nSYNOPSIS\n", "\nDESCRIPTION\n", "\nOPTIONS\n", "\nFILES\n",
-        "\nEXIT STATUS\n", "\nEXAMPLES\n", "--params FILE", "--no-plot", "--quiet"})
+  for (const char* section : {"\nNAME\n", "\nSYNOPSIS\n", "\nDESCRIPTION\n", "\nOPTIONS\n",
+                              "\nFILES\n", "\nEXIT STATUS\n", "\nEXAMPLES\n", "--params FILE",
+                              "--trace-steps N", "--no-plot", "--quiet"})
     EXPECT_NE(("\n" + result.output).find(section), std::string::npos) << section;
 }
 

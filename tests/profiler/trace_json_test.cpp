@@ -83,6 +83,61 @@ TEST(TraceJson, SlicesSitOnTheJobClockInMicroseconds) {
   EXPECT_EQ(checked, 3 * kRingSupersteps);
 }
 
+// The slices of every process in the trace, by superstep: pid -> superstep -> slices.
+std::map<int, std::map<int, int>> slices_by_superstep(const YAML::Node& trace) {
+  std::map<int, std::map<int, int>> slices;
+  for (const YAML::Node& event : trace["traceEvents"])
+    if (event["ph"].as<std::string>() == "X")
+      ++slices[event["pid"].as<int>()][event["args"]["superstep"].as<int>()];
+  return slices;
+}
+
+// A long job's trace holds its first steps only, and stays JSON; the other outputs and the
+// summary still cover every step, and the summary says the trace was cut.
+TEST(TraceJson, CappedToTheFirstSteps) {
+  constexpr int kSteps = 10, kTraced = 4;
+  ScratchDir dir;
+  write_ring(dir.path(), kSteps);
+  const MergeResult result = merge(dir.path(), false, "/nonexistent/bspbench.dat", kTraced);
+  ASSERT_EQ(result.status, 0) << result.errors;
+  const std::map<int, std::map<int, int>> slices = slices_by_superstep(load_trace(dir.path()));
+  ASSERT_EQ(slices.size(), static_cast<std::size_t>(kProcs));
+  for (const auto& [pid, steps] : slices) {
+    SCOPED_TRACE("pid " + std::to_string(pid));
+    std::map<int, int> expected;
+    for (int s = 0; s < kTraced; ++s) expected[s] = pid == kSlowPid ? 2 : 3;
+    EXPECT_EQ(steps, expected);
+  }
+  EXPECT_EQ(read_csv(dir.path() + "/supersteps.csv").rows.size(),
+            static_cast<std::size_t>(kSteps * kProcs));
+  EXPECT_NE(result.summary.find("p = 4, 10 steps (9 sync, 1 end)"), std::string::npos)
+      << result.summary;
+  EXPECT_NE(result.summary.find("\ntrace: the first 4 of 10 steps in profile.json (bspprof "
+                                "--trace-steps 0 " +
+                                dir.path() + " for all)\n"),
+            std::string::npos)
+      << result.summary;
+}
+
+TEST(TraceJson, NoCapOrCapNotReachedWritesEveryStep) {
+  constexpr int kSteps = 10;
+  for (const std::uint64_t trace_steps :
+       {std::uint64_t{0}, std::uint64_t{kSteps}, bspg::profile::MergeOptions{}.trace_steps}) {
+    SCOPED_TRACE("trace_steps " + std::to_string(trace_steps));
+    ScratchDir dir;
+    write_ring(dir.path(), kSteps);
+    const MergeResult result = merge(dir.path(), false, "/nonexistent/bspbench.dat", trace_steps);
+    ASSERT_EQ(result.status, 0) << result.errors;
+    const std::map<int, std::map<int, int>> slices = slices_by_superstep(load_trace(dir.path()));
+    ASSERT_EQ(slices.size(), static_cast<std::size_t>(kProcs));
+    for (const auto& [pid, steps] : slices) {
+      EXPECT_EQ(steps.size(), static_cast<std::size_t>(kSteps)) << "pid " << pid;
+      EXPECT_EQ(steps.rbegin()->first, kSteps - 1) << "pid " << pid;
+    }
+    EXPECT_EQ(result.summary.find("trace:"), std::string::npos) << result.summary;
+  }
+}
+
 // Host names are the processes' own: quotes, backslashes and control bytes must not break JSON.
 TEST(TraceJson, HostNamesAreEscaped) {
   ScratchDir dir;
