@@ -9,16 +9,26 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cmake --install "$build" --prefix "$work/prefix with space" >/dev/null
 prefix="$work/prefix with space"
-run() { timeout 60 "${mpirun[@]}" -np 2 "$@"; }
 expect='process 0 collected pids summing to 1 (expected 1)'
+# run WHAT PROGRAM: runs PROGRAM on 2 processes; on a wrong answer says so with its output and
+# exit status, and fails.
+run() {
+  local what=$1 status=0
+  shift
+  timeout 60 "${mpirun[@]}" -np 2 "$@" >"$work/output" 2>&1 || status=$?
+  grep -qF "$expect" "$work/output" && return 0
+  echo "FAIL: program built with $what (exit status $status); its output:"
+  sed 's/^/  | /' "$work/output"
+  exit 1
+}
 
 "$prefix/bin/bspcc" "$source/bsplib/examples/hello.c" -o "$work/by_bspcc"
-run "$work/by_bspcc" | grep -qF "$expect" || { echo "FAIL: program built with the installed bspcc"; exit 1; }
+run "the installed bspcc" "$work/by_bspcc"
 
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 # pkg-config escapes the space in the prefix for a shell: eval undoes it, as a Makefile's shell would.
 eval "cc \"\$source/bsplib/examples/hello.c\" $(pkg-config --cflags --libs bspg) -o \"\$work/by_pkgconfig\""
-run "$work/by_pkgconfig" | grep -qF "$expect" || { echo "FAIL: program built with pkg-config bspg"; exit 1; }
+run "pkg-config bspg" "$work/by_pkgconfig"
 
 mkdir "$work/app"
 cat > "$work/app/CMakeLists.txt" <<CMAKE
@@ -30,5 +40,5 @@ target_link_libraries(app PRIVATE bspg::bspg)
 CMAKE
 cmake -S "$work/app" -B "$work/app/build" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$work/app/build" >/dev/null
-run "$work/app/build/app" | grep -qF "$expect" || { echo "FAIL: program built with find_package(bspg)"; exit 1; }
+run "find_package(bspg)" "$work/app/build/app"
 echo "installed bspg works with bspcc, pkg-config and find_package"
