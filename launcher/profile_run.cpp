@@ -174,7 +174,8 @@ std::string prepare_profile(const Options& opt, std::vector<std::string>& export
     return "--profile: " + problem;
   exports.push_back(std::string(profile::kProfileVariable) + "=" + directory);
   std::random_device random;
-  job_token = static_cast<std::uint32_t>(random()) & 0x7fffffffu;
+  // Never 0: that is what a process started without bsprun reads (and it clears DIR/raw then).
+  job_token = (static_cast<std::uint32_t>(random()) & 0x7fffffffu) | 1u;
   exports.push_back(std::string(profile::kJobTokenVariable) + "=" + std::to_string(job_token));
   return "";
 }
@@ -204,11 +205,11 @@ void gather_profile(const std::vector<std::string>& hosts, const std::string& ss
     std::vector<char*> args;
     for (auto& a : argv) args.push_back(a.data());
     args.push_back(nullptr);
-    int in[2], out[2];
-    if (pipe2(in, O_CLOEXEC) != 0) break;
-    if (pipe2(out, O_CLOEXEC) != 0) {
-      close(in[0]);
-      close(in[1]);
+    int in[2] = {-1, -1}, out[2];
+    if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) {
+      say(std::string("profile: cannot bring the records of other hosts here: ") +
+          std::strerror(errno));
+      if (in[0] >= 0) close(in[0]), close(in[1]);
       break;
     }
     const pid_t pid = fork();
