@@ -154,7 +154,7 @@ template <typename SyncFunction>
 void profiled_sync(Runtime& rt, bspg::profile::SyncKind kind, SyncFunction&& sync,
                    const bspg::Group* group = nullptr, int handle = -1) {
   bspg::Profiler* profiler = bspg::g_profiler;
-  if (profiler == nullptr) return sync();
+  if (__builtin_expect(profiler == nullptr, 1)) return sync();
   const double call_s = profiler->now();
   sync();
   if (group == nullptr || group == rt.world)
@@ -296,7 +296,6 @@ double bsp_time(void) {
 
 void bsp_sync(void) {
   Runtime& rt = spmd("bsp_sync");
-  if (__builtin_expect(bspg::g_profiler == nullptr, 1)) return rt.sync(bspg::SyncCall::Sync);
   profiled_sync(rt, bspg::profile::SyncKind::Sync, [&] { rt.sync(bspg::SyncCall::Sync); });
 }
 
@@ -349,7 +348,8 @@ void bsp_direct_get(int pid, const void* src, int offset, void* dst, int nbytes)
   Runtime& rt = spmd("bsp_direct_get");
   const int slot = get_source_slot("bsp_direct_get", rt, pid, src, offset, dst, nbytes);
   if (slot < 0) return;
-  if (bspg::g_profiler) bspg::g_profiler->count_get(pid, static_cast<std::uint32_t>(nbytes));
+  if (__builtin_expect(bspg::g_profiler != nullptr, 0))
+    bspg::g_profiler->count_get(pid, static_cast<std::uint32_t>(nbytes));
   rt.direct_get(pid, slot, static_cast<std::uint32_t>(offset), dst,
                 static_cast<std::uint32_t>(nbytes));
 }
@@ -438,7 +438,6 @@ int bspg_subjob_nprocs(int k) {
 void bspg_group_sync(int group) {
   bspg::Group& g = member_group("bspg_group_sync", group);
   Runtime& rt = *g_runtime;
-  if (__builtin_expect(bspg::g_profiler == nullptr, 1)) return rt.sync(g, bspg::SyncCall::Sync);
   profiled_sync(
       rt, bspg::profile::SyncKind::GroupSync, [&] { rt.sync(g, bspg::SyncCall::Sync); }, &g, group);
 }
