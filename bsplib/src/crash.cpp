@@ -117,16 +117,6 @@ void sleep_ms(long ms) {
   }
 }
 
-// Waits (at most half a second) until the starter has read what is in our stderr pipe: MPICH's
-// Hydra drops what is still unread when it tears the job down.
-void wait_until_read(int fd) {
-  for (int i = 0; i < 500; ++i) {
-    int unread = 0;
-    if (ioctl(fd, FIONREAD, &unread) != 0 || unread <= 0) return;
-    sleep_ms(1);
-  }
-}
-
 // Ends the process by `signal` with its default action (a core where the system keeps them), so
 // that the starter sees a death by that signal and ends the job.
 [[noreturn]] void die_by(int signal) {

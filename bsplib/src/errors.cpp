@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <mpi.h>
 #include <sys/ioctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cstdarg>
@@ -58,15 +59,6 @@ void wait_for_lower_pids(int pid) {
   usleep(1000000 + static_cast<useconds_t>(extra) * 50000);
 }
 
-// Waits (at most half a second) until whoever reads fd, where it is a pipe, has read everything.
-void wait_until_read(int fd) {
-  for (int i = 0; i < 500; ++i) {
-    int unread = 0;
-    if (ioctl(fd, FIONREAD, &unread) != 0 || unread <= 0) return;
-    usleep(1000);
-  }
-}
-
 void print_line(const char* call, const char* format, va_list args) {
   fflush(stdout);
   char cause[1024];
@@ -76,6 +68,15 @@ void print_line(const char* call, const char* format, va_list args) {
 }
 
 }  // namespace
+
+void wait_until_read(int fd) {
+  for (int i = 0; i < 3000; ++i) {
+    int unread = 0;
+    if (ioctl(fd, FIONREAD, &unread) != 0 || unread <= 0) return;
+    timespec pause{0, 1000000};
+    nanosleep(&pause, nullptr);
+  }
+}
 
 void drain_output() {
   fflush(stdout);

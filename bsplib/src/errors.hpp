@@ -41,6 +41,12 @@ void set_reporting_pid(int pid);
 // The id set by set_reporting_pid, -1 before. One load of an int: safe in a signal handler.
 int reporting_pid_if_set();
 
+// Waits (at most 3 s) until whoever reads fd, where it is a pipe, has read everything: MPICH's
+// Hydra drops what is still unread when it tears a job down, and on a loaded machine its proxy
+// can take longer than half a second to come round (a crash line was lost so once). Returns as
+// soon as the pipe is empty; async-signal-safe.
+void wait_until_read(int fd);
+
 // The communicator whose MPI_Abort reaches every process of the job: MPI_COMM_WORLD unless
 // processes were spawned (master mode), whose MPI_COMM_WORLD holds only themselves.
 void set_abort_comm(MPI_Comm comm);
