@@ -11,7 +11,6 @@
 #include <mpi.h>
 #include <signal.h>
 #include <sys/auxv.h>
-#include <sys/ioctl.h>
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>

@@ -94,12 +94,9 @@ void set_abort_comm(MPI_Comm comm) { abort_comm = comm; }
 void set_before_abort(void (*hook)(int status)) { before_abort = hook; }
 
 void stop_job(int status) {
-  fflush(stdout);
-  fflush(stderr);
   // What was written is read by the starter before the abort ends it (MPICH's Hydra loses what is
   // still in the pipe when it tears the job down).
-  wait_until_read(STDOUT_FILENO);
-  wait_until_read(STDERR_FILENO);
+  drain_output();
   if (mpi_running()) {
     if (before_abort) before_abort(status);
     if (std::getenv("BSPG_MPI_ABORT_BANNER") == nullptr) {
