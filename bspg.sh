@@ -65,7 +65,19 @@ case "${1:-}" in
   test)
     build
     say "running the test suite"
-    cd "$build" && exec ctest --output-on-failure --timeout 600 -j "$jobs" ;;
+    cd "$build"
+    ctest --output-on-failure --timeout 600 -j "$jobs" && exit 0
+    # Many tests start whole MPI jobs side by side on few cores; a starter under that load now
+    # and then loses a line or a deadline. A test that failed is run once more, alone: one that
+    # fails again fails the suite, one that passes is named, never hidden.
+    failed=Testing/Temporary/LastTestsFailed.log
+    # More than a few is no flake: the suite has failed.
+    [ -s "$failed" ] && [ "$(wc -l <"$failed")" -le 5 ] || exit 1
+    names=$(sed 's/^[0-9]*:/  /' "$failed")
+    say "running the $(wc -l <"$failed") failed test(s) once more, one at a time"
+    ctest --output-on-failure --timeout 600 --rerun-failed || exit 1
+    say "WARNING: these tests failed under the parallel run and passed alone (flaky under load):"
+    printf '%s\n' "$names" >&2 ;;
   bench)
     build
     say "bspratio: the three ratios against raw MPI (p=2)"

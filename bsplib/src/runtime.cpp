@@ -57,7 +57,8 @@ void refuse_foreign_starter() {
                "bspg: this program was built with %s (bspg's %s) but started by %s; start it "
                "with bsprun, or with %s\n",
                kBuiltWith, BSPG_MPI_NAME, foreign, BSPG_MPI_STARTER);
-  std::fflush(stderr);
+  // The starter tears the job down at this exit; the line must have left the pipe first.
+  drain_output();
   _exit(1);
 }
 
