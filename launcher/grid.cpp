@@ -1,11 +1,13 @@
 // grid.cpp - the grid path: host file -> probe -> allocate -> RSL -> one mpirun over ssh.
 #include "grid.h"
 
+#include <fcntl.h>
 #include <limits.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -44,7 +46,24 @@ std::string current_directory() {
   return getcwd(buf, sizeof buf) ? buf : "";
 }
 
-// A private file (mode 0600) holding text, removed when the object goes away.
+// Writes all of text to fd, then closes it; false (errno set) when a write fails.
+bool write_and_close(int fd, const std::string& text) {
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = write(fd, text.data() + done, text.size() - done);
+    if (n <= 0) {
+      const int saved = errno;
+      close(fd);
+      errno = n == 0 ? EIO : saved;
+      return false;
+    }
+    done += static_cast<size_t>(n);
+  }
+  return close(fd) == 0;
+}
+
+// A private file (mode 0600) holding text, removed when the object goes away; with a program of
+// its own beside it (add_program), removed with it.
 class TempFile {
  public:
   TempFile(const std::string& pattern_prefix, const std::string& text) {
@@ -56,25 +75,32 @@ class TempFile {
       throw std::runtime_error("cannot create a file in " + temp_dir() + ": " +
                                std::strerror(errno));
     path_ = buf.data();
-    size_t done = 0;
-    while (done < text.size()) {
-      ssize_t n = write(fd, text.data() + done, text.size() - done);
-      if (n <= 0) {
-        close(fd);
-        unlink(path_.c_str());
-        throw std::runtime_error("cannot write " + path_);
-      }
-      done += static_cast<size_t>(n);
+    if (!write_and_close(fd, text)) {
+      const std::string why = std::strerror(errno);
+      unlink(path_.c_str());
+      throw std::runtime_error("cannot write " + path_ + ": " + why);
     }
-    close(fd);
   }
-  ~TempFile() { unlink(path_.c_str()); }
+  ~TempFile() {
+    unlink(path_.c_str());
+    if (!program_.empty()) unlink(program_.c_str());
+  }
   TempFile(const TempFile&) = delete;
   TempFile& operator=(const TempFile&) = delete;
   const std::string& path() const { return path_; }
 
+  // A new executable file (mode 0700) at path, never one that was there (O_EXCL, no symlink).
+  void add_program(const std::string& path, const std::string& text) {
+    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0700);
+    if (fd < 0) throw std::runtime_error("cannot create " + path + ": " + std::strerror(errno));
+    program_ = path;
+    if (!write_and_close(fd, text))
+      throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
+  }
+
  private:
   std::string path_;
+  std::string program_;
 };
 
 void write_file(const std::string& path, const std::string& text) {
@@ -86,11 +112,16 @@ void write_file(const std::string& path, const std::string& text) {
                              std::strerror(errno));
 }
 
+// The ssh configuration for hosts, and beside it the program through which the MPI's starter
+// runs ssh where it needs one (Mpi::ssh_launcher_script).
 std::unique_ptr<TempFile> write_ssh_config(const std::vector<hosts::HostSpec>& hosts,
-                                           bool verbose) {
+                                           const MpiSettings& settings) {
   const std::string text = hosts::ssh_config_for(hosts);
   auto file = std::make_unique<TempFile>("bspg-ssh-config-", text);
-  if (verbose) std::cerr << "bsprun: ssh configuration " << file->path() << ":\n" << text;
+  if (settings.verbose)
+    std::cerr << "bsprun: ssh configuration " << file->path() << ":\n" << text;
+  if (const std::string script = settings.mpi->ssh_launcher_script(file->path()); !script.empty())
+    file->add_program(ssh_launcher_path(file->path()), script);
   return file;
 }
 
@@ -173,6 +204,7 @@ RunResult run_subjobs(const std::vector<rsl::Subjob>& subjobs,
   // Only a silent host is not waited for: one with a stopped process still answers ssh.
   watch.lost_host = [&monitor] { return monitor.silent_host(); };
   watch.quiet_losses = quiet_losses;
+  watch.stop_on_start_failure = !settings.mpi->ends_on_start_failure();
   RunResult result = run_mpirun(argv, settings.verbose, time_limit_s, remote, watch);
   if (profiling()) gather_profile(remote.hosts, remote.ssh_config);
   if (verdict) *verdict = {monitor.lost_host(), monitor.moving_off()};
@@ -186,7 +218,7 @@ namespace {
 int start_job(const Options& opt, const std::vector<rsl::Subjob>& subjobs,
               const std::vector<hosts::HostSpec>& hosts, const MpiSettings& settings) {
   std::unique_ptr<TempFile> ssh_config;
-  if (!hosts.empty()) ssh_config = write_ssh_config(hosts, settings.verbose);
+  if (!hosts.empty()) ssh_config = write_ssh_config(hosts, settings);
   const RemoteJob remote = remote_job(subjobs, hosts, ssh_config ? ssh_config->path() : "");
   MonitorOptions watching;
   watching.host_timeout_s = opt.host_timeout_s;
@@ -436,7 +468,7 @@ int run_grid(const Options& opt, const MpiSettings& settings) {
   // -p N: the job may be restarted elsewhere (restart.h).
   if (opt.nprocs > 0 && !opt.dry_run) {
     try {
-      const auto ssh_config = write_ssh_config(job.candidates, settings.verbose);
+      const auto ssh_config = write_ssh_config(job.candidates, settings);
       job.ssh_config = ssh_config->path();
       return run_grid_restartable(job);
     } catch (const std::exception& e) {

@@ -70,6 +70,19 @@ class Mpi {
   // Grid path: start every remote process from this machine over ssh -F ssh_config ("": the
   // user's own ssh configuration), with host names used as given.
   virtual void over_ssh(Argv& argv, const std::string& ssh_config) const = 0;
+  // Where the starter runs ssh through a program of bsprun's instead of a command line (Hydra's
+  // -launcher-exec takes a program and no arguments): that program's text, a shell script that
+  // bsprun writes executable at ssh_launcher_path(ssh_config) beside the configuration. "" where
+  // the MPI needs none.
+  virtual std::string ssh_launcher_script(const std::string&) const { return ""; }
+  // Whether app contexts may each name their own hosts; where not (Hydra), the hosts of every
+  // subjob go in one list, in subjob order, which the starter fills in order (all_hosts).
+  virtual bool hosts_per_app_context() const { return true; }
+  virtual void all_hosts(Argv&, const std::string&) const {}
+  // Whether the starter ends by itself when a process cannot be started on a host (a program or
+  // host that is missing); where not (Hydra waits for ever), bsprun stops it once its message
+  // was recognised (mpirun_messages.h).
+  virtual bool ends_on_start_failure() const { return true; }
 
   // One app context: n processes, on hosts ("h1:2,h2:1"; "" anywhere), in directory ("" as is).
   virtual void processes(Argv& argv, int n, const std::string& hosts,
@@ -80,6 +93,9 @@ class Mpi {
                             const std::string& value) const = 0;
   virtual void pass_variable(Argv& argv, const std::string& name) const = 0;
 };
+
+// Where bsprun writes the ssh launcher beside the ssh configuration ssh_config.
+inline std::string ssh_launcher_path(const std::string& ssh_config) { return ssh_config + ".ssh"; }
 
 // The MPI bspg was configured with (cmake/BspgMpi.cmake).
 const Mpi& configured_mpi();

@@ -1,4 +1,5 @@
 // mpi_mpich.cpp - MPICH's Hydra mpiexec (and that of MPICH's derivatives).
+#include <cstdlib>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -46,10 +47,6 @@ class Mpich : public Mpi {
   void oversubscribe(Argv&) const override {}  // Hydra places any number of processes
   void master_on_this_machine(MpiSettings&) const override {}
 
-  std::string grid_unavailable() const override {
-    return "the grid path (--hostfile, --rsl) is not available with " + name() +
-           " yet: build bspg with Open MPI for grid runs";
-  }
   // Hydra reports 0 in most runs where a process was killed (MPICH 4.2; 4.0's status is racy).
   bool reports_every_death() const override { return false; }
   std::string restarts_unavailable() const override {
@@ -57,9 +54,26 @@ class Mpich : public Mpi {
            " yet (its mpiexec reports which process died on standard output only): build bspg "
            "with Open MPI for restartable jobs";
   }
-  void over_ssh(Argv&, const std::string&) const override {
-    throw std::invalid_argument(grid_unavailable());
+  // Hydra's ssh launcher runs one ssh per host from here, with a program and no arguments of
+  // ours: a script that adds the generated configuration. Without one, the user's own ssh.
+  void over_ssh(Argv& argv, const std::string& ssh_config) const override {
+    // Processes on other hosts get their own login environment and what bsprun names (-x, the
+    // MPI's parameters, bspg's own), as Open MPI's do: not all of mpiexec's (Hydra's default).
+    argv.insert(argv.end(), {"-genvnone", "-launcher", "ssh"});
+    if (!ssh_config.empty())
+      argv.insert(argv.end(), {"-launcher-exec", ssh_launcher_path(ssh_config)});
   }
+  std::string ssh_launcher_script(const std::string& ssh_config) const override {
+    return "#!/bin/sh\n# bsprun: MPICH's mpiexec reaches the hosts through this\nexec ssh -F " +
+           shell_quote_command({ssh_config}) + " \"$@\"\n";
+  }
+  bool hosts_per_app_context() const override { return false; }
+  void all_hosts(Argv& argv, const std::string& hosts) const override {
+    if (!hosts.empty()) argv.insert(argv.end(), {"-hosts", hosts});
+  }
+  // A program that cannot be executed on a host, or a host ssh cannot reach, leaves Hydra
+  // waiting for a proxy that never reports.
+  bool ends_on_start_failure() const override { return false; }
 
   void processes(Argv& argv, int n, const std::string& hosts,
                  const std::string& directory) const override {
@@ -71,8 +85,13 @@ class Mpich : public Mpi {
   void set_variable(Argv& argv, const std::string& name, const std::string& value) const override {
     argv.insert(argv.end(), {"-env", name, value});
   }
-  // Hydra passes mpiexec's whole environment to every process (its default, -genvall).
-  void pass_variable(Argv&, const std::string&) const override {}
+  // Hydra passes mpiexec's whole environment to every process on the local path (its default,
+  // -genvall), but on the grid path (-genvnone) only what is named: the value bsprun has. (Its
+  // -envlist would make that app context pass nothing else, on the local path too.)
+  void pass_variable(Argv& argv, const std::string& name) const override {
+    if (const char* value = std::getenv(name.c_str()))
+      argv.insert(argv.end(), {"-env", name, value});
+  }
 
  private:
   std::string version_;

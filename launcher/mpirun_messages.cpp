@@ -161,6 +161,20 @@ bool is_help_count(const std::string& line) {
          (contains(line, "sent help message") || contains(line, "orte_base_help_aggregate"));
 }
 
+// A line MPICH's Hydra writes about itself: "[mpiexec@vm] ..." or "[proxy:0:1@emu2] ...".
+bool is_hydra_line(const std::string& line) {
+  return line.rfind("[mpiexec@", 0) == 0 || line.rfind("[proxy:", 0) == 0 ||
+         // the end of a line that another proxy's line broke into
+         line.rfind("execvp error on file ", 0) == 0;
+}
+
+// "emu2" of "[proxy:0:1@emu2] ...".
+std::string hydra_host(const std::string& line) {
+  const auto at = line.find('@');
+  const auto end = at == std::string::npos ? at : line.find(']', at);
+  return end == std::string::npos ? "" : line.substr(at + 1, end - at - 1);
+}
+
 }  // namespace
 
 MpirunStderr::MpirunStderr(std::map<std::string, std::string> address_names)
@@ -247,8 +261,9 @@ std::string MpirunStderr::take_line(const std::string& line) {
   }
   if (is_ssh_error(line)) {
     ssh_lines_.push_back(trim(line));
-    return "";
+    return waits_on_failure_ ? take_ssh_line_alone() : "";
   }
+  if (is_hydra_line(line)) return take_hydra_line(line);
   // Open MPI's count of notices it did not repeat: about the held notices.
   if (quiet_losses_ && is_help_count(line)) {
     consequences_ += line + "\n";
@@ -389,28 +404,7 @@ bool MpirunStderr::recognise(const std::string& text, const std::vector<std::str
                    " (it does not exist there, or cannot be entered)");
   }
   if (contains(text, "unable to reliably start one or more daemons")) {
-    std::string host, reason = ssh_lines_.empty() ? "" : ssh_lines_.front();
-    for (const auto& [address, name] : address_names_) {
-      for (const auto& line : ssh_lines_) {
-        if (host.empty() && (contains(line, (" " + address + " ").c_str()) ||
-                             contains(line, (" " + address + ":").c_str()) ||
-                             contains(line, ("@" + address + ":").c_str()))) {
-          host = name;
-          reason = line;
-        }
-      }
-    }
-    ssh_lines_.clear();
-    if (reason.empty()) reason = "Open MPI's daemon did not start (mpirun gives no reason)";
-    set(125, host,
-        (host.empty() ? "could not start the job on every host: "
-                      : host + ": could not start the job there: ") +
-            reason);
-    // A daemon that did not start is a host's failure (unreachable, or cut off as it started),
-    // whether or not ssh said which.
-    failure_.host_lost = failure_.host == host;
-    if (failure_.host_lost) failure_.cause = reason;
-    if (quiet_losses_ && failure_.host_lost) reported_ = true;  // bsprun says it when it restarts
+    not_started_over_ssh("Open MPI's daemon did not start (mpirun gives no reason)");
     return true;
   }
   if (contains(text, "has lost communication with a remote daemon")) {
@@ -430,6 +424,129 @@ bool MpirunStderr::recognise(const std::string& text, const std::vector<std::str
     return true;
   }
   return false;
+}
+
+// ssh could not start the starter's daemon on a host (the held ssh lines say which, by its
+// address or name): a start failure, 125, and that host's.
+void MpirunStderr::not_started_over_ssh(const std::string& no_reason) {
+  std::string host, reason = ssh_lines_.empty() ? "" : ssh_lines_.front();
+  for (const auto& [address, name] : address_names_) {
+    for (const auto& line : ssh_lines_) {
+      if (host.empty() && (contains(line, (" " + address + " ").c_str()) ||
+                           contains(line, (" " + address + ":").c_str()) ||
+                           contains(line, ("@" + address + ":").c_str()))) {
+        host = name;
+        reason = line;
+      }
+    }
+  }
+  ssh_lines_.clear();
+  if (reason.empty()) reason = no_reason;
+  if (failure_.exit_status == 0)
+    failure_ = StartFailure{125, host,
+                            (host.empty() ? "could not start the job on every host: "
+                                          : host + ": could not start the job there: ") +
+                                reason,
+                            false, ""};
+  // A daemon that did not start is a host's failure (unreachable, or cut off as it started),
+  // whether or not ssh said which.
+  failure_.host_lost = failure_.host == host;
+  if (failure_.host_lost) failure_.cause = reason;
+  if (quiet_losses_ && failure_.host_lost) reported_ = true;  // bsprun says it when it restarts
+}
+
+// A starter that waits for ever after ssh failed (Hydra) says nothing more: ssh's line alone is
+// the failure. A connection that was cut is a host lost while the job ran; any other complaint
+// (refused, no route, a host key, a login) kept the job from starting there.
+std::string MpirunStderr::take_ssh_line_alone() {
+  const std::string line = ssh_lines_.back();
+  const bool cut = (line.rfind("Connection to ", 0) == 0 && contains(line, " closed by remote host")) ||
+                   line.rfind("client_loop: ", 0) == 0 || line.rfind("Connection reset by ", 0) == 0;
+  if (failure_.exit_status != 0 || stopping_) {
+    ssh_lines_.clear();
+    return "";
+  }
+  if (!cut) {
+    not_started_over_ssh("ssh failed");
+  } else {
+    std::string host;
+    for (const auto& [address, name] : address_names_)
+      if (host.empty() && (contains(line, (" " + address + " ").c_str()) ||
+                           contains(line, (" " + address + ":").c_str())))
+        host = name;
+    ssh_lines_.clear();
+    failure_ = StartFailure{125, host,
+                            "lost contact with " + (host.empty() ? "a host" : host) +
+                                " while the job ran (the host or its network failed); the job "
+                                "was stopped",
+                            !host.empty(), line};
+  }
+  if (reported_ || (quiet_losses_ && failure_.host_lost)) return "";
+  reported_ = true;
+  return "bsprun: " + untrusted::printable(failure_.message) + "\n";
+}
+
+// MPICH's Hydra speaks in single lines, and waits for ever after some of them: a program that a
+// proxy could not execute, or (after ssh's own complaint) a proxy that never started. Those
+// become the start failure; Hydra's account of its own state, then and while the job is being
+// stopped, is dropped.
+std::string MpirunStderr::take_hydra_line(const std::string& line) {
+  const std::string execvp = "execvp error on file ", wdir = "unable to change wdir to ";
+  if (const auto at = line.find(wdir); at != std::string::npos && line.rfind("[proxy:", 0) == 0) {
+    std::string directory = trim(line.substr(at + wdir.size()));
+    if (const auto open = directory.rfind(" ("); open != std::string::npos) directory.resize(open);
+    const std::string host = hydra_host(line);
+    if (failure_.exit_status == 0)
+      failure_ = StartFailure{125, host,
+                              host + ": cannot change to the working directory " + directory +
+                                  " (it does not exist there, or cannot be entered)",
+                              false, ""};
+    ssh_lines_.clear();
+    if (reported_) return "";
+    reported_ = true;
+    return "bsprun: " + untrusted::printable(failure_.message) + "\n";
+  }
+  if (const auto at = line.find(execvp); at != std::string::npos && line.rfind("[proxy:", 0) == 0) {
+    const std::string rest = trim(line.substr(at + execvp.size()));
+    const auto open = rest.rfind(" (");
+    const std::string file = open == std::string::npos ? rest : rest.substr(0, open);
+    std::string reason = open == std::string::npos ? "" : rest.substr(open + 2);
+    if (!reason.empty() && reason.back() == ')') reason.pop_back();
+    const std::string host = hydra_host(line);
+    if (failure_.exit_status == 0) {
+      // Hydra says "Permission denied" of a path that does not exist as well.
+      if (reason == "No such file or directory")
+        failure_ = StartFailure{127, host, host + ": program " + file + " not found there", false, ""};
+      else if (reason == "Permission denied")
+        failure_ = StartFailure{
+            127, host, host + ": program " + file + " not found there, or not executable", false, ""};
+      else
+        failure_ = StartFailure{126, host, host + ": cannot execute " + file + ": " + reason, false,
+                                ""};
+    }
+  } else if (!ssh_lines_.empty() && failure_.exit_status == 0) {
+    not_started_over_ssh("MPICH's proxy did not start (mpiexec gives no reason)");
+  } else if (failure_.exit_status == 0 && !stopping_ && contains(line, "[mpiexec@") &&
+             contains(line, " control_cb (") && contains(line, "assert (!closed) failed") &&
+             !death_explained()) {
+    // A proxy hung up before anything else was said: its own line (a working directory it could
+    // not enter, above) is often lost as it ends, or cut short by mpiexec's ("[proxy:0:0@emu1]
+    // [mpiexec@vm] control_cb ...", whose start names the proxy's host).
+    const std::string host = line.rfind("[proxy:", 0) == 0 ? hydra_host(line) : "";
+    failure_ = StartFailure{125, host,
+                            "could not start the job" +
+                                (host.empty() ? std::string(": MPICH's proxy on one of the hosts")
+                                              : " on " + host + ": MPICH's proxy there") +
+                                " ended before its processes started (mpiexec gives no reason; a "
+                                "working directory missing there ends it so)",
+                            false, ""};
+  } else if (failure_.exit_status == 0 && !stopping_) {
+    return release_ssh_lines() + line + "\n";
+  }
+  ssh_lines_.clear();
+  if (reported_ || failure_.message.empty()) return "";
+  reported_ = true;
+  return "bsprun: " + untrusted::printable(failure_.message) + "\n";
 }
 
 }  // namespace bspg::launcher

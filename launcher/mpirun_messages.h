@@ -62,6 +62,9 @@ class MpirunStderr {
   // The job may be restarted (bsprun --restarts): what mpirun says about a lost host or a killed
   // process is recorded, not shown; bsprun says it in its own words.
   void quiet_losses() { quiet_losses_ = true; }
+  // The starter waits for ever after a failure it only reports (MPICH's Hydra: ssh's complaint,
+  // a program or directory missing on a host): such a line alone is the failure, said at once.
+  void starter_waits_on_failure() { waits_on_failure_ = true; }
 
   const StartFailure& failure() const { return failure_; }
   const ProcessDeath& death() const { return death_; }
@@ -79,6 +82,9 @@ class MpirunStderr {
   std::string take_line(const std::string& line);
   std::string end_block();
   std::string release_ssh_lines();
+  void not_started_over_ssh(const std::string& no_reason);
+  std::string take_hydra_line(const std::string& line);
+  std::string take_ssh_line_alone();
   bool recognise(const std::string& text, const std::vector<std::string>& lines);
   void take_death(const ProcessDeath& death);
   void note_crash_line(const std::string& line);
@@ -93,6 +99,7 @@ class MpirunStderr {
   std::vector<std::string> ssh_lines_;  // ssh's errors, held until we know whether a block follows
   bool stopping_ = false;
   bool quiet_losses_ = false;
+  bool waits_on_failure_ = false;
   std::string consequences_;  // held with quiet_losses until finish()
   // Without quiet_losses: what follows a death (peers that hung up), held until flush(), dropped
   // when a death explains it by then.

@@ -107,10 +107,17 @@ std::vector<std::string> subjobs_argv(const MpiSettings& settings,
   for (const auto& kv : settings.environment)
     if (mpi.is_parameter(kv.first)) parameters.push_back(kv.first);
 
+  // A starter that takes one host list fills it in order: each subjob's hosts in turn.
+  const bool per_context = mpi.hosts_per_app_context();
+  if (!per_context) {
+    std::string all;
+    for (const auto& list : lists) all += (all.empty() || list.empty() ? "" : ",") + list;
+    mpi.all_hosts(argv, all);
+  }
   for (size_t k = 0; k < subjobs.size(); ++k) {
     const auto& sj = subjobs[k];
     if (k > 0) argv.push_back(":");
-    mpi.processes(argv, sj.count, lists[k], sj.directory);
+    mpi.processes(argv, sj.count, per_context ? lists[k] : "", sj.directory);
     mpi.set_variable(argv, "BSPG_SUBJOB", std::to_string(k));
     mpi.set_variable(argv, "BSPG_NSUBJOBS", std::to_string(subjobs.size()));
     mpi.set_variable(argv, "BSPG_SUBJOB_SIZES", sizes);
@@ -135,7 +142,12 @@ std::vector<std::string> subjobs_argv(const MpiSettings& settings,
 std::vector<std::string> grid_mpirun_argv(const MpiSettings& settings,
                                           const std::vector<rsl::Subjob>& subjobs,
                                           const std::string& ssh_config) {
-  return subjobs_argv(settings, subjobs, host_lists(subjobs), ssh_config);
+  if (settings.mpi->hosts_per_app_context())
+    return subjobs_argv(settings, subjobs, host_lists(subjobs), ssh_config);
+  // One list filled in order: each subjob's own placement, a host named again where it is.
+  std::vector<std::string> lists;
+  for (const auto& sj : subjobs) lists.push_back(host_list(rsl::placement(sj)));
+  return subjobs_argv(settings, subjobs, lists, ssh_config);
 }
 
 std::vector<std::pair<std::string, std::string>> master_environment(

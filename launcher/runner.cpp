@@ -557,6 +557,7 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
   if (stderr_pipe[1] >= 0) close(stderr_pipe[1]);
   MpirunStderr filter(remote.address_names);
   if (watch.quiet_losses) filter.quiet_losses();
+  if (watch.stop_on_start_failure) filter.starter_waits_on_failure();
   OutputRelay relay(output, filter);
   PipeReader err_pipe(stderr_pipe[0]);
   const auto from_stderr = [&](std::string_view bytes) { relay.from_stderr(bytes); };
@@ -612,6 +613,7 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
   };
 
   bool files_growing = false;
+  bool stopped_for_start_failure = false;
   for (;;) {
     pid_t done = waitpid(pid, &status, WNOHANG);
     if (done == pid) break;
@@ -653,6 +655,12 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
                                                                             : 200;
     ::poll(fds, 2, wait_ms);
     if (fds[1].revents & (POLLIN | POLLHUP)) err_pipe.read_some(from_stderr);
+    if (watch.stop_on_start_failure && !stop_requested && filter.failure().exit_status != 0) {
+      stopped_for_start_failure = true;
+      if (filter.failure().host_lost) remote_stop.leave_out(filter.failure().host);
+      kill(target, SIGTERM);
+      request_stop(Clock::now(), true);
+    }
     files_growing = relay.poll(Clock::now());
     // Held-back messages go out when nothing followed them for a second.
     if (err_pipe.fd() >= 0 && Clock::now() - err_pipe.last_data() > std::chrono::seconds(1))
@@ -709,7 +717,8 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
     result.exit_status = WEXITSTATUS(status);
   else if (WIFSIGNALED(status))
     result.exit_status = 128 + (result.mpirun_signal = WTERMSIG(status));
-  if (result.start_failure.exit_status != 0 && result.exit_status != 0 && !stop_requested)
+  if (result.start_failure.exit_status != 0 &&
+      ((result.exit_status != 0 && !stop_requested) || stopped_for_start_failure))
     result.exit_status = result.start_failure.exit_status;
   // A process said it crashed: the job's status is that signal's, as a shell gives, whatever
   // number the starter chose (MPICH's Hydra and Open MPI 5 in master mode choose others; MPICH

@@ -177,16 +177,26 @@ failures)
   ;;
 
 environment)
-  # The caller's OMPI_MCA_* reach remote processes; -x exports a variable.
+  # The caller's MPI parameters (OMPI_MCA_*, MPICH's MPIR_CVAR_*) reach remote processes; -x
+  # exports a variable; nothing else of bsprun's environment does.
   start_hosts 0.1
-  BSPG_NOT_EXPORTED=1 OMPI_MCA_bspg_test_probe=42 run_bsprun -v -p 2 --hostfile hosts.yaml -x BSPG_TEST_X=7 \
-    "$WHERE" --env OMPI_MCA_bspg_test_probe --env BSPG_TEST_X --env BSPG_NOT_EXPORTED
+  if [ "${MPI_FAMILY:-openmpi}" = mpich ]; then probe=MPIR_CVAR_BSPG_TEST_PROBE; else probe=OMPI_MCA_bspg_test_probe; fi
+  env BSPG_NOT_EXPORTED=1 "$probe=42" "$BSPRUN" -v -p 2 --hostfile hosts.yaml -x BSPG_TEST_X=7 \
+    "$WHERE" --env "$probe" --env BSPG_TEST_X --env BSPG_NOT_EXPORTED >"$out" 2>"$err" </dev/null
+  status=$?
+  cat "$err" "$out" | sed 's/^/    | /'
   expect_status 0
-  expect_count "$out" "^rank [01] env OMPI_MCA_bspg_test_probe=42$" 2
+  expect_count "$out" "^rank [01] env $probe=42$" 2
   expect_count "$out" "^rank [01] env BSPG_TEST_X=7$" 2
   expect_count "$out" "^rank [01] env BSPG_NOT_EXPORTED is not set$" 2
-  expect_match "$err" "plm_rsh_agent 'ssh -F [^']+'"
-  expect_match "$err" "-x OMPI_MCA_bspg_test_probe"
+  if [ "${MPI_FAMILY:-openmpi}" = mpich ]; then
+    # Hydra runs ssh through bsprun's launcher beside the ssh configuration, which uses it.
+    expect_match "$err" " -genvnone -launcher ssh -launcher-exec [^ ]+/bspg-ssh-config-[A-Za-z0-9]+\.ssh "
+    expect_match "$err" "-env $probe 42"
+  else
+    expect_match "$err" "plm_rsh_agent 'ssh -F [^']+'"
+    expect_match "$err" "-x $probe"
+  fi
   ;;
 
 stage)
@@ -346,11 +356,22 @@ start_failures)
   one_line "^bsprun: emu1: program $dir/no-such-program not found there"
   mkdir -p "$dir/a-directory"
   replay "$dir/a-directory/"
-  expect_status 126
-  one_line "^bsprun: emu1: cannot execute $dir/a-directory/: "
+  if [ "${MPI_FAMILY:-openmpi}" = mpich ]; then
+    # Hydra says "Permission denied" of a directory and of a missing path alike.
+    expect_status 127
+    one_line "^bsprun: emu1: program $dir/a-directory/ not found there, or not executable$"
+  else
+    expect_status 126
+    one_line "^bsprun: emu1: cannot execute $dir/a-directory/: "
+  fi
   replay "$WHERE" "(directory=$dir/no-such-directory)"
   expect_status 125
-  one_line "^bsprun: emu1: cannot change to the working directory $dir/no-such-directory "
+  if [ "${MPI_FAMILY:-openmpi}" = mpich ]; then
+    # Hydra's proxy says why only now and then before it ends; the line is bsprun's either way.
+    one_line "^bsprun: (emu1: cannot change to the working directory $dir/no-such-directory |could not start the job(: MPICH's proxy on one of the hosts| on emu1: MPICH's proxy there) ended before its processes started)"
+  else
+    one_line "^bsprun: emu1: cannot change to the working directory $dir/no-such-directory "
+  fi
   # A host that went down after it was chosen.
   printf '+( &(resourceManagerContact=emu1)(count=1)(executable=%s) )( &(resourceManagerContact=emu2)(count=1)(executable=%s) )\n' \
     "$WHERE" "$WHERE" >two.rsl
@@ -378,7 +399,8 @@ start_failures)
   replay "$WHERE" "(arguments=--exit 3)"
   expect_status 3
   replay "$WHERE" "(arguments=--die 0)"
-  expect_status 137
+  # Open MPI: 128 + SIGKILL; MPICH's mpiexec gives the signal's number itself.
+  if [ "${MPI_FAMILY:-openmpi}" = mpich ]; then expect_status 9; else expect_status 137; fi
   ;;
 
 frozen)

@@ -399,3 +399,102 @@ TEST(MpirunMessages, OpenMpi5sBlockAfterAnAbortIsLeftOut) {
   EXPECT_EQ(out, "bspg: process 0: bsp_put: pid 7 is out of range 0..1\n");
   EXPECT_EQ(filter.failure().exit_status, 0);  // not a start-up failure
 }
+
+// MPICH's Hydra, as mpiexec 4.0 printed it on the grid path: single lines, after which it waits
+// for ever (bsprun stops it: starter_waits_on_failure).
+const std::string kHydraSockError =
+    "[mpiexec@vm] HYDU_sock_write (utils/sock/sock.c:254): write error (Bad file descriptor)\n"
+    "[mpiexec@vm] HYD_pmcd_pmiserv_send_signal (pm/pmiserv/pmiserv_cb.c:176): unable to write "
+    "data to proxy\n";
+
+TEST(HydraMessages, AProgramAProxyCouldNotExecuteIsOneLineNamingTheHost) {
+  MpirunStderr missing;
+  missing.starter_waits_on_failure();
+  // Two proxies' lines, the second broken into the first, as Hydra wrote them.
+  EXPECT_EQ(through(missing,
+                    "[proxy:0:0@emu1] HYDU_create_process (utils/launch/launch.c:73): "
+                    "[proxy:0:0@emu1] HYDU_create_process (utils/launch/launch.c:73): execvp error "
+                    "on file nosuchprog (No such file or directory)\n"
+                    "execvp error on file nosuchprog (No such file or directory)\n" +
+                        kHydraSockError),
+            "bsprun: emu1: program nosuchprog not found there\n");
+  EXPECT_EQ(missing.failure().exit_status, 127);
+  EXPECT_EQ(missing.failure().host, "emu1");
+  // Hydra says "Permission denied" of a missing path and of a directory alike.
+  MpirunStderr denied;
+  EXPECT_EQ(through(denied,
+                    "[proxy:0:1@emu2] HYDU_create_process (utils/launch/launch.c:73): execvp "
+                    "error on file /tmp/ (Permission denied)\n"),
+            "bsprun: emu2: program /tmp/ not found there, or not executable\n");
+  EXPECT_EQ(denied.failure().exit_status, 127);
+  MpirunStderr other;
+  EXPECT_EQ(through(other,
+                    "[proxy:0:1@emu2] HYDU_create_process (utils/launch/launch.c:73): execvp "
+                    "error on file /p (Exec format error)\n"),
+            "bsprun: emu2: cannot execute /p: Exec format error\n");
+  EXPECT_EQ(other.failure().exit_status, 126);
+}
+
+TEST(HydraMessages, AWorkingDirectoryIs125WhetherTheProxySaysItOrNot) {
+  MpirunStderr said;
+  said.starter_waits_on_failure();
+  EXPECT_EQ(through(said,
+                    "[proxy:0:0@emu1] launch_procs (pm/pmiserv/pmip_cb.c:621): unable to change "
+                    "wdir to /no/dir (No such file or directory)\n"
+                    "[proxy:0:0@emu1] HYD_pmcd_pmip_control_cmd_cb (pm/pmiserv/pmip_cb.c:906): "
+                    "launch_procs returned error\n"
+                    "[mpiexec@vm] control_cb (pm/pmiserv/pmiserv_cb.c:206): assert (!closed) "
+                    "failed\n"),
+            "bsprun: emu1: cannot change to the working directory /no/dir (it does not exist "
+            "there, or cannot be entered)\n");
+  EXPECT_EQ(said.failure().exit_status, 125);
+  // The proxy's line lost as it ended, mpiexec's cutting into its start.
+  MpirunStderr cut;
+  cut.starter_waits_on_failure();
+  EXPECT_EQ(through(cut,
+                    "[proxy:0:0@emu1] [mpiexec@vm] control_cb (pm/pmiserv/pmiserv_cb.c:206): "
+                    "assert (!closed) failed\n"
+                    "[mpiexec@vm] main (ui/mpich/mpiexec.c:325): process manager error waiting "
+                    "for completion\n"),
+            "bsprun: could not start the job on emu1: MPICH's proxy there ended before its "
+            "processes started (mpiexec gives no reason; a working directory missing there ends "
+            "it so)\n");
+  EXPECT_EQ(cut.failure().exit_status, 125);
+}
+
+TEST(HydraMessages, SshsLineAloneIsTheFailureWhereTheStarterWaits) {
+  const std::map<std::string, std::string> names{{"127.0.41.2", "emu2"}, {"127.0.41.1", "emu1"}};
+  MpirunStderr refused(names);
+  refused.starter_waits_on_failure();
+  // Nothing follows ssh's line: Hydra waits for the proxy.
+  EXPECT_EQ(through(refused, "ssh: connect to host 127.0.41.2 port 22: Connection refused\n"),
+            "bsprun: emu2: could not start the job there: ssh: connect to host 127.0.41.2 port "
+            "22: Connection refused\n");
+  EXPECT_EQ(refused.failure().exit_status, 125);
+  EXPECT_TRUE(refused.failure().host_lost);
+  // A connection cut while the job ran: the host was lost.
+  MpirunStderr cut(names);
+  cut.starter_waits_on_failure();
+  EXPECT_EQ(through(cut, "rank 1 of 2 on emu2\nConnection to 127.0.41.2 closed by remote host.\n"
+                         "[mpiexec@vm] control_cb (pm/pmiserv/pmiserv_cb.c:206): assert (!closed) "
+                         "failed\n"),
+            "rank 1 of 2 on emu2\nbsprun: lost contact with emu2 while the job ran (the host or "
+            "its network failed); the job was stopped\n");
+  EXPECT_EQ(cut.failure().exit_status, 125);
+  EXPECT_EQ(cut.failure().host, "emu2");
+  // Where the starter reports by itself (Open MPI), ssh's line waits for the block as before.
+  MpirunStderr held(names);
+  EXPECT_EQ(held.feed("ssh: connect to host 127.0.41.2 port 22: Connection refused\n"), "");
+  EXPECT_EQ(held.failure().exit_status, 0);
+}
+
+TEST(HydraMessages, HydrasOwnLinesPassUntilAFailureAndAreDroppedWhileStopping) {
+  MpirunStderr running;
+  running.starter_waits_on_failure();
+  EXPECT_EQ(through(running, kHydraSockError), kHydraSockError);
+  EXPECT_EQ(running.failure().exit_status, 0);
+  MpirunStderr stopping;
+  stopping.starter_waits_on_failure();
+  stopping.stopping();
+  EXPECT_EQ(through(stopping, kHydraSockError), "");
+}

@@ -441,9 +441,37 @@ TEST(MpichArgv, OpenMpiOnlyRequestsAreRefusedWithTheReason) {
     EXPECT_NE(std::string(e.what()).find("MCA parameters are Open MPI's"), std::string::npos);
     EXPECT_NE(std::string(e.what()).find("MPIR_CVAR_"), std::string::npos);
   }
-  EXPECT_THROW(grid_mpirun_argv(settings_for(MpiFamily::kMpich), {subjob("h", 2)}, "/tmp/cfg"),
-               std::invalid_argument);
   EXPECT_FALSE(user_sets_mca(settings_for(MpiFamily::kMpich), "btl"));
+}
+
+TEST(MpichArgv, GridPathIsOneHostListFilledInSubjobOrderOverBsprunsSshLauncher) {
+  // Two subjobs; site A's spans two hosts, and host a1 is in both.
+  const Argv argv = grid_mpirun_argv(
+      settings_for(MpiFamily::kMpich),
+      {subjob("a1", 3, {"a1:2", "a2:1"}), subjob("b", 2), subjob("a1", 1)}, "/tmp/cfg");
+  EXPECT_GE(find_seq(argv, {"-genvnone", "-launcher", "ssh", "-launcher-exec", "/tmp/cfg.ssh"}),
+            0);
+  const long hosts = find_seq(argv, {"-hosts"});
+  ASSERT_GE(hosts, 0);
+  // Hydra fills the one list in order: subjob 0's three processes on a1 and a2, then b's two,
+  // then a1's one again.
+  EXPECT_EQ(argv[static_cast<size_t>(hosts) + 1], "a1:2,a2:1,b:2,a1:1");
+  EXPECT_EQ(std::count(argv.begin(), argv.end(), "-hosts"), 1);
+  EXPECT_EQ(std::count(argv.begin(), argv.end(), ":"), 2);
+  EXPECT_GE(find_seq(argv, {"-n", "3", "-wdir", "/home/u", "-env", "BSPG_SUBJOB", "0"}), 0);
+  EXPECT_GE(find_seq(argv, {"-n", "1", "-wdir", "/home/u", "-env", "BSPG_SUBJOB", "2"}), 0);
+  EXPECT_GE(find_seq(argv, {"-env", "BSPG_SUBJOB_SIZES", "3,2,1"}), 0);
+  // The launcher runs ssh with bsprun's configuration, quoted for the shell.
+  const std::string script = mpi_of(MpiFamily::kMpich).ssh_launcher_script("/tmp/my cfg");
+  EXPECT_EQ(script.rfind("#!/bin/sh\n", 0), 0u);
+  EXPECT_NE(script.find("exec ssh -F '/tmp/my cfg' \"$@\"\n"), std::string::npos) << script;
+  EXPECT_EQ(ssh_launcher_path("/tmp/cfg"), "/tmp/cfg.ssh");
+  // Open MPI needs none: its agent takes a command line.
+  EXPECT_EQ(mpi_of(MpiFamily::kOpenMpi4).ssh_launcher_script("/tmp/cfg"), "");
+  // Without a generated configuration, Hydra's ssh runs as the user's own.
+  const Argv plain = grid_mpirun_argv(settings_for(MpiFamily::kMpich), {subjob("b", 2)}, "");
+  EXPECT_EQ(find_seq(plain, {"-launcher-exec"}), -1);
+  EXPECT_GE(find_seq(plain, {"-launcher", "ssh", "-hosts", "b:2"}), 0);
 }
 
 TEST(EachMpi, ParametersAreItsOwnVariables) {

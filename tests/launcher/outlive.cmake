@@ -14,6 +14,7 @@ endforeach()
 bspg_emulated_scenarios(launcher_outlive_ outlive_e2e.sh 240
   "${_emulated_env};CKPT_JOB=$<TARGET_FILE:launcher_ckpt_job>"
   frozen_rank sigterm sigterm_restart clean_up)
+bspg_requires(RESTARTS launcher_outlive_sigterm_restart launcher_outlive_frozen_rank)
 
 # Unit tests: how long a process counts as stopped, the list of a job's processes, --clean-up's
 # script and lines.
