@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -118,8 +118,7 @@ std::unique_ptr<TempFile> write_ssh_config(const std::vector<hosts::HostSpec>& h
                                            const MpiSettings& settings) {
   const std::string text = hosts::ssh_config_for(hosts);
   auto file = std::make_unique<TempFile>("bspg-ssh-config-", text);
-  if (settings.verbose)
-    std::cerr << "bsprun: ssh configuration " << file->path() << ":\n" << text;
+  if (settings.verbose) std::cerr << "bsprun: ssh configuration " << file->path() << ":\n" << text;
   if (const std::string script = settings.mpi->ssh_launcher_script(file->path()); !script.empty())
     file->add_program(ssh_launcher_path(file->path()), script);
   return file;

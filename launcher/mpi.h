@@ -91,7 +91,9 @@ class Mpi {
   // from bsprun's own environment.
   virtual void set_variable(Argv& argv, const std::string& name,
                             const std::string& value) const = 0;
-  virtual void pass_variable(Argv& argv, const std::string& name) const = 0;
+  // (value: what bsprun's environment holds, nullptr where it does not hold the variable).
+  virtual void pass_variable(Argv& argv, const std::string& name,
+                             const std::string* value) const = 0;
 };
 
 // Where bsprun writes the ssh launcher beside the ssh configuration ssh_config.

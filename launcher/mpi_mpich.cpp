@@ -1,5 +1,4 @@
 // mpi_mpich.cpp - MPICH's Hydra mpiexec (and that of MPICH's derivatives).
-#include <cstdlib>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -88,9 +87,9 @@ class Mpich : public Mpi {
   // Hydra passes mpiexec's whole environment to every process on the local path (its default,
   // -genvall), but on the grid path (-genvnone) only what is named: the value bsprun has. (Its
   // -envlist would make that app context pass nothing else, on the local path too.)
-  void pass_variable(Argv& argv, const std::string& name) const override {
-    if (const char* value = std::getenv(name.c_str()))
-      argv.insert(argv.end(), {"-env", name, value});
+  void pass_variable(Argv& argv, const std::string& name,
+                     const std::string* value) const override {
+    if (value) argv.insert(argv.end(), {"-env", name, *value});
   }
 
  private:

@@ -87,7 +87,7 @@ class OpenMpi : public Mpi {
   void set_variable(Argv& argv, const std::string& name, const std::string& value) const override {
     argv.insert(argv.end(), {"-x", name + "=" + value});
   }
-  void pass_variable(Argv& argv, const std::string& name) const override {
+  void pass_variable(Argv& argv, const std::string& name, const std::string*) const override {
     argv.insert(argv.end(), {"-x", name});
   }
 

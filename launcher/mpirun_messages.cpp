@@ -219,6 +219,13 @@ std::string MpirunStderr::release_ssh_lines() {
 
 std::string MpirunStderr::flush() {
   std::string out = release_ssh_lines();
+  // Hydra's proxy that ended without a word, when nothing said why within a second.
+  if (proxy_ended_.exit_status != 0 && failure_.exit_status == 0 && !stopping_) {
+    failure_ = proxy_ended_;
+    reported_ = true;
+    out += "bsprun: " + untrusted::printable(failure_.message) + "\n";
+  }
+  proxy_ended_ = StartFailure{};
   for (const auto& held : block_) out += held + "\n";
   out += partial_;
   block_.clear();
@@ -460,8 +467,9 @@ void MpirunStderr::not_started_over_ssh(const std::string& no_reason) {
 // (refused, no route, a host key, a login) kept the job from starting there.
 std::string MpirunStderr::take_ssh_line_alone() {
   const std::string line = ssh_lines_.back();
-  const bool cut = (line.rfind("Connection to ", 0) == 0 && contains(line, " closed by remote host")) ||
-                   line.rfind("client_loop: ", 0) == 0 || line.rfind("Connection reset by ", 0) == 0;
+  const bool cut =
+      (line.rfind("Connection to ", 0) == 0 && contains(line, " closed by remote host")) ||
+      line.rfind("client_loop: ", 0) == 0 || line.rfind("Connection reset by ", 0) == 0;
   if (failure_.exit_status != 0 || stopping_) {
     ssh_lines_.clear();
     return "";
@@ -516,13 +524,15 @@ std::string MpirunStderr::take_hydra_line(const std::string& line) {
     if (failure_.exit_status == 0) {
       // Hydra says "Permission denied" of a path that does not exist as well.
       if (reason == "No such file or directory")
-        failure_ = StartFailure{127, host, host + ": program " + file + " not found there", false, ""};
+        failure_ =
+            StartFailure{127, host, host + ": program " + file + " not found there", false, ""};
       else if (reason == "Permission denied")
-        failure_ = StartFailure{
-            127, host, host + ": program " + file + " not found there, or not executable", false, ""};
+        failure_ = StartFailure{127, host,
+                                host + ": program " + file + " not found there, or not executable",
+                                false, ""};
       else
-        failure_ = StartFailure{126, host, host + ": cannot execute " + file + ": " + reason, false,
-                                ""};
+        failure_ =
+            StartFailure{126, host, host + ": cannot execute " + file + ": " + reason, false, ""};
     }
   } else if (!ssh_lines_.empty() && failure_.exit_status == 0) {
     not_started_over_ssh("MPICH's proxy did not start (mpiexec gives no reason)");
@@ -532,15 +542,18 @@ std::string MpirunStderr::take_hydra_line(const std::string& line) {
     // A proxy hung up before anything else was said: its own line (a working directory it could
     // not enter, above) is often lost as it ends, or cut short by mpiexec's ("[proxy:0:0@emu1]
     // [mpiexec@vm] control_cb ...", whose start names the proxy's host).
+    // Held for a second (flush): ssh's word that the host's connection was cut may follow it.
     const std::string host = line.rfind("[proxy:", 0) == 0 ? hydra_host(line) : "";
-    failure_ = StartFailure{125, host,
-                            "could not start the job" +
-                                (host.empty() ? std::string(": MPICH's proxy on one of the hosts")
-                                              : " on " + host + ": MPICH's proxy there") +
-                                " ended before its processes started (mpiexec gives no reason; a "
-                                "working directory missing there ends it so)",
-                            false, ""};
-  } else if (failure_.exit_status == 0 && !stopping_) {
+    proxy_ended_ =
+        StartFailure{125, host,
+                     "could not start the job" +
+                         (host.empty() ? std::string(": MPICH's proxy on one of the hosts")
+                                       : " on " + host + ": MPICH's proxy there") +
+                         " ended before its processes started (mpiexec gives no reason; a "
+                         "working directory missing there ends it so)",
+                     false, ""};
+    return "";
+  } else if (failure_.exit_status == 0 && !stopping_ && proxy_ended_.exit_status == 0) {
     return release_ssh_lines() + line + "\n";
   }
   ssh_lines_.clear();

@@ -112,8 +112,10 @@ class MpirunStderr {
   std::string death_line_;  // bsprun's line for the death, said at finish() unless explained
   int crash_signal_ = 0;
   bool dropping_error_handler_ = false;  // inside an MPI error handler's block after a crash
-  bool reported_ = false;  // the failure's line was written
+  bool reported_ = false;                // the failure's line was written
   StartFailure failure_;
+  StartFailure
+      proxy_ended_;  // Hydra's proxy ended without a reason: the failure unless one follows
   ProcessDeath death_;
   unsigned long long stopped_after_checkpoint_ = 0;
   unsigned long long checkpoint_not_written_ = 0;

@@ -22,12 +22,18 @@ bool user_sets_mca(const MpiSettings& s, const std::string& key) {
 
 namespace {
 
+// NAME's value in bsprun's environment as the settings hold it, nullptr where it is not set.
+const std::string* environment_value(const MpiSettings& s, const std::string& name) {
+  const auto it = s.environment.find(name);
+  return it == s.environment.end() ? nullptr : &it->second;
+}
+
 // Every export of -x NAME[=VALUE], in the current app context.
 void add_exports(Argv& argv, const MpiSettings& s) {
   for (const auto& e : s.exports) {
     const auto eq = e.find('=');
     if (eq == std::string::npos)
-      s.mpi->pass_variable(argv, e);
+      s.mpi->pass_variable(argv, e, environment_value(s, e));
     else
       s.mpi->set_variable(argv, e.substr(0, eq), e.substr(eq + 1));
   }
@@ -123,7 +129,8 @@ std::vector<std::string> subjobs_argv(const MpiSettings& settings,
     mpi.set_variable(argv, "BSPG_SUBJOB_SIZES", sizes);
     if (!settings.job_marker.empty())
       mpi.set_variable(argv, kJobMarkerVariable, settings.job_marker);
-    for (const auto& name : parameters) mpi.pass_variable(argv, name);
+    for (const auto& name : parameters)
+      mpi.pass_variable(argv, name, environment_value(settings, name));
     add_exports(argv, settings);
     for (const auto& kv : sj.environment) {
       if (kv.first == "BSPG_SUBJOB" || kv.first == "BSPG_NSUBJOBS" ||

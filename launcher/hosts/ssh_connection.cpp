@@ -5,6 +5,7 @@
 #include "ssh_connection.h"
 
 #include <fcntl.h>
+#include <libssh/callbacks.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -21,6 +22,25 @@
 
 namespace bspg::hosts::detail {
 namespace {
+
+// bsprun reports what goes wrong itself; libssh's own traces are dropped.
+void drop_libssh_log(int, const char*, const char*, void*) {}
+
+// The exit status the command sent, -1 while none came or when a signal ended it. libssh 0.11
+// deprecates ssh_channel_get_exit_status for ssh_channel_get_exit_state, which 0.10 lacks.
+int channel_exit_status(ssh_channel channel) {
+#if LIBSSH_VERSION_INT >= SSH_VERSION_INT(0, 11, 0)
+  uint32_t code = 0;
+  char* signal = nullptr;
+  int core_dumped = 0;
+  const int rc = ssh_channel_get_exit_state(channel, &code, &signal, &core_dumped);
+  const bool by_signal = signal != nullptr;
+  if (signal) ssh_string_free_char(signal);
+  return rc == SSH_OK && !by_signal ? static_cast<int>(code) : -1;
+#else
+  return ssh_channel_get_exit_status(channel);
+#endif
+}
 
 constexpr size_t kMaxOutput =
     1 << 20;  // a host whose shell start-up prints megabytes is not our business
@@ -145,13 +165,18 @@ std::string Connection::configure() {
   session_ = ssh_new();
   if (session_ == nullptr) throw LocalError("out of memory");
   ssh_options_set(session_, SSH_OPTIONS_HOST, host_.address.c_str());
+  // Quiet while the configuration is read too: libssh 0.11 (Debian 13) warns on stderr of every
+  // OpenSSH option it does not know (ProxyUseFdpass, CheckHostIP, HashKnownHosts, ...), at the
+  // level that the configuration's own LogLevel line set. Its logging state is per thread.
+  ssh_set_log_callback(drop_libssh_log);
+  const int no_log = SSH_LOG_NOLOG;
+  ssh_options_set(session_, SSH_OPTIONS_LOG_VERBOSITY, &no_log);
   // The user's ssh configuration first, then what the host file says on top of it (as in the
   // config that ssh_config_for writes for Open MPI's ssh).
   if (ssh_options_parse_config(session_, nullptr) < 0)
     return "cannot read the ssh configuration: " + std::string(ssh_get_error(session_));
   // libssh reads LogLevel from that configuration but maps OpenSSH's quiet levels (ERROR, INFO)
   // to levels at which it prints its own traces on stderr; bsprun reports problems itself.
-  const int no_log = SSH_LOG_NOLOG;
   ssh_options_set(session_, SSH_OPTIONS_LOG_VERBOSITY, &no_log);
   if (!host_.user.empty()) ssh_options_set(session_, SSH_OPTIONS_USER, host_.user.c_str());
   if (host_.port != 22) {
@@ -387,7 +412,7 @@ Connection::Progress Connection::step_command() {
     }
     case Phase::kExitStatus:
       // The exit status usually arrives with the EOF; without one (a signal) the close follows.
-      output_.exit_status = ssh_channel_get_exit_status(channel_);
+      output_.exit_status = channel_exit_status(channel_);
       if (output_.exit_status == -1 && !ssh_channel_is_closed(channel_)) return Progress::kWaiting;
       phase_ = Phase::kDone;
       return Progress::kDone;

@@ -458,7 +458,7 @@ profile)
   BSPG_PROFILE=$dir/stale "$KNOWN" >/dev/null 2>&1 || fail "the program did not run here"
   for i in 1 2; do
     host_pid=$("$EMUHOSTS" pids "$dir" "$i" | head -n 1)
-    nsenter -t "$host_pid" -m sh -c "mkdir -p '$profile/raw' && for p in 1 2 3; do cp '$dir/stale/raw/a0.s0.p0.bspprof' '$profile/raw/a0.s0.p'\$p'.bspprof'; done" ||
+    nsenter -t "$host_pid" -m -r sh -c "mkdir -p '$profile/raw' && for p in 1 2 3; do cp '$dir/stale/raw/a0.s0.p0.bspprof' '$profile/raw/a0.s0.p'\$p'.bspprof'; done" ||
       fail "could not leave stale records on emu$i"
   done
   run_bsprun -p 4 --hostfile hosts.yaml --profile "$profile" "$KNOWN"

@@ -475,9 +475,10 @@ TEST(HydraMessages, SshsLineAloneIsTheFailureWhereTheStarterWaits) {
   // A connection cut while the job ran: the host was lost.
   MpirunStderr cut(names);
   cut.starter_waits_on_failure();
-  EXPECT_EQ(through(cut, "rank 1 of 2 on emu2\nConnection to 127.0.41.2 closed by remote host.\n"
-                         "[mpiexec@vm] control_cb (pm/pmiserv/pmiserv_cb.c:206): assert (!closed) "
-                         "failed\n"),
+  EXPECT_EQ(through(cut,
+                    "rank 1 of 2 on emu2\nConnection to 127.0.41.2 closed by remote host.\n"
+                    "[mpiexec@vm] control_cb (pm/pmiserv/pmiserv_cb.c:206): assert (!closed) "
+                    "failed\n"),
             "rank 1 of 2 on emu2\nbsprun: lost contact with emu2 while the job ran (the host or "
             "its network failed); the job was stopped\n");
   EXPECT_EQ(cut.failure().exit_status, 125);

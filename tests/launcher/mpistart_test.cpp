@@ -385,8 +385,8 @@ MpiSettings settings_for(MpiFamily family) {
   s.mpirun = "/usr/bin/starter";
   s.run_as_root = true;
   s.exports = {"FOO=1", "BAR"};
-  s.environment = {{"OMPI_MCA_btl", "tcp,self"}, {"PRTE_MCA_x", "1"}, {"MPIR_CVAR_Y", "2"},
-                   {"HOME", "/root"}};
+  s.environment = {
+      {"OMPI_MCA_btl", "tcp,self"}, {"PRTE_MCA_x", "1"}, {"MPIR_CVAR_Y", "2"}, {"HOME", "/root"}};
   return s;
 }
 
@@ -449,8 +449,7 @@ TEST(MpichArgv, GridPathIsOneHostListFilledInSubjobOrderOverBsprunsSshLauncher) 
   const Argv argv = grid_mpirun_argv(
       settings_for(MpiFamily::kMpich),
       {subjob("a1", 3, {"a1:2", "a2:1"}), subjob("b", 2), subjob("a1", 1)}, "/tmp/cfg");
-  EXPECT_GE(find_seq(argv, {"-genvnone", "-launcher", "ssh", "-launcher-exec", "/tmp/cfg.ssh"}),
-            0);
+  EXPECT_GE(find_seq(argv, {"-genvnone", "-launcher", "ssh", "-launcher-exec", "/tmp/cfg.ssh"}), 0);
   const long hosts = find_seq(argv, {"-hosts"});
   ASSERT_GE(hosts, 0);
   // Hydra fills the one list in order: subjob 0's three processes on a1 and a2, then b's two,
@@ -461,6 +460,12 @@ TEST(MpichArgv, GridPathIsOneHostListFilledInSubjobOrderOverBsprunsSshLauncher) 
   EXPECT_GE(find_seq(argv, {"-n", "3", "-wdir", "/home/u", "-env", "BSPG_SUBJOB", "0"}), 0);
   EXPECT_GE(find_seq(argv, {"-n", "1", "-wdir", "/home/u", "-env", "BSPG_SUBJOB", "2"}), 0);
   EXPECT_GE(find_seq(argv, {"-env", "BSPG_SUBJOB_SIZES", "3,2,1"}), 0);
+  // Processes elsewhere get the MPI's parameters bsprun has (MPIR_CVAR_*), and -x NAME's value
+  // where bsprun has one (BAR: none), not the rest of bsprun's environment (HOME).
+  EXPECT_EQ(std::count(argv.begin(), argv.end(), "MPIR_CVAR_Y"), 3);
+  EXPECT_GE(find_seq(argv, {"-env", "MPIR_CVAR_Y", "2"}), 0);
+  EXPECT_EQ(find_seq(argv, {"BAR"}), -1);
+  EXPECT_EQ(find_seq(argv, {"HOME"}), -1);
   // The launcher runs ssh with bsprun's configuration, quoted for the shell.
   const std::string script = mpi_of(MpiFamily::kMpich).ssh_launcher_script("/tmp/my cfg");
   EXPECT_EQ(script.rfind("#!/bin/sh\n", 0), 0u);

@@ -79,7 +79,7 @@ on_host() {
   shift
   p=$("$EMUHOSTS" pids "$dir" "$i" | head -n 1)
   [ -n "$p" ] || { fail "host $i runs nothing"; return 1; }
-  nsenter -t "$p" -m -- "$@"
+  nsenter -t "$p" -m -r -- "$@"
 }
 
 restarted_from() { sed -n 's/^bsprun: restart [0-9]* of [0-9]*: from checkpoint \([0-9]*\) .*/\1/p' "$err" | tail -n 1; }
