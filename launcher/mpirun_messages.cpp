@@ -1,6 +1,7 @@
 // mpirun_messages.cpp - recognises Open MPI 4.1's start-up failure blocks (see mpirun_messages.h).
 #include "mpirun_messages.h"
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -168,6 +169,18 @@ bool is_hydra_line(const std::string& line) {
          line.rfind("execvp error on file ", 0) == 0;
 }
 
+// Whether an unfinished line may become a line of Hydra's or ssh's (it is one's start, or starts
+// with one).
+bool may_be_starter_report(std::string_view partial) {
+  for (std::string_view start : {"[mpiexec@", "[proxy:", "execvp error on file ", "ssh",
+                                 "kex_exchange_identification: ", "Connection ",
+                                 "client_loop: ", "Host key verification failed."}) {
+    const std::size_t n = std::min(partial.size(), start.size());
+    if (partial.substr(0, n) == start.substr(0, n)) return true;
+  }
+  return false;
+}
+
 // "emu2" of "[proxy:0:1@emu2] ...".
 std::string hydra_host(const std::string& line) {
   const auto at = line.find('@');
@@ -196,8 +209,12 @@ std::string MpirunStderr::feed(std::string_view bytes) {
     }
     out += take_line(line);
   }
-  // An unfinished line that cannot start a block (e.g. a prompt or progress output) goes on now.
-  if (!partial_.empty() && (passing_partial_ || (block_.empty() && partial_[0] != '-'))) {
+  // An unfinished line that cannot start a block (e.g. a prompt or progress output) goes on now;
+  // where the starter only reports in lines (Hydra), one that may be its report or ssh's waits
+  // for its end (or flush) too: Hydra writes its lines in pieces.
+  if (!partial_.empty() &&
+      (passing_partial_ || (block_.empty() && partial_[0] != '-' &&
+                            !(waits_on_failure_ && may_be_starter_report(partial_))))) {
     out += release_ssh_lines();
     out += partial_;
     // Enough of it to recognise the library's crash line once the line is whole.
@@ -490,6 +507,19 @@ std::string MpirunStderr::take_ssh_line_alone() {
                             !host.empty(), line};
   }
   if (reported_ || (quiet_losses_ && failure_.host_lost)) return "";
+  reported_ = true;
+  return "bsprun: " + untrusted::printable(failure_.message) + "\n";
+}
+
+std::string MpirunStderr::hosts_gone(const std::vector<std::string>& hosts) {
+  if (hosts.empty() || failure_.exit_status != 0 || proxy_ended_.exit_status == 0 || stopping_)
+    return "";
+  failure_ = StartFailure{125, hosts.front(),
+                          "lost contact with " + hosts.front() +
+                              " while the job ran (the host or its network failed); the job was "
+                              "stopped",
+                          true, "MPICH's proxy there ended"};
+  proxy_ended_ = StartFailure{};
   reported_ = true;
   return "bsprun: " + untrusted::printable(failure_.message) + "\n";
 }

@@ -65,6 +65,10 @@ class MpirunStderr {
   // The starter waits for ever after a failure it only reports (MPICH's Hydra: ssh's complaint,
   // a program or directory missing on a host): such a line alone is the failure, said at once.
   void starter_waits_on_failure() { waits_on_failure_ = true; }
+  // After the job: the hosts that could not be reached to stop it. Where the starter only said
+  // that a proxy ended (Hydra), the first of them is the cause: a host lost while the job ran.
+  // Returns the line to say, "" when nothing changes.
+  std::string hosts_gone(const std::vector<std::string>& hosts);
 
   const StartFailure& failure() const { return failure_; }
   const ProcessDeath& death() const { return death_; }

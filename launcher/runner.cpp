@@ -685,6 +685,7 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
   // The hosts first (their ssh commands are our children too), then ranks that outlived
   // mpirun here (it crashed, or was killed): they are ours now.
   remote_stop.finish();
+  write_all(STDERR_FILENO, filter.hosts_gone(remote_stop.silent()));
   result.remote_stop_ran = remote_stop.started();
   result.not_stopped = remote_stop.unreachable();
   result.silent_hosts = remote_stop.silent();

@@ -499,3 +499,39 @@ TEST(HydraMessages, HydrasOwnLinesPassUntilAFailureAndAreDroppedWhileStopping) {
   stopping.stopping();
   EXPECT_EQ(through(stopping, kHydraSockError), "");
 }
+
+TEST(HydraMessages, ALineWrittenInPiecesIsRecognisedWhole) {
+  const std::string text =
+      "rank 0 of 2 on emu1\n"
+      "[mpiexec@vm] control_cb (mpiexec/pmiserv_cb.c:280): assert (!closed) failed\n"
+      "[mpiexec@vm] main (mpiexec/mpiexec.c:260): process manager error waiting for completion\n";
+  for (std::size_t piece : {1, 3, 13, 40}) {
+    MpirunStderr filter;
+    filter.starter_waits_on_failure();
+    EXPECT_EQ(through(filter, text, piece),
+              "rank 0 of 2 on emu1\nbsprun: could not start the job: MPICH's proxy on one of the "
+              "hosts ended before its processes started (mpiexec gives no reason; a working "
+              "directory missing there ends it so)\n")
+        << piece;
+    EXPECT_EQ(filter.failure().exit_status, 125) << piece;
+  }
+}
+
+TEST(HydraMessages, AProxyThatEndedOnAHostThatIsGoneIsThatHostLost) {
+  MpirunStderr filter;
+  filter.starter_waits_on_failure();
+  EXPECT_EQ(filter.feed("[mpiexec@vm] control_cb (mpiexec/pmiserv_cb.c:280): assert (!closed) "
+                        "failed\n"),
+            "");
+  EXPECT_EQ(filter.hosts_gone({"emu2"}),
+            "bsprun: lost contact with emu2 while the job ran (the host or its network failed); "
+            "the job was stopped\n");
+  EXPECT_EQ(filter.failure().exit_status, 125);
+  EXPECT_TRUE(filter.failure().host_lost);
+  EXPECT_EQ(filter.finish(), "");
+  // Without such a proxy, unreachable hosts change nothing.
+  MpirunStderr plain;
+  plain.starter_waits_on_failure();
+  EXPECT_EQ(plain.hosts_gone({"emu2"}), "");
+  EXPECT_EQ(plain.failure().exit_status, 0);
+}
