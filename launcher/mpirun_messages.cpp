@@ -236,13 +236,6 @@ std::string MpirunStderr::release_ssh_lines() {
 
 std::string MpirunStderr::flush() {
   std::string out = release_ssh_lines();
-  // Hydra's proxy that ended without a word, when nothing said why within a second.
-  if (proxy_ended_.exit_status != 0 && failure_.exit_status == 0 && !stopping_) {
-    failure_ = proxy_ended_;
-    reported_ = true;
-    out += "bsprun: " + untrusted::printable(failure_.message) + "\n";
-  }
-  proxy_ended_ = StartFailure{};
   for (const auto& held : block_) out += held + "\n";
   out += partial_;
   block_.clear();
@@ -262,6 +255,13 @@ std::string MpirunStderr::release_unexplained() {
 
 std::string MpirunStderr::finish() {
   std::string out = flush();
+  // Hydra's proxy that ended (or did not start) without a word, when nothing placed it since.
+  if (failure_pending()) {
+    failure_ = proxy_ended_;
+    reported_ = true;
+    out += "bsprun: " + untrusted::printable(failure_.message) + "\n";
+  }
+  proxy_ended_ = StartFailure{};
   if (!stopping_ && death_.rank < 0 && !failure_.host_lost) out += consequences_;
   consequences_.clear();
   // A preface that nothing followed, as it was; the death it announced, in one line, unless the
@@ -511,15 +511,24 @@ std::string MpirunStderr::take_ssh_line_alone() {
   return "bsprun: " + untrusted::printable(failure_.message) + "\n";
 }
 
-std::string MpirunStderr::hosts_gone(const std::vector<std::string>& hosts) {
-  if (hosts.empty() || failure_.exit_status != 0 || proxy_ended_.exit_status == 0 || stopping_)
-    return "";
-  failure_ = StartFailure{125, hosts.front(),
-                          "lost contact with " + hosts.front() +
-                              " while the job ran (the host or its network failed); the job was "
-                              "stopped",
-                          true, "MPICH's proxy there ended"};
+std::string MpirunStderr::hosts_gone(const std::vector<std::string>& unreachable) {
+  if (unreachable.empty() || !failure_pending()) return "";
+  // "emu2 (ssh: connect to host ...: Connection refused)", as RemoteStop gives it.
+  const std::string& first = unreachable.front();
+  const auto open = first.find(" (");
+  const std::string host = first.substr(0, open);
+  std::string why = open == std::string::npos ? "" : first.substr(open + 2);
+  if (!why.empty() && why.back() == ')') why.pop_back();
+  if (proxy_not_launched_)
+    failure_ = StartFailure{125, host, host + ": could not start the job there: " + why, true, why};
+  else
+    failure_ = StartFailure{125, host,
+                            "lost contact with " + host +
+                                " while the job ran (the host or its network failed); the job "
+                                "was stopped",
+                            true, "MPICH's proxy there ended"};
   proxy_ended_ = StartFailure{};
+  if (reported_ || quiet_losses_) return "";
   reported_ = true;
   return "bsprun: " + untrusted::printable(failure_.message) + "\n";
 }
@@ -582,6 +591,16 @@ std::string MpirunStderr::take_hydra_line(const std::string& line) {
                          " ended before its processes started (mpiexec gives no reason; a "
                          "working directory missing there ends it so)",
                      false, ""};
+    return "";
+  } else if (failure_.exit_status == 0 && !stopping_ && contains(line, "[mpiexec@") &&
+             contains(line, "Launch proxy failed")) {
+    // MPICH 4.2: ssh failed to start a proxy, and ssh's own line may be lost; which host is
+    // learnt when bsprun cannot reach it either (hosts_gone), else said after a second.
+    proxy_not_launched_ = true;
+    proxy_ended_ = StartFailure{125, "",
+                                "could not start the job on every host: MPICH's mpiexec could "
+                                "not start its proxy on one of them (it does not say which)",
+                                true, ""};
     return "";
   } else if (failure_.exit_status == 0 && !stopping_ && proxy_ended_.exit_status == 0) {
     return release_ssh_lines() + line + "\n";

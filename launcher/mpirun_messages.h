@@ -65,12 +65,19 @@ class MpirunStderr {
   // The starter waits for ever after a failure it only reports (MPICH's Hydra: ssh's complaint,
   // a program or directory missing on a host): such a line alone is the failure, said at once.
   void starter_waits_on_failure() { waits_on_failure_ = true; }
-  // After the job: the hosts that could not be reached to stop it. Where the starter only said
-  // that a proxy ended (Hydra), the first of them is the cause: a host lost while the job ran.
+  // After the job: the hosts that could not be reached to stop it ("host (why)"). Where the
+  // starter only said that a proxy ended or could not be started (Hydra), the first of them is
+  // the cause: a host lost while the job ran, or one that could not be reached to start it.
   // Returns the line to say, "" when nothing changes.
-  std::string hosts_gone(const std::vector<std::string>& hosts);
+  std::string hosts_gone(const std::vector<std::string>& unreachable);
 
   const StartFailure& failure() const { return failure_; }
+  // Hydra said that a proxy ended or could not start, and nothing has said where or why yet:
+  // the job is to be stopped (run_job waits a second for ssh's word first); hosts_gone() or
+  // finish() then make it the failure.
+  bool failure_pending() const {
+    return proxy_ended_.exit_status != 0 && failure_.exit_status == 0;
+  }
   const ProcessDeath& death() const { return death_; }
   // The signal a process of the job said it crashed with ("bspg: process P: crashed with signal
   // SIGSEGV ..."), 0 when none did.
@@ -104,7 +111,8 @@ class MpirunStderr {
   bool stopping_ = false;
   bool quiet_losses_ = false;
   bool waits_on_failure_ = false;
-  std::string consequences_;  // held with quiet_losses until finish()
+  bool proxy_not_launched_ = false;  // proxy_ended_ is Hydra's "Launch proxy failed"
+  std::string consequences_;         // held with quiet_losses until finish()
   // Without quiet_losses: what follows a death (peers that hung up), held until flush(), dropped
   // when a death explains it by then.
   std::string unexplained_;

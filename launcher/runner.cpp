@@ -655,7 +655,9 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
                                                                             : 200;
     ::poll(fds, 2, wait_ms);
     if (fds[1].revents & (POLLIN | POLLHUP)) err_pipe.read_some(from_stderr);
-    if (watch.stop_on_start_failure && !stop_requested && filter.failure().exit_status != 0) {
+    const bool quiet_for_a_second = Clock::now() - err_pipe.last_data() > std::chrono::seconds(1);
+    if (watch.stop_on_start_failure && !stop_requested &&
+        (filter.failure().exit_status != 0 || (filter.failure_pending() && quiet_for_a_second))) {
       stopped_for_start_failure = true;
       if (filter.failure().host_lost) remote_stop.leave_out(filter.failure().host);
       kill(target, SIGTERM);
@@ -685,7 +687,6 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
   // The hosts first (their ssh commands are our children too), then ranks that outlived
   // mpirun here (it crashed, or was killed): they are ours now.
   remote_stop.finish();
-  write_all(STDERR_FILENO, filter.hosts_gone(remote_stop.silent()));
   result.remote_stop_ran = remote_stop.started();
   result.not_stopped = remote_stop.unreachable();
   result.silent_hosts = remote_stop.silent();
@@ -702,6 +703,17 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
     err_pipe.read_some(from_stderr);
   }
   relay.finish();
+  // A host that could not be reached is the cause of a failure the starter did not place.
+  if (const std::string said = filter.hosts_gone(remote_stop.unreachable()); !said.empty()) {
+    write_all(STDERR_FILENO, said);
+    const std::string host = filter.failure().host;
+    auto& listed = result.not_stopped;
+    listed.erase(std::remove_if(listed.begin(), listed.end(),
+                                [&host](const std::string& entry) {
+                                  return entry.rfind(host + " (", 0) == 0;
+                                }),
+                 listed.end());
+  }
   write_all(STDERR_FILENO, filter.finish());
   if (stop_requested)
     result.stopping_s = std::chrono::duration<double>(Clock::now() - stop_requested_at).count();

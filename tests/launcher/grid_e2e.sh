@@ -167,8 +167,20 @@ failures)
   start_hosts 0.1 0.1
   run_bsprun -p 4 --hostfile hosts.yaml "$WHERE" --exit 3
   expect_status 3
-  run_bsprun -p 4 --hostfile hosts.yaml --time-limit 60 "$WHERE" --die 3 --sleep 30
-  expect_status nonzero
+  case ${MPI_NAME:-} in
+    "MPICH 4."[0-1].*|"MPICH 3."*|"") hydra_waits=no ;;
+    MPICH*) hydra_waits=yes ;;
+    *) hydra_waits=no ;;
+  esac
+  if [ "$hydra_waits" = yes ]; then
+    # MPICH 4.2's Hydra does not always end a job one of whose processes on another host was
+    # killed (README): the others then wait at their barrier, and --time-limit ends the job.
+    run_bsprun -p 4 --hostfile hosts.yaml --time-limit 15 "$WHERE" --die 3 --sleep 5
+    [ "$status" -ne 0 ] || fail "a job with a killed process ended with 0"
+  else
+    run_bsprun -p 4 --hostfile hosts.yaml --time-limit 60 "$WHERE" --die 3 --sleep 30
+    expect_status nonzero
+  fi
   expect_match "$out" "^rank 3 dies$"
   run_bsprun -p 4 --hostfile hosts.yaml --time-limit 60 "$EXCHANGE" --abort-on 2
   expect_status nonzero

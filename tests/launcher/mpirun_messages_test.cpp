@@ -82,6 +82,14 @@ std::string through(MpirunStderr& filter, const std::string& text, std::size_t p
   return out + filter.flush();
 }
 
+// Like through(), to the end of the stream (finish).
+std::string through_to_end(MpirunStderr& filter, const std::string& text,
+                           std::size_t piece = 4096) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); i += piece) out += filter.feed(text.substr(i, piece));
+  return out + filter.finish();
+}
+
 }  // namespace
 
 TEST(MpirunMessages, MissingProgramIsOneLineAnd127) {
@@ -451,14 +459,15 @@ TEST(HydraMessages, AWorkingDirectoryIs125WhetherTheProxySaysItOrNot) {
   // The proxy's line lost as it ended, mpiexec's cutting into its start.
   MpirunStderr cut;
   cut.starter_waits_on_failure();
-  EXPECT_EQ(through(cut,
-                    "[proxy:0:0@emu1] [mpiexec@vm] control_cb (pm/pmiserv/pmiserv_cb.c:206): "
-                    "assert (!closed) failed\n"
-                    "[mpiexec@vm] main (ui/mpich/mpiexec.c:325): process manager error waiting "
-                    "for completion\n"),
-            "bsprun: could not start the job on emu1: MPICH's proxy there ended before its "
-            "processes started (mpiexec gives no reason; a working directory missing there ends "
-            "it so)\n");
+  EXPECT_EQ(
+      through_to_end(cut,
+                     "[proxy:0:0@emu1] [mpiexec@vm] control_cb (pm/pmiserv/pmiserv_cb.c:206): "
+                     "assert (!closed) failed\n"
+                     "[mpiexec@vm] main (ui/mpich/mpiexec.c:325): process manager error waiting "
+                     "for completion\n"),
+      "bsprun: could not start the job on emu1: MPICH's proxy there ended before its "
+      "processes started (mpiexec gives no reason; a working directory missing there ends "
+      "it so)\n");
   EXPECT_EQ(cut.failure().exit_status, 125);
 }
 
@@ -508,7 +517,7 @@ TEST(HydraMessages, ALineWrittenInPiecesIsRecognisedWhole) {
   for (std::size_t piece : {1, 3, 13, 40}) {
     MpirunStderr filter;
     filter.starter_waits_on_failure();
-    EXPECT_EQ(through(filter, text, piece),
+    EXPECT_EQ(through_to_end(filter, text, piece),
               "rank 0 of 2 on emu1\nbsprun: could not start the job: MPICH's proxy on one of the "
               "hosts ended before its processes started (mpiexec gives no reason; a working "
               "directory missing there ends it so)\n")
@@ -523,15 +532,42 @@ TEST(HydraMessages, AProxyThatEndedOnAHostThatIsGoneIsThatHostLost) {
   EXPECT_EQ(filter.feed("[mpiexec@vm] control_cb (mpiexec/pmiserv_cb.c:280): assert (!closed) "
                         "failed\n"),
             "");
-  EXPECT_EQ(filter.hosts_gone({"emu2"}),
-            "bsprun: lost contact with emu2 while the job ran (the host or its network failed); "
-            "the job was stopped\n");
+  EXPECT_EQ(
+      filter.hosts_gone({"emu2 (ssh: connect to host 127.0.4.2 port 22: Connection refused)"}),
+      "bsprun: lost contact with emu2 while the job ran (the host or its network failed); "
+      "the job was stopped\n");
   EXPECT_EQ(filter.failure().exit_status, 125);
   EXPECT_TRUE(filter.failure().host_lost);
   EXPECT_EQ(filter.finish(), "");
   // Without such a proxy, unreachable hosts change nothing.
   MpirunStderr plain;
   plain.starter_waits_on_failure();
-  EXPECT_EQ(plain.hosts_gone({"emu2"}), "");
+  EXPECT_EQ(plain.hosts_gone({"emu2 (no answer)"}), "");
   EXPECT_EQ(plain.failure().exit_status, 0);
+}
+
+TEST(HydraMessages, AProxyThatCouldNotBeLaunchedIsPlacedByTheHostBsprunCannotReach) {
+  const std::string launch =
+      "[mpiexec@vm] ui_cmd_cb (mpiexec/pmiserv_pmci.c:51): Launch proxy failed.\n"
+      "[mpiexec@vm] main (mpiexec/mpiexec.c:260): process manager error waiting for completion\n";
+  MpirunStderr placed;
+  placed.starter_waits_on_failure();
+  EXPECT_EQ(placed.feed(launch), "");
+  EXPECT_EQ(
+      placed.hosts_gone({"emu2 (ssh: connect to host 127.0.4.2 port 22: Connection refused)"}),
+      "bsprun: emu2: could not start the job there: ssh: connect to host 127.0.4.2 port 22: "
+      "Connection refused\n");
+  EXPECT_EQ(placed.failure().exit_status, 125);
+  EXPECT_EQ(placed.failure().host, "emu2");
+  EXPECT_TRUE(placed.failure().host_lost);
+  // No host to blame: said as it is after a second (flush).
+  MpirunStderr unplaced;
+  unplaced.starter_waits_on_failure();
+  EXPECT_TRUE(unplaced.feed(launch).empty());
+  EXPECT_TRUE(unplaced.failure_pending());
+  EXPECT_EQ(unplaced.flush(), "");  // still waiting for ssh's word or the host bsprun cannot reach
+  EXPECT_EQ(unplaced.finish(),
+            "bsprun: could not start the job on every host: MPICH's mpiexec could not start its "
+            "proxy on one of them (it does not say which)\n");
+  EXPECT_EQ(unplaced.failure().exit_status, 125);
 }

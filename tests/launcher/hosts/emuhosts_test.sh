@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # emuhosts_test.sh EMUHOSTS MPIRUN - checks what tests rely on from emuhosts.sh: each host has its own
-# name, load and /dev/shm; setload, down and stop work; Open MPI starts ranks on two hosts over ssh.
+# name, load and /dev/shm; setload, down and stop work; the MPI (Open MPI's mpirun or MPICH's
+# Hydra) starts ranks on two hosts over ssh.
 # Exit 77 (skipped) when not root or without unshare/sshd.
 set -u
 emu=$1 mpirun=${2:-mpirun}
@@ -34,8 +35,15 @@ check "same binaries" "$(readlink -f "$emu")" "$(on emu1 readlink -f "$emu")"
 check "setload" "7.25 7.25 7.25 1/100 12345" "$(on emu2 cat /proc/loadavg)"
 check "setload rejects words" 1 "$("$emu" setload "$dir" 2 high >/dev/null 2>&1; echo $?)"
 
-out=$(timeout 60 "$mpirun" --allow-run-as-root --oversubscribe --mca plm_rsh_agent "ssh -F $dir/ssh_config" \
-  --host emu1:1,emu2:1 -np 2 --mca oob_tcp_if_include lo --mca btl_tcp_if_include lo --mca btl tcp,self hostname 2>&1)
+if "$mpirun" --version 2>&1 | grep -q HYDRA; then
+  # MPICH's Hydra runs ssh through a program without arguments.
+  printf '#!/bin/sh\nexec ssh -F %s "$@"\n' "$dir/ssh_config" >"$dir/ssh-launcher"
+  chmod 700 "$dir/ssh-launcher"
+  out=$(timeout 60 "$mpirun" -launcher ssh -launcher-exec "$dir/ssh-launcher" -hosts emu1:1,emu2:1 -n 2 hostname 2>&1)
+else
+  out=$(timeout 60 "$mpirun" --allow-run-as-root --oversubscribe --mca plm_rsh_agent "ssh -F $dir/ssh_config" \
+    --host emu1:1,emu2:1 -np 2 --mca oob_tcp_if_include lo --mca btl_tcp_if_include lo --mca btl tcp,self hostname 2>&1)
+fi
 check "mpirun across emu1 and emu2" "emu1 emu2" "$(echo "$out" | grep -x 'emu[0-9]' | sort | tr '\n' ' ' | sed 's/ $//')"
 
 # A second set at the same time gets its own network.
