@@ -181,6 +181,12 @@ bool may_be_starter_report(std::string_view partial) {
   return false;
 }
 
+// bsprun's words for a host lost while the job ran ("" when the starter does not say which).
+std::string lost_contact(const std::string& host) {
+  return "lost contact with " + (host.empty() ? std::string("a host") : host) +
+         " while the job ran (the host or its network failed); the job was stopped";
+}
+
 // "emu2" of "[proxy:0:1@emu2] ...".
 std::string hydra_host(const std::string& line) {
   const auto at = line.find('@');
@@ -434,9 +440,7 @@ bool MpirunStderr::recognise(const std::string& text, const std::vector<std::str
   if (contains(text, "has lost communication with a remote daemon")) {
     if (stopping_) return true;
     const std::string node = remote_node(text);
-    set(125, node,
-        "lost contact with " + (node.empty() ? "a host" : node) +
-            " while the job ran (the host or its network failed); the job was stopped");
+    set(125, node, lost_contact(node));
     failure_.host_lost = failure_.host == node;
     if (quiet_losses_) reported_ = true;  // bsprun says it when it restarts
     return true;
@@ -500,11 +504,7 @@ std::string MpirunStderr::take_ssh_line_alone() {
                            contains(line, (" " + address + ":").c_str())))
         host = name;
     ssh_lines_.clear();
-    failure_ = StartFailure{125, host,
-                            "lost contact with " + (host.empty() ? "a host" : host) +
-                                " while the job ran (the host or its network failed); the job "
-                                "was stopped",
-                            !host.empty(), line};
+    failure_ = StartFailure{125, host, lost_contact(host), !host.empty(), line};
   }
   if (reported_ || (quiet_losses_ && failure_.host_lost)) return "";
   reported_ = true;
@@ -522,11 +522,7 @@ std::string MpirunStderr::hosts_gone(const std::vector<std::string>& unreachable
   if (proxy_not_launched_)
     failure_ = StartFailure{125, host, host + ": could not start the job there: " + why, true, why};
   else
-    failure_ = StartFailure{125, host,
-                            "lost contact with " + host +
-                                " while the job ran (the host or its network failed); the job "
-                                "was stopped",
-                            true, "MPICH's proxy there ended"};
+    failure_ = StartFailure{125, host, lost_contact(host), true, "MPICH's proxy there ended"};
   proxy_ended_ = StartFailure{};
   if (reported_ || quiet_losses_) return "";
   reported_ = true;
