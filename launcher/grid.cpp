@@ -246,8 +246,6 @@ int replay(const Options& opt, const MpiSettings& settings) {
     std::cout << rsl::write_allocation(subjobs);
     return 0;
   }
-  if (const std::string why = settings.mpi->grid_unavailable(); !why.empty())
-    return fail(kExitLaunchFailed, why);
   long long total = 0;
   for (const auto& sj : subjobs) total += sj.count;
   if (is_master(subjobs))
@@ -459,10 +457,6 @@ int run_grid(const Options& opt, const MpiSettings& settings) {
   } catch (const std::exception& e) {
     return fail(kExitLaunchFailed, e.what());
   }
-
-  // What was asked is checked, and a dry run needs no MPI: only a start needs the grid path.
-  if (const std::string why = settings.mpi->grid_unavailable(); !why.empty() && !opt.dry_run)
-    return fail(kExitLaunchFailed, why);
 
   // -p N: the job may be restarted elsewhere (restart.h).
   if (opt.nprocs > 0 && !opt.dry_run) {

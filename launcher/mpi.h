@@ -60,8 +60,6 @@ class Mpi {
   virtual OutputSeparation output_separation(bool grid) const = 0;
   // Whether that holds for the processes master mode's bsp_begin spawns too.
   virtual bool separates_spawned_output() const { return true; }
-  // Why bsprun cannot take the grid path with this MPI, "" where it can.
-  virtual std::string grid_unavailable() const { return ""; }
   // Whether the starter's exit status is non-zero whenever a process was killed; where not, bsprun
   // finds such processes itself on the local path (exit_notes.h).
   virtual bool reports_every_death() const { return true; }

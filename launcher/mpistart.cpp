@@ -109,9 +109,9 @@ std::vector<std::string> subjobs_argv(const MpiSettings& settings,
   std::string sizes;
   for (const auto& sj : subjobs) sizes += (sizes.empty() ? "" : ",") + std::to_string(sj.count);
   // The starter does not pass its environment to remote processes: name the MPI's parameters.
-  std::vector<std::string> parameters;
+  std::vector<const std::pair<const std::string, std::string>*> parameters;
   for (const auto& kv : settings.environment)
-    if (mpi.is_parameter(kv.first)) parameters.push_back(kv.first);
+    if (mpi.is_parameter(kv.first)) parameters.push_back(&kv);
 
   // A starter that takes one host list fills it in order: each subjob's hosts in turn.
   const bool per_context = mpi.hosts_per_app_context();
@@ -129,8 +129,8 @@ std::vector<std::string> subjobs_argv(const MpiSettings& settings,
     mpi.set_variable(argv, "BSPG_SUBJOB_SIZES", sizes);
     if (!settings.job_marker.empty())
       mpi.set_variable(argv, kJobMarkerVariable, settings.job_marker);
-    for (const auto& name : parameters)
-      mpi.pass_variable(argv, name, environment_value(settings, name));
+    for (const auto* parameter : parameters)
+      mpi.pass_variable(argv, parameter->first, &parameter->second);
     add_exports(argv, settings);
     for (const auto& kv : sj.environment) {
       if (kv.first == "BSPG_SUBJOB" || kv.first == "BSPG_NSUBJOBS" ||
