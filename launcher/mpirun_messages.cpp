@@ -187,6 +187,23 @@ std::string lost_contact(const std::string& host) {
          " while the job ran (the host or its network failed); the job was stopped";
 }
 
+// Whether one of ssh's lines names address ("connect to host 10.1.2.3 port 22", "Connection to
+// 10.1.2.3 closed", "root@10.1.2.3: Permission denied").
+bool names_address(const std::string& line, const std::string& address) {
+  return contains(line, (" " + address + " ").c_str()) ||
+         contains(line, (" " + address + ":").c_str()) ||
+         contains(line, ("@" + address + ":").c_str());
+}
+
+// "X (reason)", the way Hydra ends its lines: {"X", "reason"} ({"X", ""} without one).
+std::pair<std::string, std::string> split_reason(const std::string& text) {
+  const auto open = text.rfind(" (");
+  if (open == std::string::npos) return {text, ""};
+  std::string reason = text.substr(open + 2);
+  if (!reason.empty() && reason.back() == ')') reason.pop_back();
+  return {text.substr(0, open), reason};
+}
+
 // "emu2" of "[proxy:0:1@emu2] ...".
 std::string hydra_host(const std::string& line) {
   const auto at = line.find('@');
@@ -264,8 +281,7 @@ std::string MpirunStderr::finish() {
   // Hydra's proxy that ended (or did not start) without a word, when nothing placed it since.
   if (failure_pending()) {
     failure_ = proxy_ended_;
-    reported_ = true;
-    out += "bsprun: " + untrusted::printable(failure_.message) + "\n";
+    out += say_failure_once();
   }
   proxy_ended_ = StartFailure{};
   if (!stopping_ && death_.rank < 0 && !failure_.host_lost) out += consequences_;
@@ -371,10 +387,7 @@ std::string MpirunStderr::end_block() {
       !std::getenv("BSPG_MPI_ABORT_BANNER"))
     return out;
   if (recognise(text, lines)) {
-    if (!failure_.message.empty() && failure_.exit_status != 0 && !reported_) {
-      reported_ = true;
-      out += "bsprun: " + untrusted::printable(failure_.message) + "\n";
-    }
+    if (failure_.exit_status != 0) out += say_failure_once();
     return out;
   }
   if (stopping_) return "";  // whatever Open MPI says while it is being stopped
@@ -460,9 +473,7 @@ void MpirunStderr::not_started_over_ssh(const std::string& no_reason) {
   std::string host, reason = ssh_lines_.empty() ? "" : ssh_lines_.front();
   for (const auto& [address, name] : address_names_) {
     for (const auto& line : ssh_lines_) {
-      if (host.empty() && (contains(line, (" " + address + " ").c_str()) ||
-                           contains(line, (" " + address + ":").c_str()) ||
-                           contains(line, ("@" + address + ":").c_str()))) {
+      if (host.empty() && names_address(line, address)) {
         host = name;
         reason = line;
       }
@@ -500,15 +511,12 @@ std::string MpirunStderr::take_ssh_line_alone() {
   } else {
     std::string host;
     for (const auto& [address, name] : address_names_)
-      if (host.empty() && (contains(line, (" " + address + " ").c_str()) ||
-                           contains(line, (" " + address + ":").c_str())))
-        host = name;
+      if (host.empty() && names_address(line, address)) host = name;
     ssh_lines_.clear();
     failure_ = StartFailure{125, host, lost_contact(host), !host.empty(), line};
   }
-  if (reported_ || (quiet_losses_ && failure_.host_lost)) return "";
-  reported_ = true;
-  return "bsprun: " + untrusted::printable(failure_.message) + "\n";
+  if (quiet_losses_ && failure_.host_lost) return "";  // bsprun says it when it restarts
+  return say_failure_once();
 }
 
 std::string MpirunStderr::hosts_gone(const std::vector<std::string>& unreachable) {
@@ -524,9 +532,8 @@ std::string MpirunStderr::hosts_gone(const std::vector<std::string>& unreachable
   else
     failure_ = StartFailure{125, host, lost_contact(host), true, "MPICH's proxy there ended"};
   proxy_ended_ = StartFailure{};
-  if (reported_ || quiet_losses_) return "";
-  reported_ = true;
-  return "bsprun: " + untrusted::printable(failure_.message) + "\n";
+  if (quiet_losses_) return "";  // bsprun says it when it restarts
+  return say_failure_once();
 }
 
 // MPICH's Hydra speaks in single lines, and waits for ever after some of them: a program that a
@@ -536,8 +543,7 @@ std::string MpirunStderr::hosts_gone(const std::vector<std::string>& unreachable
 std::string MpirunStderr::take_hydra_line(const std::string& line) {
   const std::string execvp = "execvp error on file ", wdir = "unable to change wdir to ";
   if (const auto at = line.find(wdir); at != std::string::npos && line.rfind("[proxy:", 0) == 0) {
-    std::string directory = trim(line.substr(at + wdir.size()));
-    if (const auto open = directory.rfind(" ("); open != std::string::npos) directory.resize(open);
+    const std::string directory = split_reason(trim(line.substr(at + wdir.size()))).first;
     const std::string host = hydra_host(line);
     if (failure_.exit_status == 0)
       failure_ = StartFailure{125, host,
@@ -545,16 +551,10 @@ std::string MpirunStderr::take_hydra_line(const std::string& line) {
                                   " (it does not exist there, or cannot be entered)",
                               false, ""};
     ssh_lines_.clear();
-    if (reported_) return "";
-    reported_ = true;
-    return "bsprun: " + untrusted::printable(failure_.message) + "\n";
+    return say_failure_once();
   }
   if (const auto at = line.find(execvp); at != std::string::npos && line.rfind("[proxy:", 0) == 0) {
-    const std::string rest = trim(line.substr(at + execvp.size()));
-    const auto open = rest.rfind(" (");
-    const std::string file = open == std::string::npos ? rest : rest.substr(0, open);
-    std::string reason = open == std::string::npos ? "" : rest.substr(open + 2);
-    if (!reason.empty() && reason.back() == ')') reason.pop_back();
+    const auto [file, reason] = split_reason(trim(line.substr(at + execvp.size())));
     const std::string host = hydra_host(line);
     if (failure_.exit_status == 0) {
       // Hydra says "Permission denied" of a path that does not exist as well.
@@ -602,6 +602,11 @@ std::string MpirunStderr::take_hydra_line(const std::string& line) {
     return release_ssh_lines() + line + "\n";
   }
   ssh_lines_.clear();
+  return say_failure_once();
+}
+
+// The failure's line, the first time it is asked for ("" after that, or without a failure).
+std::string MpirunStderr::say_failure_once() {
   if (reported_ || failure_.message.empty()) return "";
   reported_ = true;
   return "bsprun: " + untrusted::printable(failure_.message) + "\n";

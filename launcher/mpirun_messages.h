@@ -96,6 +96,7 @@ class MpirunStderr {
   void not_started_over_ssh(const std::string& no_reason);
   std::string take_hydra_line(const std::string& line);
   std::string take_ssh_line_alone();
+  std::string say_failure_once();
   bool recognise(const std::string& text, const std::vector<std::string>& lines);
   void take_death(const ProcessDeath& death);
   void note_crash_line(const std::string& line);
