@@ -190,6 +190,9 @@ int launch(const Options& opt, const MpiSettings& settings) {
   if (const std::string why = settings.mpi->restarts_unavailable();
       opt.restarts > 0 && !why.empty() && !opt.dry_run)
     return fail(kExitLaunchFailed, why);
+  if (const std::string why = settings.mpi->grid_master_unavailable();
+      grid && opt.nprocs == 0 && opt.rsl_in.empty() && !why.empty() && !opt.dry_run)
+    return fail(kExitLaunchFailed, why);
   if (!grid) return run_local(opt, settings);
 
   return run_grid(opt, settings);

@@ -25,8 +25,9 @@ using Clock = StopClock::Clock;
 // round that ends at the deadline may end a little before it (seconds).
 constexpr double kDeadlineSlack = 0.05;
 
-// Variables that hold a process's MPI rank (Open MPI, MPICH).
-const char* const kRankVariables[] = {"OMPI_COMM_WORLD_RANK=", "PMI_RANK="};
+// Variables that hold a process's MPI rank (Open MPI, MPICH, any PMIx server: Open MPI 5's jobs
+// of several subjobs have only PMIX_RANK).
+const char* const kRankVariables[] = {"OMPI_COMM_WORLD_RANK=", "PMI_RANK=", "PMIX_RANK="};
 
 // The command names of MPI daemons and starters (/proc/PID/comm, at most 15 characters).
 bool is_daemon_name(const std::string& name) {
@@ -81,8 +82,8 @@ std::string job_processes_script(const std::string& environment_line) {
          "[ \"$(readlink /proc/$p/ns/uts 2>/dev/null)\" = \"$self\" ] || continue; "
          "[ \"$(stat -c %u /proc/$p 2>/dev/null)\" = \"$me\" ] || continue; "
          "s=$(cat /proc/$p/stat 2>/dev/null) || continue; s=${s##*) }; set -- $s; "
-         "r=$(grep -az -m1 -e ^OMPI_COMM_WORLD_RANK= -e ^PMI_RANK= /proc/$p/environ 2>/dev/null "
-         "| tr -d \"[:cntrl:]\"); r=${r#*=}; [ -n \"$r\" ] || r=-; "
+         "r=$(grep -az -m1 -e ^OMPI_COMM_WORLD_RANK= -e ^PMI_RANK= -e ^PMIX_RANK= "
+         "/proc/$p/environ 2>/dev/null | tr -d \"[:cntrl:]\"); r=${r#*=}; [ -n \"$r\" ] || r=-; "
          "echo \"proc $p $1 $r $(cat /proc/$p/comm 2>/dev/null)\"; "
          "case $(cat /proc/$2/comm 2>/dev/null) in orted|prted|hydra_pmi_proxy) "
          "case \" $seen \" in *\" $2 \"*) ;; *) seen=\"$seen $2\"; "

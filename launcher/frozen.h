@@ -36,7 +36,7 @@ bool is_stopped_state(char state);
 // shell_assignment) that prints, between the lines kJobProcessesBegin and kJobProcessesEnd,
 // "proc PID STATE RANK NAME" for each process of the calling user in this UTS namespace whose
 // environment holds `environment_line`, and "daemon PID STATE - NAME" for an MPI daemon that is
-// the parent of one. RANK is OMPI_COMM_WORLD_RANK or PMI_RANK, "-" when neither is set.
+// the parent of one. RANK is OMPI_COMM_WORLD_RANK, PMI_RANK or PMIX_RANK, "-" when none is set.
 std::string job_processes_script(const std::string& environment_line);
 constexpr const char* kJobProcessesBegin = "bspg-job-processes";
 constexpr const char* kJobProcessesEnd = "bspg-job-processes-end";

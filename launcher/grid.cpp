@@ -185,6 +185,13 @@ RunResult run_subjobs(const std::vector<rsl::Subjob>& subjobs,
   MpiSettings job = settings;
   job.job_marker = remote.marker;
   std::vector<std::string> argv;
+  if (const std::string why = settings.mpi->grid_master_unavailable();
+      is_master(subjobs) && !why.empty()) {
+    RunResult refused;  // an RSL that holds a master's allocation
+    refused.started = false;
+    refused.error = why;
+    return refused;
+  }
   try {
     argv = is_master(subjobs) ? master_grid_mpirun_argv(job, subjobs[0], remote.ssh_config)
                               : grid_mpirun_argv(job, subjobs, remote.ssh_config);

@@ -65,6 +65,8 @@ class Mpi {
   virtual bool reports_every_death() const { return true; }
   // Why bsprun cannot restart a job (--restarts) with this MPI, "" where it can.
   virtual std::string restarts_unavailable() const { return ""; }
+  // Why master mode cannot run on the grid path with this MPI, "" where it can.
+  virtual std::string grid_master_unavailable() const { return ""; }
   // Grid path: start every remote process from this machine over ssh -F ssh_config ("": the
   // user's own ssh configuration), with host names used as given.
   virtual void over_ssh(Argv& argv, const std::string& ssh_config) const = 0;
@@ -77,6 +79,9 @@ class Mpi {
   // subjob go in one list, in subjob order, which the starter fills in order (all_hosts).
   virtual bool hosts_per_app_context() const { return true; }
   virtual void all_hosts(Argv&, const std::string&) const {}
+  // Before the first of several app contexts (a job of several subjobs, or a master that spawns
+  // one per subjob): what the starter needs to start more than one.
+  virtual void several_app_contexts(Argv&) const {}
   // Whether the starter ends by itself when a process cannot be started on a host (a program or
   // host that is missing); where not (Hydra waits for ever), bsprun stops it once its message
   // was recognised (mpirun_messages.h).

@@ -75,6 +75,30 @@ class OpenMpi : public Mpi {
     argv.insert(argv.end(), {option, plm + "no_tree_spawn", "1"});
     argv.insert(argv.end(),
                 {option, prrte_ ? "prte_keep_fqdn_hostnames" : "orte_keep_fqdn_hostnames", "1"});
+    // PRRTE binds each process to a core and refuses a host given more processes than cores (a
+    // host file's slots may say so); Open MPI 4 stops binding there instead. The hosts are shared
+    // machines chosen for their load: the kernel places the processes.
+    if (prrte_) argv.insert(argv.end(), {"--bind-to", "none"});
+  }
+
+  std::string grid_master_unavailable() const override {
+    // Seen with Open MPI 5.0.7: the processes a master spawns on other hosts report "Socket
+    // closed" on a NULL communicator as the job ends (or earlier), abort, and PRRTE then says it
+    // lost a daemon; in most runs the job fails.
+    if (!prrte_) return "";
+    return "master mode on the grid path is not available with " + name() +
+           " yet (the processes it spawns on other hosts abort when connections close as the job "
+           "ends): give the number of processes with -p, or build bspg with Open MPI 4.1";
+  }
+
+  void several_app_contexts(Argv& argv) const override {
+    // Open MPI 5.0.7 with PMIx 5.0.7 (Debian 13) crashes every daemon that starts processes of a
+    // job of several app contexts ("mpirun -n 1 a : -n 1 b"): PMIx's Open MPI personality (its
+    // pmdl/ompi component) passes a null string to printf as it sets the environment of
+    // the processes (open-mpi/ompi#13303). Without that component the job runs; its processes
+    // then lack Open MPI's OMPI_COMM_WORLD_* variables (PMIX_RANK stays) and take what the MPI
+    // library needs from PMIx.
+    if (prrte_) argv.insert(argv.end(), {"--pmixmca", "pmdl", "^ompi"});
   }
 
   void processes(Argv& argv, int n, const std::string& hosts,

@@ -37,6 +37,23 @@ bool is_ssh_error(const std::string& line) {
          starts("Connection timed out during banner exchange");
 }
 
+// PRRTE (Open MPI 5) warns when its ssh child was quicker than it at setting the child's process
+// group ("[vm:01281] plm:ssh: Warning: setpgid(1318,1318) failed in parent with errno=Permission
+// denied(13)"): the child set it itself, so nothing is wrong, and a user would only be alarmed.
+bool is_prrte_setpgid_race(const std::string& line) {
+  const std::size_t close = line.find("] plm:ssh: Warning: setpgid(");
+  return !line.empty() && line[0] == '[' && close != std::string::npos &&
+         line.find("failed in parent with errno=Permission denied", close) != std::string::npos;
+}
+
+// One of ssh's lines about a connection that was cut after it was made (the host went away while
+// the job ran), rather than one that could not be made.
+bool is_cut_connection(const std::string& line) {
+  return (line.rfind("Connection to ", 0) == 0 &&
+          line.find(" closed by remote host") != std::string::npos) ||
+         line.rfind("client_loop: ", 0) == 0 || line.rfind("Connection reset by ", 0) == 0;
+}
+
 std::string trim(const std::string& text) {
   const auto begin = text.find_first_not_of(" \t\r");
   if (begin == std::string::npos) return "";
@@ -181,6 +198,18 @@ bool may_be_starter_report(std::string_view partial) {
   return false;
 }
 
+// Whether an unfinished line may still become PRRTE's setpgid warning (is_prrte_setpgid_race):
+// its "[host:pid]" tag, then the start of the warning.
+bool may_be_prrte_setpgid_race(std::string_view partial) {
+  if (partial.empty() || partial[0] != '[') return false;
+  const std::size_t close = partial.find(']');
+  if (close == std::string_view::npos) return partial.size() < 300;
+  const std::string_view rest = partial.substr(close + 1);
+  const std::string_view warning = " plm:ssh: Warning: setpgid(";
+  const std::size_t n = std::min(rest.size(), warning.size());
+  return rest.substr(0, n) == warning.substr(0, n);
+}
+
 // bsprun's words for a host lost while the job ran ("" when the starter does not say which).
 std::string lost_contact(const std::string& host) {
   return "lost contact with " + (host.empty() ? std::string("a host") : host) +
@@ -234,10 +263,12 @@ std::string MpirunStderr::feed(std::string_view bytes) {
   }
   // An unfinished line that cannot start a block (e.g. a prompt or progress output) goes on now;
   // where the starter only reports in lines (Hydra), one that may be its report or ssh's waits
-  // for its end (or flush) too: Hydra writes its lines in pieces.
+  // for its end (or flush) too: Hydra writes its lines in pieces. So does the start of PRRTE's
+  // setpgid warning, which is dropped whole.
   if (!partial_.empty() &&
       (passing_partial_ || (block_.empty() && partial_[0] != '-' &&
-                            !(waits_on_failure_ && may_be_starter_report(partial_))))) {
+                            !(waits_on_failure_ && may_be_starter_report(partial_)) &&
+                            !may_be_prrte_setpgid_race(partial_)))) {
     out += release_ssh_lines();
     out += partial_;
     // Enough of it to recognise the library's crash line once the line is whole.
@@ -305,6 +336,7 @@ std::string MpirunStderr::take_line(const std::string& line) {
     block_.push_back(line);
     return "";
   }
+  if (is_prrte_setpgid_race(line)) return "";
   if (is_ssh_error(line)) {
     ssh_lines_.push_back(trim(line));
     return waits_on_failure_ ? take_ssh_line_alone() : "";
@@ -429,6 +461,23 @@ bool MpirunStderr::recognise(const std::string& text, const std::vector<std::str
         127, node,
         node + ": program " + field(lines, "Executable:") + " not found there, or not executable");
   }
+  // PRRTE 3.0 (Open MPI 5) says this of a missing program as well as of one that is not executable.
+  if (contains(text, "lacked permissions to execute an executable")) {
+    const std::string node = field(lines, "Node:");
+    return set(
+        127, node,
+        node + ": program " + field(lines, "Executable:") + " not found there, or not executable");
+  }
+  // ... and this when it cannot change to the working directory (or really ran out of files).
+  if (contains(text, "system limit exceeded on number of files that can be open") &&
+      contains(text, "when attempting to start process")) {
+    const std::string node = field(lines, "Node:");
+    return set(125, node,
+               node +
+                   ": could not start the job there: Open MPI says the limit of open files "
+                   "was reached, which it also says when the working directory does not exist "
+                   "there or cannot be entered");
+  }
   if (contains(text, "was unable to find the specified executable file")) {
     const std::string node = field(lines, "Node:");
     return set(127, node, node + ": program " + field(lines, "Executable:") + " not found there");
@@ -453,6 +502,17 @@ bool MpirunStderr::recognise(const std::string& text, const std::vector<std::str
   if (contains(text, "has lost communication with a remote daemon")) {
     if (stopping_) return true;
     const std::string node = remote_node(text);
+    // PRRTE (Open MPI 5) says this too of a daemon that ssh could not start: ssh's held line about
+    // that host's address tells the two apart.
+    for (const auto& [address, name] : address_names_) {
+      if (name != node) continue;
+      for (const auto& line : ssh_lines_) {
+        if (names_address(line, address) && !is_cut_connection(line)) {
+          not_started_over_ssh("");
+          return true;
+        }
+      }
+    }
     set(125, node, lost_contact(node));
     failure_.host_lost = failure_.host == node;
     if (quiet_losses_) reported_ = true;  // bsprun says it when it restarts
@@ -499,9 +559,7 @@ void MpirunStderr::not_started_over_ssh(const std::string& no_reason) {
 // (refused, no route, a host key, a login) kept the job from starting there.
 std::string MpirunStderr::take_ssh_line_alone() {
   const std::string line = ssh_lines_.back();
-  const bool cut =
-      (line.rfind("Connection to ", 0) == 0 && contains(line, " closed by remote host")) ||
-      line.rfind("client_loop: ", 0) == 0 || line.rfind("Connection reset by ", 0) == 0;
+  const bool cut = is_cut_connection(line);
   if (failure_.exit_status != 0 || stopping_) {
     ssh_lines_.clear();
     return "";

@@ -97,10 +97,12 @@ std::vector<std::string> host_lists(const std::vector<rsl::Subjob>& subjobs) {
 }
 
 // The mpirun command line of the subjobs, the k-th placed by host_lists[k] (an -host value).
+// spawns_contexts: the job's processes start more app contexts themselves (master mode's
+// MPI_Comm_spawn_multiple, one per subjob).
 std::vector<std::string> subjobs_argv(const MpiSettings& settings,
                                       const std::vector<rsl::Subjob>& subjobs,
                                       const std::vector<std::string>& lists,
-                                      const std::string& ssh_config) {
+                                      const std::string& ssh_config, bool spawns_contexts = false) {
   const Mpi& mpi = *settings.mpi;
   std::vector<std::string> argv;
   mpi.start(argv, settings);
@@ -114,6 +116,7 @@ std::vector<std::string> subjobs_argv(const MpiSettings& settings,
     if (mpi.is_parameter(kv.first)) parameters.push_back(&kv);
 
   // A starter that takes one host list fills it in order: each subjob's hosts in turn.
+  if (subjobs.size() > 1 || spawns_contexts) mpi.several_app_contexts(argv);
   const bool per_context = mpi.hosts_per_app_context();
   if (!per_context) {
     std::string all;
@@ -232,7 +235,7 @@ std::vector<std::string> master_grid_mpirun_argv(const MpiSettings& settings,
   // The master's -host names every slot, so that MPI_Comm_spawn may place processes there.
   const std::vector<rsl::HostSlots> hosts = master_slot_hosts(master);
   if (hosts.empty()) return grid_mpirun_argv(settings, {master}, ssh_config);
-  return subjobs_argv(settings, {master}, {host_list(hosts)}, ssh_config);
+  return subjobs_argv(settings, {master}, {host_list(hosts)}, ssh_config, true);
 }
 
 std::map<std::string, std::string> current_environment() {

@@ -88,7 +88,14 @@ std::string end_job_script(const std::string& environment_line, long spare_pid,
          "case \" $daemons $ranks \" in *\" $2 \"*) continue;; esac; "
          "if is_daemon $2 && [ \"$(stat -c %u /proc/$2 2>/dev/null)\" = \"$me\" ]; then "
          "daemons=\"$daemons $2\"; s=$(cat /proc/$2/stat 2>/dev/null); s=${s##*) }; "
-         "echo \"found $2 daemon ${s%% *} $(cat /proc/$2/comm 2>/dev/null)\"; fi; "
+         "echo \"found $2 daemon ${s%% *} $(cat /proc/$2/comm 2>/dev/null)\"; "
+         // PRRTE's prted runs as two: the one ssh started is the parent of the one that starts
+         // the job's processes, and stays when only its child is ended.
+         "g=${s#* }; g=${g%% *}; case \" $daemons \" in *\" $g \"*) ;; *) "
+         "if [ \"$(cat /proc/$g/comm 2>/dev/null)\" = prted ] && "
+         "[ \"$(stat -c %u /proc/$g 2>/dev/null)\" = \"$me\" ]; then daemons=\"$daemons $g\"; "
+         "t=$(cat /proc/$g/stat 2>/dev/null); t=${t##*) }; "
+         "echo \"found $g daemon ${t%% *} prted\"; fi;; esac; fi; "
          "done; " +
          // A starter (mpirun) holds the line as an argument (-x NAME=VALUE), not in its
          // environment.

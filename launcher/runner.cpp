@@ -730,8 +730,12 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
     result.exit_status = WEXITSTATUS(status);
   else if (WIFSIGNALED(status))
     result.exit_status = 128 + (result.mpirun_signal = WTERMSIG(status));
+  // A lost host fails the job even where the starter then says 0 (Open MPI 5's does after it
+  // "lost communication with a remote daemon").
+  const bool lost_yet_zero =
+      result.exit_status == 0 && result.start_failure.host_lost && !stop_requested;
   if (result.start_failure.exit_status != 0 &&
-      ((result.exit_status != 0 && !stop_requested) || stopped_for_start_failure))
+      ((result.exit_status != 0 && !stop_requested) || stopped_for_start_failure || lost_yet_zero))
     result.exit_status = result.start_failure.exit_status;
   // A process said it crashed: the job's status is that signal's, as a shell gives, whatever
   // number the starter chose (MPICH's Hydra and Open MPI 5 in master mode choose others; MPICH

@@ -28,8 +28,11 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# Keep Open MPI on loopback (the emulated hosts' network).
-export OMPI_MCA_oob_tcp_if_include=lo OMPI_MCA_btl_tcp_if_include=lo
+# Keep Open MPI on loopback, the emulated hosts' network, unless each host has a network of its
+# own (EMU_NETNS=1), where loopback is each host's alone.
+if [ "${EMU_NETNS:-0}" != 1 ]; then
+  export OMPI_MCA_oob_tcp_if_include=lo OMPI_MCA_btl_tcp_if_include=lo
+fi
 cd "$dir" || exit 1
 
 failures=0

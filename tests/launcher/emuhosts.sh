@@ -13,6 +13,12 @@
 # (prefix from EMU_PREFIX, default "emu"), private tmpfs on /run and /dev/shm, and a file bind-mounted
 # over /proc/loadavg. Every process started through that sshd sees that hostname, load and /dev/shm;
 # the file system is otherwise shared, so the same binaries work on every host.
+# EMU_NETNS=1: each host also gets a network namespace of its own, with lo and one interface eth0 on
+# a bridge bspgbrNET in the caller's namespace; host i is then 10.200.NET.i and this machine (the
+# bridge) 10.200.NET.254, so MPI's and its daemons' connections between hosts cross a network, as
+# on real machines. The caller must run in a network namespace of its own (tests/sealed.sh): the
+# bridge is made there. A host that is down or crashed has its address taken by the caller's lo, so
+# that connecting to it is refused, as in the loopback mode.
 # NET is chosen per DIR (a hash of DIR, then the next free one) and claimed under /tmp/bspg-emuhosts,
 # so two test runs at once do not collide; EMU_NET=N asks for 127.0.N.0/24 (fails if it is taken).
 # EMU_PATH sets the PATH of sessions on the hosts (shell start-up files may still add to it).
@@ -31,6 +37,7 @@
 #   ssh_config         OpenSSH client config: `ssh -F DIR/ssh_config emu1`
 #   pids               one line per host: "<i> <sshd pid> <mount namespace>"
 #   net                the NET number; emu<i>/ holds host i's sshd config, keys, log and loadavg file
+#   address_prefix     what host i's address is made of: "127.0.NET." or "10.200.NET." (then i)
 set -euo pipefail
 
 die() { echo "emuhosts.sh: $*" >&2; exit 1; }
@@ -39,6 +46,8 @@ usage() { sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 claims=/tmp/bspg-emuhosts
 start_done=0
 prefix=${EMU_PREFIX:-emu}
+netns=${EMU_NETNS:-0}
+[[ $netns =~ ^[01]$ ]] || { echo "emuhosts.sh: EMU_NETNS must be 0 or 1, not '$netns'" >&2; exit 2; }
 
 abs_dir() { mkdir -p "$1" && (cd "$1" && pwd); }
 
@@ -65,7 +74,7 @@ host_alive() { pid_alive "$1" && [ -n "$2" ] && [ "$(readlink "/proc/$1/ns/mnt" 
 pinned=()
 pin() {
   local fd
-  exec {fd}<"/proc/$1/ns/mnt" 2>/dev/null || return 1
+  { exec {fd}<"/proc/$1/ns/mnt"; } 2>/dev/null || return 1
   if [ "$(readlink "/proc/self/fd/$fd" 2>/dev/null)" != "$2" ]; then
     exec {fd}<&-
     return 1
@@ -111,7 +120,7 @@ claim_net() {
     fi
     busy=0
     for ((i = 1; i <= count; i++)); do
-      if port_busy "127.0.$net.$i"; then busy=1; break; fi
+      if [ "$netns" = 0 ] && port_busy "127.0.$net.$i"; then busy=1; break; fi
     done
     if [ $busy -eq 1 ]; then rmdir "$claims/net-$net"; continue; fi
     echo "$dir" >"$claims/net-$net/owner"
@@ -159,6 +168,15 @@ cmd_stop() {
     unpin_all
     rm -f "$dir/pids"
   fi
+  # The network mode's bridge, and the addresses of hosts that went down (on this namespace's lo).
+  if [ -f "$dir/bridge" ]; then
+    ip link del "$(cat "$dir/bridge")" 2>/dev/null || true
+    rm -f "$dir/bridge"
+  fi
+  if [ -f "$dir/taken_addresses" ]; then
+    while read -r p; do ip addr del "$p/32" dev lo 2>/dev/null || true; done <"$dir/taken_addresses"
+    rm -f "$dir/taken_addresses"
+  fi
   if [ -f "$dir/net" ]; then
     net=$(cat "$dir/net")
     if [ "$(cat "$claims/net-$net/owner" 2>/dev/null || true)" = "$dir" ]; then rm -rf "$claims/net-$net"; fi
@@ -195,13 +213,30 @@ cmd_start() {
   command -v ssh-keygen >/dev/null || die "ssh-keygen is missing (install openssh-client)"
   unshare --mount --uts --propagation private true 2>/dev/null \
     || die "unshare --mount --uts does not work here (needs CAP_SYS_ADMIN)"
+  if [ "$netns" = 1 ]; then
+    # The bridge and the hosts' addresses must not reach the machine's own network.
+    [ "$(readlink /proc/self/ns/net)" != "$(readlink /proc/1/ns/net 2>/dev/null)" ] \
+      || die "EMU_NETNS=1 needs a network namespace of its own (run under tests/sealed.sh)"
+    command -v ip >/dev/null || die "ip (iproute2) is missing"
+  fi
 
   dir_has_live_hosts "$dir" && cmd_stop "$dir"
-  local count=$# net i
+  local count=$# net i address_prefix bridge=""
   net=$(claim_net "$dir" "$count")
   echo "$net" >"$dir/net"
   # From here on, any failure (set -e) stops what was started.
   trap '[ "$start_done" = 1 ] || cmd_stop "$dir"' EXIT
+  address_prefix="127.0.$net."
+  if [ "$netns" = 1 ]; then
+    address_prefix="10.200.$net."
+    bridge="bspgbr$net"
+    ip link del "$bridge" 2>/dev/null || true
+    echo "$bridge" >"$dir/bridge"
+    ip link add "$bridge" type bridge || die "cannot make the bridge $bridge"
+    ip addr add "${address_prefix}254/24" dev "$bridge"
+    ip link set "$bridge" up
+  fi
+  echo "$address_prefix" >"$dir/address_prefix"
 
   [ -f "$dir/id_ed25519" ] || ssh-keygen -q -t ed25519 -N '' -C "bspg-emuhosts" -f "$dir/id_ed25519"
   cp "$dir/id_ed25519.pub" "$dir/authorized_keys"
@@ -209,7 +244,7 @@ cmd_start() {
   : >"$dir/pids"
   local names=() addrs=()
   for ((i = 1; i <= count; i++)); do
-    names+=("$prefix$i"); addrs+=("127.0.$net.$i")
+    names+=("$prefix$i"); addrs+=("$address_prefix$i")
   done
 
   i=0
@@ -245,9 +280,17 @@ EOF
     [ -z "${EMU_PATH:-}" ] || echo "SetEnv PATH=$EMU_PATH" >>"$h/sshd_config"
     : >"$h/sshd.log"
     # One pid from unshare to sshd (exec all the way), so the recorded pid is the listening sshd.
-    unshare --mount --uts --propagation private -- /bin/bash -c '
+    local net_option=()
+    [ "$netns" = 0 ] || net_option=(--net)
+    unshare --mount --uts "${net_option[@]}" --propagation private -- /bin/bash -c '
       set -e
       hostname "$1"
+      if [ -n "$5" ]; then  # its own network: wait for eth0, which the caller moves in
+        for ((t = 0; t < 200; t++)); do ip link show eth0 >/dev/null 2>&1 && break; sleep 0.05; done
+        ip link set lo up
+        ip addr add "$5/24" dev eth0
+        ip link set eth0 up
+      fi
       mount -t tmpfs -o mode=0755 bspg-emu-run /run
       mkdir -m 0755 /run/sshd
       mount -t tmpfs -o mode=1777 bspg-emu-shm /dev/shm
@@ -259,7 +302,8 @@ EOF
         done
       fi
       exec /usr/sbin/sshd -D -f "$2/sshd_config" -E "$2/sshd.log"
-    ' emuhost "$name" "$h" "${EMU_PRIVATE_DIRS:-}" "${EMU_NO_RC:-}" </dev/null >>"$h/sshd.log" 2>&1 &
+    ' emuhost "$name" "$h" "${EMU_PRIVATE_DIRS:-}" "${EMU_NO_RC:-}" "$([ "$netns" = 0 ] || echo "$addr")" \
+      </dev/null >>"$h/sshd.log" 2>&1 &
     local pid=$!
     # Wait for the namespace to be set up (the hostname is the last thing unshare changes before exec).
     local ns="" t
@@ -270,6 +314,11 @@ EOF
       sleep 0.05
     done
     echo "$i $pid $ns" >>"$dir/pids"
+    if [ -n "$bridge" ]; then  # the host's end of a veth pair goes into its namespace as eth0
+      ip link add "bspge$net-$i" type veth peer name eth0 netns "$pid" \
+        || die "cannot give host $name its network interface"
+      ip link set "bspge$net-$i" master "$bridge" up
+    fi
   done
 
   cat >"$dir/ssh_config" <<EOF
@@ -322,7 +371,7 @@ EOF
     fi
   done <"$dir/pids"
   start_done=1
-  echo "emuhosts.sh: $count host(s) up: ${names[*]} on 127.0.$net.1-$count (ssh -F $dir/ssh_config ${names[0]})"
+  echo "emuhosts.sh: $count host(s) up: ${names[*]} on $address_prefix""1-$count$([ -z "$bridge" ] || echo " (bridge $bridge, this machine ${address_prefix}254)") (ssh -F $dir/ssh_config ${names[0]})"
 }
 
 host_line() {  # prints "<pid> <ns>" of host I in DIR
@@ -340,6 +389,17 @@ cmd_setload() {
   loadavg_line "$load" >"$dir/emu$i/loadavg"
 }
 
+# In the network mode, a host that is gone leaves its address unanswered (connecting would wait
+# for ARP); this namespace's lo takes it, so that connecting is refused at once, as in loopback mode.
+take_address() {
+  local dir=$1 i=$2
+  [ -f "$dir/bridge" ] || return 0
+  local address
+  address="$(cat "$dir/address_prefix")$i"
+  ip addr add "$address/32" dev lo 2>/dev/null || return 0
+  echo "$address" >>"$dir/taken_addresses"
+}
+
 cmd_down() {
   local dir=$1 i=$2 pid ns all=() p
   read -r pid ns < <(host_line "$dir" "$i")
@@ -349,6 +409,7 @@ cmd_down() {
   while read -r p; do [ -n "$p" ] && all+=("$p"); done < <(pids_in_namespaces "$ns")
   stop_pids "${all[@]}"
   unpin_all
+  take_address "$dir" "$i"
 }
 
 # Host I dies at once: SIGKILL to everything in its namespace, again until nothing is left (a
@@ -363,6 +424,7 @@ cmd_crash() {
     left=$(pids_in_namespaces "$ns" || true)  # find fails when processes vanish as it looks
     if [ -z "$left" ]; then
       unpin_all
+      take_address "$dir" "$i"
       return 0
     fi
     # shellcheck disable=SC2086

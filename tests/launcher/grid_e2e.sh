@@ -23,8 +23,8 @@ least_loaded)
   expect_count "$out" "^rank [0-3] of 4 on emu2 subjob 1 of 2 sizes 2,2$" 2
   expect_count "$out" "on emu[13] " 0
   expect_match "$out" "^arg 1: hello$"
-  expect_match "$err" "^emu1 +127\.0\.[0-9]+\.1 +2 +3\.50 .* 0 \(not needed"
-  expect_match "$err" "^emu4 +127\.0\.[0-9]+\.4 +2 +0\.10 .* 2 \(subjob 0\)$"
+  expect_match "$err" "^emu1 +(127\.0|10\.200)\.[0-9]+\.1 +2 +3\.50 .* 0 \(not needed"
+  expect_match "$err" "^emu4 +(127\.0|10\.200)\.[0-9]+\.4 +2 +0\.10 .* 2 \(subjob 0\)$"
   expect_match "$err" "allocation written to job\.rsl"
   [ -s job.rsl ] || fail "job.rsl was not written"
   ;;
@@ -35,7 +35,7 @@ host_down)
   "$EMUHOSTS" down "$dir" 2 >/dev/null
   run_bsprun -p 4 --probe-timeout 3 --hostfile hosts.yaml "$WHERE"
   expect_status 0
-  expect_match "$err" "^emu2 +127\.0\.[0-9]+\.2 +- +- +- +not used: .*(refused|timed out)"
+  expect_match "$err" "^emu2 +(127\.0|10\.200)\.[0-9]+\.2 +- +- +- +not used: .*(refused|timed out)"
   expect_count "$out" "^rank [0-3] of 4 on emu4 " 2
   expect_count "$out" "^rank [0-3] of 4 on emu3 " 2
   expect_count "$out" "on emu[12] " 0
@@ -55,10 +55,10 @@ too_few)
 changed_key)
   # known_hosts holds another key for emu1's address: emu1 is refused, the job runs on emu2.
   start_hosts 0.1 0.5
-  net=$(cat net)
-  other_key=$(awk -v a="127.0.$net.2" '$1 == a {print $2, $3; exit}' known_hosts)
-  [ -n "$other_key" ] || fail "no key for 127.0.$net.2 in known_hosts"
-  awk -v a="127.0.$net.1" -v k="$other_key" '$1 == a {print a, k; next} {print}' known_hosts >known_hosts.new
+  prefix=$(cat address_prefix)
+  other_key=$(awk -v a="${prefix}2" '$1 == a {print $2, $3; exit}' known_hosts)
+  [ -n "$other_key" ] || fail "no key for ${prefix}2 in known_hosts"
+  awk -v a="${prefix}1" -v k="$other_key" '$1 == a {print a, k; next} {print}' known_hosts >known_hosts.new
   mv known_hosts.new known_hosts
   run_bsprun -p 2 --hostfile hosts.yaml "$WHERE"
   expect_status 0
@@ -206,7 +206,7 @@ environment)
     expect_match "$err" " -genvnone -launcher ssh -launcher-exec [^ ]+/bspg-ssh-config-[A-Za-z0-9]+\.ssh "
     expect_match "$err" "-env $probe 42"
   else
-    expect_match "$err" "plm_rsh_agent 'ssh -F [^']+'"
+    expect_match "$err" "plm_(rsh|ssh)_agent 'ssh -F [^']+'"
     expect_match "$err" "-x $probe"
   fi
   ;;
@@ -279,6 +279,25 @@ master_least_loaded)
   expect_count "$out" "^used 8 of 8$" 1
   ;;
 
+master_refused)
+  # Where master mode cannot run on the grid path (Open MPI 5), bsprun says so in one line before
+  # it starts anything: with a host file, and replaying a master's RSL.
+  : "${MASTER_JOB:?}"
+  start_hosts 0.1 0.2
+  run_bsprun --hostfile hosts.yaml "$MASTER_JOB" begin all
+  expect_status 125
+  expect_match "$err" "^bsprun: master mode on the grid path is not available with ${MPI_NAME:-} yet \("
+  expect_count "$err" "^HOST " 0
+  expect_count "$out" "^pid " 0
+  run_bsprun --max-procs 2 --dry-run --hostfile hosts.yaml "$MASTER_JOB" begin all
+  expect_status 0
+  cp "$out" master.rsl
+  run_bsprun --rsl master.rsl --hostfile hosts.yaml
+  expect_status 125
+  expect_match "$err" "^bsprun: master mode on the grid path is not available with "
+  expect_count "$out" "^pid " 0
+  ;;
+
 master_replay)
   # The master's RSL (--dry-run) runs again with --rsl, in master mode, without probing.
   : "${MASTER_JOB:?}"
@@ -327,17 +346,17 @@ injection)
   # would add a ProxyCommand that runs a program here. Refused at the host file's line, on the
   # normal path and on --rsl replay; the program never runs.
   start_hosts 0.1
-  net=$(cat net)
+  prefix=$(cat address_prefix)
   printf '#!/bin/sh\ntouch %s/proxy-command-ran\nexit 1\n' "$dir" >x.sh
   chmod +x x.sh
   hostile() {  # hostile ADDRESS-LINE: a copy of hosts.yaml with emu1's address replaced
     ADDRESS=$1 awk '/^    address: / {print "    address: " ENVIRON["ADDRESS"]; next} {print}' hosts.yaml >evil.yaml
   }
   printf '+( &(resourceManagerContact=emu1)(count=1)(executable=%s) )\n' "$WHERE" >job.rsl
-  for address in "\"127.0.$net.1\\nProxyCommand=$dir/x.sh\"" "-oProxyCommand=$dir/x.sh"; do
+  for address in "\"${prefix}1\\nProxyCommand=$dir/x.sh\"" "-oProxyCommand=$dir/x.sh"; do
     hostile "$address"
     line=$(grep -n '^    address: ' evil.yaml | cut -d: -f1)
-    grep -q 'address: "127[^"]*\\nProxyCommand\|address: -o' evil.yaml || fail "evil.yaml is not what this test means"
+    grep -q 'address: "[0-9][^"]*\\nProxyCommand\|address: -o' evil.yaml || fail "evil.yaml is not what this test means"
     expect_refused 125 "^bsprun: evil\.yaml:$line: invalid address " \
       -p 1 --hostfile evil.yaml "$WHERE"
     expect_refused 125 "^bsprun: evil\.yaml:$line: invalid address " \
@@ -368,7 +387,12 @@ start_failures)
   one_line "^bsprun: emu1: program $dir/no-such-program not found there"
   mkdir -p "$dir/a-directory"
   replay "$dir/a-directory/"
-  if [ "${MPI_FAMILY:-openmpi}" = mpich ]; then
+  if [[ ${MPI_NAME:-} == "Open MPI 5"* ]]; then
+    # PRRTE 3.0's daemon dies of SIGPIPE as it reports that it could not execute a directory.
+    expect_status nonzero
+    expect_count "$err" "^-----" 0
+    expect_count "$err" "^bsprun: " 2
+  elif [ "${MPI_FAMILY:-openmpi}" = mpich ]; then
     # Hydra says "Permission denied" of a directory and of a missing path alike.
     expect_status 127
     one_line "^bsprun: emu1: program $dir/a-directory/ not found there, or not executable$"
@@ -378,7 +402,10 @@ start_failures)
   fi
   replay "$WHERE" "(directory=$dir/no-such-directory)"
   expect_status 125
-  if [ "${MPI_FAMILY:-openmpi}" = mpich ]; then
+  if [[ ${MPI_NAME:-} == "Open MPI 5"* ]]; then
+    # PRRTE 3.0 says the limit of open files was reached; bsprun says what that may mean.
+    one_line "^bsprun: emu1: could not start the job there: Open MPI says the limit of open files was reached, which it also says when the working directory does not exist there"
+  elif [ "${MPI_FAMILY:-openmpi}" = mpich ]; then
     # Hydra's proxy says why only now and then before it ends; the line is bsprun's either way.
     one_line "^bsprun: (emu1: cannot change to the working directory $dir/no-such-directory |could not start the job(: MPICH's proxy on one of the hosts| on emu1: MPICH's proxy there) ended before its processes started)"
   else
@@ -390,7 +417,7 @@ start_failures)
   "$EMUHOSTS" down "$dir" 2 >/dev/null
   run_bsprun --rsl two.rsl --hostfile hosts.yaml
   expect_status 125
-  expect_match "$err" "^bsprun: emu2: could not start the job there: ssh: connect to host 127\.0\.[0-9]+\.2 port 22: Connection refused$"
+  expect_match "$err" "^bsprun: emu2: could not start the job there: ssh: connect to host (127\.0|10\.200)\.[0-9]+\.2 port 22: Connection refused$"
   expect_count "$err" "^-----" 0
   # A host that dies while the job runs.
   "$EMUHOSTS" stop "$dir" >/dev/null

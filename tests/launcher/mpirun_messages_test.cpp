@@ -166,6 +166,49 @@ TEST(MpirunMessages, LostHostIs125UnlessTheJobIsBeingStopped) {
   EXPECT_EQ(stopping.failure().exit_status, 0);
 }
 
+// PRRTE 3.0 (Open MPI 5) says it lost a daemon that ssh could not even start; ssh's line about the
+// host tells that apart from a host lost while the job ran.
+TEST(MpirunMessages, PrrtesLostDaemonThatSshCouldNotStartIsAStartFailure) {
+  const std::string lost = block(
+      "PRTE has lost communication with a remote daemon.\n\n"
+      "  HNP daemon   : [prterun-vm-124@0,0] on node vm\n"
+      "  Remote daemon: [prterun-vm-124@0,2] on node emu2\n\n"
+      "This is usually due to either a failure of the TCP network\n");
+  const std::map<std::string, std::string> names{{"10.200.39.2", "emu2"}, {"emu2", "emu2"}};
+  MpirunStderr refused(names);
+  EXPECT_EQ(
+      through(refused, "ssh: connect to host 10.200.39.2 port 22: Connection refused\n" + lost),
+      "bsprun: emu2: could not start the job there: ssh: connect to host 10.200.39.2 port "
+      "22: Connection refused\n");
+  EXPECT_EQ(refused.failure().exit_status, 125);
+  EXPECT_TRUE(refused.failure().host_lost);
+  MpirunStderr cut(names);
+  EXPECT_EQ(through(cut, "Connection to 10.200.39.2 closed by remote host.\n" + lost),
+            "bsprun: lost contact with emu2 while the job ran (the host or its network failed); "
+            "the job was stopped\nConnection to 10.200.39.2 closed by remote host.\n");
+  EXPECT_TRUE(cut.failure().host_lost);
+}
+
+// PRRTE 3.0's reports of a program or directory it could not use say less than they seem to.
+TEST(MpirunMessages, PrrtesStartReportsAreOneLine) {
+  MpirunStderr program;
+  EXPECT_EQ(through(program, block("prterun was unable to launch the specified application as it "
+                                   "lacked\npermissions to execute an executable:\n\n"
+                                   "   Executable: /tmp/x/no-such-program\n   Node: emu1\n\n"
+                                   "while attempting to start process rank 0.\n")),
+            "bsprun: emu1: program /tmp/x/no-such-program not found there, or not executable\n");
+  EXPECT_EQ(program.failure().exit_status, 127);
+  MpirunStderr directory;
+  EXPECT_EQ(
+      through(directory,
+              block("Error: system limit exceeded on number of files that can be open\n\n"
+                    "   Node: emu1\n\nwhen attempting to start process rank 0.\n")),
+      "bsprun: emu1: could not start the job there: Open MPI says the limit of open files was "
+      "reached, which it also says when the working directory does not exist there or cannot be "
+      "entered\n");
+  EXPECT_EQ(directory.failure().exit_status, 125);
+}
+
 TEST(MpirunMessages, OtherBlocksAndOutputPassUnchanged) {
   MpirunStderr filter(std::map<std::string, std::string>{{"emu2", "emu2"}});
   const std::string text =
@@ -176,6 +219,20 @@ TEST(MpirunMessages, OtherBlocksAndOutputPassUnchanged) {
   // The same, one byte at a time.
   MpirunStderr bytewise(std::map<std::string, std::string>{{"emu2", "emu2"}});
   EXPECT_EQ(through(bytewise, text, 1), text);
+}
+
+TEST(MpirunMessages, PrrtesSetpgidRaceIsLeftOut) {
+  MpirunStderr filter(std::map<std::string, std::string>{{"emu2", "emu2"}});
+  const std::string race =
+      "[vm:01281] plm:ssh: Warning: setpgid(1318,1318) failed in parent with "
+      "errno=Permission denied(13)\n";
+  EXPECT_EQ(through(filter, "before\n" + race + "after\n"), "before\nafter\n");
+  // Another warning of the same kind is not this one.
+  const std::string other = "[vm:01281] plm:ssh: Warning: setpgid(1,1) failed: No such process\n";
+  MpirunStderr second(std::map<std::string, std::string>{{"emu2", "emu2"}});
+  EXPECT_EQ(through(second, other), other);
+  MpirunStderr bytewise(std::map<std::string, std::string>{{"emu2", "emu2"}});
+  EXPECT_EQ(through(bytewise, race + "after\n", 1), "after\n");
 }
 
 TEST(MpirunMessages, ProgramOutputIsNotHeldBack) {

@@ -410,12 +410,38 @@ TEST(OpenMpi5Argv, GridPathUsesPrrtesSshLauncherAndPassesItsParameters) {
   EXPECT_GE(find_seq(argv, {"--prtemca", "plm_ssh_agent", "ssh -F /tmp/cfg"}), 0);
   EXPECT_GE(find_seq(argv, {"--prtemca", "plm_ssh_no_tree_spawn", "1"}), 0);
   EXPECT_GE(find_seq(argv, {"--prtemca", "prte_keep_fqdn_hostnames", "1"}), 0);
+  EXPECT_GE(find_seq(argv, {"--bind-to", "none"}), 0);  // a host's slots may exceed its cores
   EXPECT_EQ(find_seq(argv, {"plm_rsh_agent"}), -1);
   EXPECT_GE(find_seq(argv, {"-n", "2", "--host", "h:2", "--wdir", "/home/u"}), 0);
   EXPECT_GE(find_seq(argv, {"-x", "OMPI_MCA_btl"}), 0);
   EXPECT_GE(find_seq(argv, {"-x", "PRTE_MCA_x"}), 0);
   EXPECT_EQ(find_seq(argv, {"-x", "MPIR_CVAR_Y"}), -1);
   EXPECT_EQ(find_seq(argv, {"-x", "HOME"}), -1);
+}
+
+// Open MPI 5.0.7's PMIx crashes its daemons on a job of several app contexts unless its Open MPI
+// personality (pmdl/ompi) is left out; one app context keeps it.
+TEST(OpenMpi5Argv, SeveralSubjobsLeaveOutPmixsOpenMpiPersonality) {
+  const Argv two = grid_mpirun_argv(settings_for(MpiFamily::kOpenMpi5),
+                                    {subjob("a", 2), subjob("b", 1)}, "/tmp/cfg");
+  const long at = find_seq(two, {"--pmixmca", "pmdl", "^ompi"});
+  EXPECT_GE(at, 0);
+  EXPECT_LT(at, find_seq(two, {"-n", "2"}));  // an option of the starter, not of an app context
+  EXPECT_GE(find_seq(two, {":", "-n", "1", "--host", "b:1"}), 0);
+  const Argv one =
+      grid_mpirun_argv(settings_for(MpiFamily::kOpenMpi5), {subjob("a", 2)}, "/tmp/cfg");
+  EXPECT_EQ(find_seq(one, {"--pmixmca"}), -1);
+  for (MpiFamily other : {MpiFamily::kOpenMpi4, MpiFamily::kMpich}) {
+    const Argv argv =
+        grid_mpirun_argv(settings_for(other), {subjob("a", 2), subjob("b", 1)}, "/tmp/cfg");
+    EXPECT_EQ(find_seq(argv, {"--pmixmca"}), -1);
+  }
+  // A master on the grid spawns one app context per subjob.
+  auto master = subjob("a", 1);
+  master.environment = {{"BSPG_MASTER_PROCS", "2"}, {"BSPG_MASTER_SLOTS", "a/0,b/1"}};
+  EXPECT_GE(find_seq(master_grid_mpirun_argv(settings_for(MpiFamily::kOpenMpi5), master, "/c"),
+                     {"--pmixmca", "pmdl", "^ompi"}),
+            0);
 }
 
 TEST(MpichArgv, LocalPathIsHydrasMpiexecWithNothingForRootOrOversubscription) {

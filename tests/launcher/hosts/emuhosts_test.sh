@@ -40,11 +40,42 @@ if "$mpirun" --version 2>&1 | grep -q HYDRA; then
   printf '#!/bin/sh\nexec ssh -F %s "$@"\n' "$dir/ssh_config" >"$dir/ssh-launcher"
   chmod 700 "$dir/ssh-launcher"
   out=$(timeout 60 "$mpirun" -launcher ssh -launcher-exec "$dir/ssh-launcher" -hosts emu1:1,emu2:1 -n 2 hostname 2>&1)
+elif "$mpirun" --version 2>&1 | grep -q '(Open MPI) [5-9]'; then
+  # Open MPI 5's run-time (PRRTE) has parameters of its own; its hosts have networks of their own
+  # (EMU_NETNS=1), which its daemons find by themselves.
+  out=$(timeout 60 "$mpirun" --allow-run-as-root --prtemca plm_ssh_agent "ssh -F $dir/ssh_config" \
+    --host emu1:1,emu2:1 -n 2 hostname 2>&1)
 else
   out=$(timeout 60 "$mpirun" --allow-run-as-root --oversubscribe --mca plm_rsh_agent "ssh -F $dir/ssh_config" \
     --host emu1:1,emu2:1 -np 2 --mca oob_tcp_if_include lo --mca btl_tcp_if_include lo --mca btl tcp,self hostname 2>&1)
 fi
 check "mpirun across emu1 and emu2" "emu1 emu2" "$(echo "$out" | grep -x 'emu[0-9]' | sort | tr '\n' ' ' | sed 's/ $//')"
+
+# The network mode (EMU_NETNS=1): each host on a bridge with an address of its own, and a loopback
+# that is its alone; a host that is down refuses at once; stop takes the bridge away.
+if command -v ip >/dev/null; then
+  dir3=$(mktemp -d /tmp/bspg-emuhosts-test-XXXXXX)
+  if EMU_NETNS=1 "$emu" start "$dir3" 0.1 0.2 >/dev/null; then
+    prefix=$(cat "$dir3/address_prefix")
+    on3() { timeout 20 ssh -F "$dir3/ssh_config" "$@" 2>&1; }
+    check "netns: address prefix" yes "$([[ $prefix =~ ^10\.200\.[0-9]+\.$ ]] && echo yes || echo no)"
+    check "netns: emu2's address is its own" "${prefix}2/24" "$(on3 emu2 "ip -4 -o addr show dev eth0" | awk '{print $4}')"
+    check "netns: emu1 reaches emu2 across the bridge" SSH- \
+      "$(on3 emu1 "timeout 5 bash -c 'exec 3<>/dev/tcp/${prefix}2/22; head -c 4 <&3'")"
+    check "netns: a host's addresses are its own" "${prefix}1/24 127.0.0.1/8" \
+      "$(on3 emu1 "ip -4 -o addr" | awk '{print $4}' | sort | xargs)"
+    "$emu" down "$dir3" 2
+    start=$(date +%s%N)
+    check "netns: down host refuses" 255 "$(timeout 20 ssh -F "$dir3/ssh_config" emu2 true >/dev/null 2>&1; echo $?)"
+    check "netns: refused at once" yes "$([ $(( ($(date +%s%N) - start) / 1000000 )) -lt 3000 ] && echo yes || echo no)"
+    bridge=$(cat "$dir3/bridge")
+    "$emu" stop "$dir3"
+    check "netns: stop removes the bridge" gone "$(ip link show "$bridge" >/dev/null 2>&1 && echo there || echo gone)"
+  else
+    echo "FAIL: start with EMU_NETNS=1"; failures=$((failures + 1))
+  fi
+  rm -rf "$dir3"
+fi
 
 # A second set at the same time gets its own network.
 dir2=$(mktemp -d /tmp/bspg-emuhosts-test-XXXXXX)
