@@ -187,9 +187,6 @@ int launch(const Options& opt, const MpiSettings& settings) {
                 settings.mpi->name() + "'s starter " + settings.mpi->starter() +
                     " not found (bspg was built with it: install it again, or set BSPG_MPIRUN)");
   }
-  if (const std::string why = settings.mpi->restarts_unavailable();
-      opt.restarts > 0 && !why.empty() && !opt.dry_run)
-    return fail(kExitLaunchFailed, why);
   if (const std::string why = settings.mpi->grid_master_unavailable();
       grid && opt.nprocs == 0 && opt.rsl_in.empty() && !why.empty() && !opt.dry_run)
     return fail(kExitLaunchFailed, why);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <set>
 
 namespace bspg::launcher {
@@ -46,6 +47,21 @@ std::vector<int> ExitNotes::not_ended() const {
   std::set_difference(begun.begin(), begun.end(), ended.begin(), ended.end(),
                       std::back_inserter(missing));
   return missing;
+}
+
+bool ExitNotes::ended_with_failure() const {
+  bool failed = false;
+  if (DIR* dir = opendir(path_.c_str())) {
+    while (const dirent* entry = readdir(dir)) {
+      const std::string name = entry->d_name;
+      if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+      std::ifstream note(path_ + "/" + name);
+      int status = 0;
+      if (note >> status && status != 0) failed = true;
+    }
+    closedir(dir);
+  }
+  return failed;
 }
 
 }  // namespace bspg::launcher

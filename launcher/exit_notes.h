@@ -24,6 +24,9 @@ class ExitNotes {
   // The ranks that began but did not end by exit (killed), in order. Empty where no process
   // left a note (not a bspg program).
   std::vector<int> not_ended() const;
+  // Whether a process ended by exit with a status other than 0: the program failed (bsp_abort,
+  // say, after which the starter kills the others), rather than lost a process.
+  bool ended_with_failure() const;
 
  private:
   std::string path_;

@@ -63,8 +63,6 @@ class Mpi {
   // Whether the starter's exit status is non-zero whenever a process was killed; where not, bsprun
   // finds such processes itself on the local path (exit_notes.h).
   virtual bool reports_every_death() const { return true; }
-  // Why bsprun cannot restart a job (--restarts) with this MPI, "" where it can.
-  virtual std::string restarts_unavailable() const { return ""; }
   // Why master mode cannot run on the grid path with this MPI, "" where it can.
   virtual std::string grid_master_unavailable() const { return ""; }
   // Grid path: start every remote process from this machine over ssh -F ssh_config ("": the

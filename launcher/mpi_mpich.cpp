@@ -46,13 +46,10 @@ class Mpich : public Mpi {
   void oversubscribe(Argv&) const override {}  // Hydra places any number of processes
   void master_on_this_machine(MpiSettings&) const override {}
 
-  // Hydra reports 0 in most runs where a process was killed (MPICH 4.2; 4.0's status is racy).
+  // Hydra reports 0 in most runs where a process was killed (MPICH 4.2; 4.0's status is racy),
+  // and says which process only on its standard output: on this machine bsprun finds it from
+  // the library's exit notes (exit_notes.h), also for --restarts.
   bool reports_every_death() const override { return false; }
-  std::string restarts_unavailable() const override {
-    return "--restarts is not available with " + name() +
-           " yet (its mpiexec reports which process died on standard output only): build bspg "
-           "with Open MPI for restartable jobs";
-  }
   // Hydra's ssh launcher runs one ssh per host from here, with a program and no arguments of
   // ours: a script that adds the generated configuration. Without one, the user's own ssh.
   void over_ssh(Argv& argv, const std::string& ssh_config) const override {
@@ -87,8 +84,7 @@ class Mpich : public Mpi {
   // Hydra passes mpiexec's whole environment to every process on the local path (its default,
   // -genvall), but on the grid path (-genvnone) only what is named: the value bsprun has. (Its
   // -envlist would make that app context pass nothing else, on the local path too.)
-  void pass_variable(Argv& argv, const std::string& name,
-                     const std::string* value) const override {
+  void pass_variable(Argv& argv, const std::string& name, const std::string* value) const override {
     if (value) argv.insert(argv.end(), {"-env", name, *value});
   }
 

@@ -40,6 +40,7 @@ struct ProcessDeath {
   std::string host;
   int signal = 0;
   std::string signal_name;  // as mpirun says it, e.g. "Killed"
+  std::string described;    // bsprun's own words for it, where the starter did not say it
 };
 
 class MpirunStderr {

@@ -188,6 +188,9 @@ RunEnding classify(const RunResult& r, const std::string& watched_host,
                   ": mpirun lost contact with it while the job ran (the host or its network failed)"
         : e.host.empty() ? "a host: " + r.start_failure.message
                          : r.start_failure.message;
+  } else if (r.death.rank >= 0 && !r.death.described.empty()) {
+    e.kind = Ending::kLost;
+    e.what = r.death.described;
   } else if (r.death.rank >= 0 && !is_crash_signal(r.death.signal)) {
     e.kind = Ending::kLost;
     e.what = "process " + std::to_string(r.death.rank) + " on " + r.death.host +
@@ -507,6 +510,28 @@ class LocalPlace : public JobPlace {
         run_mpirun(local_mpirun_argv(run, opt_.nprocs, opt_.nprocs > local_core_count(), program_,
                                      opt_.program_args),
                    opt_.verbose, time_limit_s, {}, watch);
+    // A process that crashed said so itself (the job's status is then 128 + its signal).
+    const bool crashed = result.exit_status > 128 && is_crash_signal(result.exit_status - 128);
+    if (notes && result.started && !result.forwarded_signal && !result.timed_out && !crashed &&
+        result.death.rank < 0 && opt_.restarts > 0 && !notes->ended_with_failure()) {
+      // With restarts to spare, a process that did not end by itself is lost, whatever status
+      // the starter gave (MPICH 4.0's mpiexec: the signal's number; 4.2's: 0 in most runs).
+      if (const std::vector<int> lost = notes->not_ended(); !lost.empty()) {
+        std::string which;
+        for (std::size_t i = 0; i < lost.size(); ++i)
+          which += (i == 0 ? "" : i + 1 == lost.size() ? " and " : ", ") + std::to_string(lost[i]);
+        result.death.rank = lost.front();
+        result.death.host = kHere;
+        result.death.described =
+            lost.size() == 1
+                ? "process " + which + " on " + kHere +
+                      ": it did not end by itself (killed by a signal), found by bsprun"
+                : "processes " + which + " on " + kHere +
+                      ": they did not end by themselves (one was killed by a signal, and " +
+                      run.mpi->name() + "'s mpiexec ended the others), found by bsprun";
+        if (result.exit_status == 0) result.exit_status = 1;
+      }
+    }
     if (notes && result.started && result.exit_status == 0 && !result.forwarded_signal &&
         !result.timed_out) {
       if (const std::vector<int> lost = notes->not_ended(); !lost.empty()) {

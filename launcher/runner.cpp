@@ -37,6 +37,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -614,6 +615,8 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
 
   bool files_growing = false;
   bool stopped_for_start_failure = false;
+  bool stopped_after_crash = false;
+  std::optional<Clock::time_point> crash_said_at;
   for (;;) {
     pid_t done = waitpid(pid, &status, WNOHANG);
     if (done == pid) break;
@@ -662,6 +665,16 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
       if (filter.failure().host_lost) remote_stop.leave_out(filter.failure().host);
       kill(target, SIGTERM);
       request_stop(Clock::now(), true);
+    }
+    // A process said it crashed. A starter that may wait for ever after a start failure (MPICH
+    // 4.2's Hydra) may also leave the job running when that process was on another host: the
+    // others wait in their next sync. It is stopped when it has not ended the job 5 s later.
+    if (filter.crash_signal() != 0 && !crash_said_at) crash_said_at = Clock::now();
+    if (watch.stop_on_start_failure && !stop_requested && crash_said_at &&
+        Clock::now() - *crash_said_at > std::chrono::seconds(5)) {
+      stopped_after_crash = true;
+      kill(target, SIGTERM);
+      request_stop(Clock::now());
     }
     files_growing = relay.poll(Clock::now());
     // Held-back messages go out when nothing followed them for a second.
@@ -740,7 +753,7 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
   // A process said it crashed: the job's status is that signal's, as a shell gives, whatever
   // number the starter chose (MPICH's Hydra and Open MPI 5 in master mode choose others; MPICH
   // 4.2's may even say 0).
-  if (filter.crash_signal() != 0 && !stop_requested)
+  if (filter.crash_signal() != 0 && (!stop_requested || stopped_after_crash))
     result.exit_status = 128 + filter.crash_signal();
   if (result.leftovers_unkillable > 0) {
     write_all(STDERR_FILENO,

@@ -39,7 +39,8 @@ victim=$(pgrep -f "^$job ${args[*]}" | tail -n 1)
 kill -KILL "$victim"
 wait_for_exit "the step before" 120
 [ "$status" -eq 0 ] || fail "exit $status after a restart, not 0"
-expect "^bsprun: lost process [0-2] on [^ ]+: killed by signal 9 \(Killed\), said mpirun$"
+# Open MPI's mpirun says which process was killed; under MPICH's mpiexec bsprun finds it itself.
+expect "^bsprun: lost (process [0-2] on [^ ]+: killed by signal 9 \(Killed\), said mpirun|processes? [0-2].* on this machine: .* killed by a signal.*, found by bsprun)$"
 expect "^bsprun: restart 1 of 1: from checkpoint [0-9]+ on this machine$"
 expect "^resumed from checkpoint [0-9]+ at step "
 [ "$(grep '^RESULT' "$out")" = "$want" ] || fail "answer $(grep '^RESULT' "$out"), not $want"
