@@ -455,14 +455,10 @@ bool MpirunStderr::recognise(const std::string& text, const std::vector<std::str
     if (failure_.exit_status == 0) failure_ = StartFailure{status, host, message, false, ""};
     return true;
   };
-  if (contains(text, "could not access or execute an executable")) {
-    const std::string node = field(lines, "Node:");
-    return set(
-        127, node,
-        node + ": program " + field(lines, "Executable:") + " not found there, or not executable");
-  }
-  // PRRTE 3.0 (Open MPI 5) says this of a missing program as well as of one that is not executable.
-  if (contains(text, "lacked permissions to execute an executable")) {
+  // PRRTE 3.0 (Open MPI 5) says "lacked permissions" of a missing program as well as of one that
+  // is not executable.
+  if (contains(text, "could not access or execute an executable") ||
+      contains(text, "lacked permissions to execute an executable")) {
     const std::string node = field(lines, "Node:");
     return set(
         127, node,
