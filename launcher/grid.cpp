@@ -210,7 +210,7 @@ RunResult run_subjobs(const std::vector<rsl::Subjob>& subjobs,
   // Only a silent host is not waited for: one with a stopped process still answers ssh.
   watch.lost_host = [&monitor] { return monitor.silent_host(); };
   watch.quiet_losses = quiet_losses;
-  watch.stop_on_start_failure = !settings.mpi->ends_on_start_failure();
+  watch.starter_may_wait_for_ever = !settings.mpi->ends_on_start_failure();
   RunResult result = run_mpirun(argv, settings.verbose, time_limit_s, remote, watch);
   if (profiling()) gather_profile(remote.hosts, remote.ssh_config);
   if (verdict) *verdict = {monitor.lost_host(), monitor.moving_off()};

@@ -458,6 +458,14 @@ int run_restartable(const Options& opt, JobPlace& place) {
 
 namespace {
 
+// "0", "0 and 1", "0, 1 and 2".
+std::string rank_list(const std::vector<int>& ranks) {
+  std::string text;
+  for (std::size_t i = 0; i < ranks.size(); ++i)
+    text += (i == 0 ? "" : i + 1 == ranks.size() ? " and " : ", ") + std::to_string(ranks[i]);
+  return text;
+}
+
 class LocalPlace : public JobPlace {
  public:
   LocalPlace(const Options& opt, const MpiSettings& settings, std::string program)
@@ -512,36 +520,28 @@ class LocalPlace : public JobPlace {
                    opt_.verbose, time_limit_s, {}, watch);
     // A process that crashed said so itself (the job's status is then 128 + its signal).
     const bool crashed = result.exit_status > 128 && is_crash_signal(result.exit_status - 128);
-    if (notes && result.started && !result.forwarded_signal && !result.timed_out && !crashed &&
-        result.death.rank < 0 && opt_.restarts > 0 && !notes->ended_with_failure()) {
+    const bool ran_out = result.started && !result.forwarded_signal && !result.timed_out;
+    const std::vector<int> lost = notes && ran_out ? notes->not_ended() : std::vector<int>{};
+    if (lost.empty()) return result;
+    const std::string which = rank_list(lost);
+    if (!crashed && result.death.rank < 0 && opt_.restarts > 0 && !notes->ended_with_failure()) {
       // With restarts to spare, a process that did not end by itself is lost, whatever status
       // the starter gave (MPICH 4.0's mpiexec: the signal's number; 4.2's: 0 in most runs).
-      if (const std::vector<int> lost = notes->not_ended(); !lost.empty()) {
-        std::string which;
-        for (std::size_t i = 0; i < lost.size(); ++i)
-          which += (i == 0 ? "" : i + 1 == lost.size() ? " and " : ", ") + std::to_string(lost[i]);
-        result.death.rank = lost.front();
-        result.death.host = kHere;
-        result.death.described =
-            lost.size() == 1
-                ? "process " + which + " on " + kHere +
-                      ": it did not end by itself (killed by a signal), found by bsprun"
-                : "processes " + which + " on " + kHere +
-                      ": they did not end by themselves (one was killed by a signal, and " +
-                      run.mpi->name() + "'s mpiexec ended the others), found by bsprun";
-        if (result.exit_status == 0) result.exit_status = 1;
-      }
-    }
-    if (notes && result.started && result.exit_status == 0 && !result.forwarded_signal &&
-        !result.timed_out) {
-      if (const std::vector<int> lost = notes->not_ended(); !lost.empty()) {
-        std::string which;
-        for (int rank : lost) which += (which.empty() ? "" : ", ") + std::to_string(rank);
-        say("process" + std::string(lost.size() > 1 ? "es " : " ") + which +
-            " of the job did not end by itself (killed by a signal?), although " + run.mpi->name() +
-            "'s mpiexec reported success; the job failed");
-        result.exit_status = 1;
-      }
+      result.death.rank = lost.front();
+      result.death.host = kHere;
+      result.death.described =
+          lost.size() == 1
+              ? "process " + which + " on " + kHere +
+                    ": it did not end by itself (killed by a signal), found by bsprun"
+              : "processes " + which + " on " + kHere +
+                    ": they did not end by themselves (one was killed by a signal, and " +
+                    run.mpi->name() + "'s mpiexec ended the others), found by bsprun";
+      if (result.exit_status == 0) result.exit_status = 1;
+    } else if (result.exit_status == 0) {
+      say("process" + std::string(lost.size() > 1 ? "es " : " ") + which +
+          " of the job did not end by itself (killed by a signal?), although " + run.mpi->name() +
+          "'s mpiexec reported success; the job failed");
+      result.exit_status = 1;
     }
     return result;
   }

@@ -558,7 +558,7 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
   if (stderr_pipe[1] >= 0) close(stderr_pipe[1]);
   MpirunStderr filter(remote.address_names);
   if (watch.quiet_losses) filter.quiet_losses();
-  if (watch.stop_on_start_failure) filter.starter_waits_on_failure();
+  if (watch.starter_may_wait_for_ever) filter.starter_waits_on_failure();
   OutputRelay relay(output, filter);
   PipeReader err_pipe(stderr_pipe[0]);
   const auto from_stderr = [&](std::string_view bytes) { relay.from_stderr(bytes); };
@@ -659,7 +659,7 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
     ::poll(fds, 2, wait_ms);
     if (fds[1].revents & (POLLIN | POLLHUP)) err_pipe.read_some(from_stderr);
     const bool quiet_for_a_second = Clock::now() - err_pipe.last_data() > std::chrono::seconds(1);
-    if (watch.stop_on_start_failure && !stop_requested &&
+    if (watch.starter_may_wait_for_ever && !stop_requested &&
         (filter.failure().exit_status != 0 || (filter.failure_pending() && quiet_for_a_second))) {
       stopped_for_start_failure = true;
       if (filter.failure().host_lost) remote_stop.leave_out(filter.failure().host);
@@ -670,7 +670,7 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
     // 4.2's Hydra) may also leave the job running when that process was on another host: the
     // others wait in their next sync. It is stopped when it has not ended the job 5 s later.
     if (filter.crash_signal() != 0 && !crash_said_at) crash_said_at = Clock::now();
-    if (watch.stop_on_start_failure && !stop_requested && crash_said_at &&
+    if (watch.starter_may_wait_for_ever && !stop_requested && crash_said_at &&
         Clock::now() - *crash_said_at > std::chrono::seconds(5)) {
       stopped_after_crash = true;
       kill(target, SIGTERM);

@@ -46,9 +46,11 @@ struct JobWatch {
   // The job may be restarted: Open MPI's messages about a lost host or a killed process are
   // recorded in the result instead of shown (MpirunStderr::quiet_losses).
   bool quiet_losses = false;
-  // The starter waits for ever when a process cannot start on a host (Mpi::ends_on_start_failure):
-  // once its message is recognised, run_job stops the job, which ends with that failure's status.
-  bool stop_on_start_failure = false;
+  // The starter may wait for ever after a failure (Mpi::ends_on_start_failure; MPICH's Hydra):
+  // when a process cannot start on a host, run_job stops the job once the starter's message is
+  // recognised, and it ends with that failure's status; when a process said it crashed, run_job
+  // stops the job 5 s later if the starter has not ended it by then.
+  bool starter_may_wait_for_ever = false;
 };
 
 // How run_job passes the job's output on. With a separation (the starter's argv asks for it:
