@@ -9,6 +9,9 @@
 #include <cstdlib>
 #include <fstream>
 #include <set>
+#include <sstream>
+
+#include "hosts.h"
 
 namespace bspg::launcher {
 
@@ -30,38 +33,90 @@ ExitNotes::~ExitNotes() {
   rmdir(path_.c_str());
 }
 
-std::vector<int> ExitNotes::not_ended() const {
-  std::set<int> begun, ended;
-  if (DIR* dir = opendir(path_.c_str())) {
-    while (const dirent* entry = readdir(dir)) {
-      char* end = nullptr;
-      const long rank = std::strtol(entry->d_name, &end, 10);
-      if (end == entry->d_name || rank < 0 || rank > 10000000) continue;
-      const std::string rest = end;
-      if (rest.empty()) ended.insert(static_cast<int>(rank));
-      if (rest == ".begun") begun.insert(static_cast<int>(rank));
-    }
-    closedir(dir);
-  }
-  std::vector<int> missing;
-  std::set_difference(begun.begin(), begun.end(), ended.begin(), ended.end(),
-                      std::back_inserter(missing));
-  return missing;
-}
-
-bool ExitNotes::ended_with_failure() const {
-  bool failed = false;
+ExitNoteSet ExitNotes::read() const {
+  ExitNoteSet notes;
   if (DIR* dir = opendir(path_.c_str())) {
     while (const dirent* entry = readdir(dir)) {
       const std::string name = entry->d_name;
-      if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-      std::ifstream note(path_ + "/" + name);
       int status = 0;
-      if (note >> status && status != 0) failed = true;
+      if (!name.empty() && name.find_first_not_of("0123456789") == std::string::npos) {
+        std::ifstream note(path_ + "/" + name);
+        if (!(note >> status)) status = 0;
+      }
+      notes.add(name, status);
     }
     closedir(dir);
   }
-  return failed;
+  return notes;
+}
+
+void ExitNoteSet::add(const std::string& name, int status) {
+  const std::size_t digits = std::min(name.find_first_not_of("0123456789"), name.size());
+  if (digits == 0 || digits > 8) return;
+  const int rank = std::stoi(name.substr(0, digits));
+  if (digits == name.size())
+    ended[rank] = status;
+  else if (name.compare(digits, std::string::npos, ".begun") == 0)
+    begun.insert(rank);
+}
+
+std::vector<int> ExitNoteSet::not_ended() const {
+  std::vector<int> missing;
+  for (int rank : begun)
+    if (!ended.count(rank)) missing.push_back(rank);
+  return missing;
+}
+
+bool ExitNoteSet::ended_with_failure() const {
+  return std::any_of(ended.begin(), ended.end(), [](const auto& e) { return e.second != 0; });
+}
+
+namespace {
+constexpr const char* kNotesBegin = "BSPG-EXIT-NOTES-BEGIN";
+constexpr const char* kNotesEnd = "BSPG-EXIT-NOTES-END";
+}  // namespace
+
+std::string exit_notes_directory(const std::string& job_marker) {
+  return "~/.cache/bspg/exits/" + job_marker;
+}
+
+std::string exit_notes_script(const std::string& job_marker) {
+  // One line of sh (guarded_command): no single quote, no backslash but shell_assignment's. Only
+  // the library's names are listed (RANK, RANK.begun), each a plain file, never through a link.
+  // Each note is removed right after it is listed: where hosts share a home (NFS), the hosts'
+  // listings together still hold every note, whichever host listed it (a note another host took
+  // meanwhile reads empty here and is left out).
+  return hosts::shell_assignment("m", job_marker) +
+         "case $m in \"\"|*/*|.*) m=-;; esac; d=$HOME/.cache/bspg/exits/$m; echo " + kNotesBegin +
+         "; if [ -d \"$d\" ] && [ ! -L \"$d\" ]; then for f in \"$d\"/*; do b=${f##*/}; "
+         "case ${b%.begun} in \"\"|*[!0-9]*) continue;; esac; "
+         "[ -f \"$f\" ] && [ ! -L \"$f\" ] || continue; "
+         "s=$(head -c 12 \"$f\" 2>/dev/null | head -n 1 | tr -cd 0-9-); [ -n \"$s\" ] && rm -f "
+         "\"$f\" && "
+         "echo \"note $b $s\"; done; rmdir \"$d\" 2>/dev/null; fi; echo " +
+         kNotesEnd;
+}
+
+bool read_exit_notes(const std::string& output, ExitNoteSet& notes) {
+  std::istringstream lines(output);
+  std::string line;
+  bool begun = false;
+  while (std::getline(lines, line)) {
+    if (!begun) {  // whatever shell start-up files print comes first
+      begun = line == kNotesBegin;
+      continue;
+    }
+    if (line == kNotesEnd) return true;
+    std::istringstream fields(line);
+    std::string kind, name, status;
+    fields >> kind >> name >> status;
+    if (kind != "note") continue;
+    char* end = nullptr;
+    const long value = std::strtol(status.c_str(), &end, 10);
+    const bool number = !status.empty() && *end == '\0' && value > -1000 && value < 1000;
+    notes.add(name, number ? static_cast<int>(value) : 1);  // an unreadable status: not 0
+  }
+  return false;
 }
 
 }  // namespace bspg::launcher

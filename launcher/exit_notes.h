@@ -1,14 +1,40 @@
-// exit_notes.h - which processes of a local job ended by exit, for MPIs whose starter may report
-// success although a process was killed (MPICH 4.2's mpiexec). The library leaves a note per
+// exit_notes.h - which processes of a job ended by exit, for MPIs whose starter does not say which
+// process was killed (MPICH's Hydra; 4.2's may even report success). The library leaves a note per
 // process in the directory named by BSPG_EXIT_NOTES (bsplib/src/job.cpp): RANK.begun when MPI
-// starts, RANK with its status when it ends by exit.
+// starts, RANK with its status when it ends by exit. On this machine bsprun reads the directory
+// (ExitNotes); on the grid path each host's are listed over ssh (exit_notes_script).
 #ifndef BSPG_LAUNCHER_EXIT_NOTES_H
 #define BSPG_LAUNCHER_EXIT_NOTES_H
 
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
 namespace bspg::launcher {
+
+// The notes of a job's processes, from one directory or from several hosts.
+struct ExitNoteSet {
+  std::set<int> begun;
+  std::map<int, int> ended;  // rank: the status it ended with
+  // One note by its file name ("3.begun"; "3", which holds `status`); other names are ignored.
+  void add(const std::string& name, int status);
+  // The ranks that began but did not end by exit (killed), in order. Empty where no process
+  // left a note (not a bspg program).
+  std::vector<int> not_ended() const;
+  // Whether a process ended by exit with a status other than 0: the program failed (bsp_abort,
+  // say, after which the starter kills the others), rather than lost a process.
+  bool ended_with_failure() const;
+};
+
+// Grid path: where each host's processes leave their notes, "~/..." (each host's home), for
+// BSPG_EXIT_NOTES; one directory per run (the job marker, letters, digits and '-').
+std::string exit_notes_directory(const std::string& job_marker);
+// sh for guarded_command: lists the notes in that directory, one line "note NAME STATUS" each
+// between begin and end lines, then removes the directory.
+std::string exit_notes_script(const std::string& job_marker);
+// Adds a listing's notes to `notes`; false when the listing is not complete.
+bool read_exit_notes(const std::string& output, ExitNoteSet& notes);
 
 class ExitNotes {
  public:
@@ -21,12 +47,10 @@ class ExitNotes {
   const std::string& path() const { return path_; }
   // "BSPG_EXIT_NOTES=<path>", for the processes' environment.
   std::string variable() const { return "BSPG_EXIT_NOTES=" + path_; }
-  // The ranks that began but did not end by exit (killed), in order. Empty where no process
-  // left a note (not a bspg program).
-  std::vector<int> not_ended() const;
-  // Whether a process ended by exit with a status other than 0: the program failed (bsp_abort,
-  // say, after which the starter kills the others), rather than lost a process.
-  bool ended_with_failure() const;
+  // The notes in the directory so far (ExitNoteSet::not_ended, ended_with_failure).
+  ExitNoteSet read() const;
+  std::vector<int> not_ended() const { return read().not_ended(); }
+  bool ended_with_failure() const { return read().ended_with_failure(); }
 
  private:
   std::string path_;

@@ -458,12 +458,18 @@ int run_restartable(const Options& opt, JobPlace& place) {
 
 namespace {
 
-// "0", "0 and 1", "0, 1 and 2".
-std::string rank_list(const std::vector<int>& ranks) {
+// "a", "a and b", "a, b and c".
+std::string and_list(const std::vector<std::string>& items) {
   std::string text;
-  for (std::size_t i = 0; i < ranks.size(); ++i)
-    text += (i == 0 ? "" : i + 1 == ranks.size() ? " and " : ", ") + std::to_string(ranks[i]);
+  for (std::size_t i = 0; i < items.size(); ++i)
+    text += (i == 0 ? "" : i + 1 == items.size() ? " and " : ", ") + items[i];
   return text;
+}
+
+std::string rank_list(const std::vector<int>& ranks) {
+  std::vector<std::string> items;
+  for (int rank : ranks) items.push_back(std::to_string(rank));
+  return and_list(items);
 }
 
 class LocalPlace : public JobPlace {
@@ -655,13 +661,54 @@ class GridPlace : public JobPlace {
     watching.run_id = run_id;
     watching.room_elsewhere = [this](const std::string& host) { return room_without(host); };
     MonitorVerdict verdict;
-    RunResult result = run_subjobs(
-        plan_.subjobs, plan_.chosen, run_settings(job_.settings, dir_, resume, run_id, job_.opt),
-        remote_, watching, job_.opt.restarts > 0, time_limit_s, &verdict);
+    MpiSettings settings = run_settings(job_.settings, dir_, resume, run_id, job_.opt);
+    // Where the starter does not say which process was killed (Hydra), the processes' exit notes
+    // on each host do; only with restarts to spare, where a lost process matters.
+    const bool notes = !settings.mpi->reports_every_death() && job_.opt.restarts > 0;
+    if (notes)
+      settings.exports.push_back("BSPG_EXIT_NOTES=" + exit_notes_directory(remote_.marker));
+    RunResult result = run_subjobs(plan_.subjobs, plan_.chosen, settings, remote_, watching,
+                                   job_.opt.restarts > 0, time_limit_s, &verdict);
     lost_host_ = verdict.lost_host;
     moving_off_ = verdict.moving_off;
     wrote_stop_ = wrote_stop_ || !moving_off_.empty();
+    if (notes) find_killed_process(result, settings);
     return result;
+  }
+
+  // A process of the run killed by a signal, from the exit notes on the hosts (which are then
+  // removed): the job's loss, unless a process failed by exit (the program's failure) or the run
+  // ended otherwise (a crash said so itself, a lost host, a stop).
+  void find_killed_process(RunResult& result, const MpiSettings& settings) const {
+    ExitNoteSet notes;
+    bool complete = true;
+    for (const auto& listed : hosts::run_on_hosts(
+             plan_.chosen,
+             hosts::guarded_command(exit_notes_script(remote_.marker), job_.probe.timeout_ms),
+             job_.probe))
+      complete = listed.ok && read_exit_notes(listed.out, notes) && complete;
+    const bool crashed = result.exit_status > 128 && is_crash_signal(result.exit_status - 128);
+    if (!complete || !result.started || result.forwarded_signal || result.timed_out || crashed ||
+        result.death.rank >= 0 || !result.lost.empty() || result.start_failure.host_lost ||
+        !lost_host_.empty() || notes.ended_with_failure())
+      return;
+    const std::vector<int> lost = notes.not_ended();
+    if (lost.empty()) return;
+    std::set<std::string> where;
+    for (int rank : lost)
+      if (static_cast<std::size_t>(rank) < host_of_pid_.size())
+        where.insert(host_of_pid_[static_cast<std::size_t>(rank)]);
+    const std::string hosts_text = and_list(std::vector<std::string>(where.begin(), where.end()));
+    result.death.rank = lost.front();
+    result.death.host = where.size() == 1 ? *where.begin() : "";
+    result.death.described =
+        lost.size() == 1
+            ? "process " + rank_list(lost) + " on " + hosts_text +
+                  ": it did not end by itself (killed by a signal), found by bsprun"
+            : "processes " + rank_list(lost) + " on " + hosts_text +
+                  ": they did not end by themselves (one was killed by a signal, and " +
+                  settings.mpi->name() + "'s mpiexec ended the others), found by bsprun";
+    if (result.exit_status == 0) result.exit_status = 1;
   }
 
   std::string host_calling_itself(const std::string& name) const override {

@@ -30,6 +30,7 @@ namespace {
 int reporting_pid = -1;
 MPI_Comm abort_comm = MPI_COMM_WORLD;
 void (*before_abort)(int) = nullptr;
+void (*exit_note)(int) = nullptr;
 
 bool mpi_running() {
   int initialized = 0, finalized = 0;
@@ -93,7 +94,10 @@ void set_abort_comm(MPI_Comm comm) { abort_comm = comm; }
 
 void set_before_abort(void (*hook)(int status)) { before_abort = hook; }
 
+void set_exit_note(void (*hook)(int status)) { exit_note = hook; }
+
 void stop_job(int status) {
+  if (exit_note) exit_note(status);
   // What was written is read by the starter before the abort ends it (MPICH's Hydra loses what is
   // still in the pipe when it tears the job down).
   drain_output();

@@ -34,6 +34,10 @@ void drain_output();
 // processes tell the master, whom their abort does not reach on every MPI, that they stop.
 void set_before_abort(void (*hook)(int status));
 
+// Called by stop_job first, before the output is drained (nullptr for none): this process's exit
+// note (job.cpp), which an abort would not leave otherwise.
+void set_exit_note(void (*hook)(int status));
+
 // This process's id for messages (world rank before bsp_begin, -1 when MPI is not running).
 // Setting it also says that waiting for process 0 to speak for everyone is over.
 void set_reporting_pid(int pid);

@@ -10,6 +10,7 @@
 #include <link.h>
 #include <setjmp.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -178,14 +179,31 @@ void end_before_begin(int status, void* /*unused*/) {
 
 // BSPG_EXIT_NOTES: a directory where each process leaves a file RANK.begun when MPI starts and a
 // file RANK, holding its status, when it ends by exit (not when killed). bsprun asks for them where
-// the MPI's starter may report success although a process was killed (MPICH 4.2's mpiexec does, in
-// most such runs).
-const char* exit_notes = nullptr;
+// the MPI's starter does not say which process was killed (MPICH's Hydra). "~/..." is each
+// process's own home (one value for every host of a grid job); the directory and those above it
+// that are missing are made, private.
+std::string exit_notes;
 int exit_notes_rank = 0;
+
+std::string exit_notes_directory(const char* value) {
+  std::string dir = value;
+  if (dir.rfind("~/", 0) == 0) {
+    const char* home = std::getenv("HOME");
+    if (!home || *home != '/') return "";
+    dir = home + dir.substr(1);
+  }
+  if (dir.empty() || dir[0] != '/') return "";
+  for (std::size_t slash = dir.find('/', 1); slash != std::string::npos;
+       slash = dir.find('/', slash + 1))
+    mkdir(dir.substr(0, slash).c_str(), 0700);  // those that exist stay as they are
+  mkdir(dir.c_str(), 0700);
+  return dir;
+}
 
 void write_note(const char* suffix, int status) {
   char path[4096];
-  const int n = std::snprintf(path, sizeof path, "%s/%d%s", exit_notes, exit_notes_rank, suffix);
+  const int n =
+      std::snprintf(path, sizeof path, "%s/%d%s", exit_notes.c_str(), exit_notes_rank, suffix);
   if (n < 0 || n >= static_cast<int>(sizeof path)) return;
   if (FILE* note = std::fopen(path, "w")) {
     std::fprintf(note, "%d\n", status);
@@ -226,11 +244,13 @@ __attribute__((constructor)) void give_input_to_process_0_only() {
 
 void mpi_started_by_bspg() {
   master::note_how_started();
-  if (const char* dir = std::getenv("BSPG_EXIT_NOTES"); dir && *dir) {
-    exit_notes = dir;
+  if (const char* dir = std::getenv("BSPG_EXIT_NOTES"); dir && *dir)
+    exit_notes = exit_notes_directory(dir);
+  if (!exit_notes.empty()) {
     exit_notes_rank = world_rank();
     write_note(".begun", 0);
     on_exit(note_exit, nullptr);  // runs after end_before_begin (handlers run last first)
+    set_exit_note([](int status) { write_note("", status); });  // an abort skips on_exit
   }
   on_exit(end_before_begin, nullptr);
 }

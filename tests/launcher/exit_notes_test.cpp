@@ -1,17 +1,22 @@
-// exit_notes_test.cpp - which processes of a local job bsprun finds lost from the notes the
-// library leaves (BSPG_EXIT_NOTES): begun and not ended is lost; ended non-zero is a failure.
+// exit_notes_test.cpp - which processes of a job bsprun finds lost from the notes the library
+// leaves (BSPG_EXIT_NOTES): begun and not ended is lost; ended non-zero is a failure. On the grid
+// path, each host's notes are listed (and removed) by a script over ssh; here it runs with sh.
+#include "exit_notes.h"
+
 #include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
 #include <string>
 #include <vector>
 
-#include "exit_notes.h"
-
 namespace {
 
 using bspg::launcher::ExitNotes;
+using bspg::launcher::ExitNoteSet;
 
 void note(const ExitNotes& notes, const std::string& name, int status) {
   std::ofstream(notes.path() + "/" + name) << status << "\n";
@@ -40,6 +45,70 @@ TEST(ExitNotes, TheDirectoryGoesWithTheNotes) {
     note(notes, "0.begun", 0);
   }
   EXPECT_NE(access(path.c_str(), F_OK), 0);
+}
+
+TEST(ExitNotes, AListingFromHostsAddsUpAndOnlyAWholeOneCounts) {
+  ExitNoteSet notes;
+  // What a login shell prints first is skipped; a line that is not a note is ignored.
+  EXPECT_TRUE(bspg::launcher::read_exit_notes(
+      "Welcome\nBSPG-EXIT-NOTES-BEGIN\nnote 0.begun 0\nnote 0 0\nnote 1.begun 0\n"
+      "junk 7 7\nnote ../../etc 0\nBSPG-EXIT-NOTES-END\n",
+      notes));
+  // Another host: its processes 2 and 3; 3 was killed.
+  EXPECT_TRUE(bspg::launcher::read_exit_notes(
+      "BSPG-EXIT-NOTES-BEGIN\nnote 2.begun 0\nnote 2 0\nnote 3.begun 0\nBSPG-EXIT-NOTES-END\n",
+      notes));
+  EXPECT_EQ(notes.not_ended(), (std::vector<int>{1, 3}));
+  EXPECT_FALSE(notes.ended_with_failure());
+  // Cut short (the host or its connection went): not complete.
+  EXPECT_FALSE(bspg::launcher::read_exit_notes("BSPG-EXIT-NOTES-BEGIN\nnote 1 0\n", notes));
+  // An unreadable status is no success.
+  EXPECT_TRUE(bspg::launcher::read_exit_notes(
+      "BSPG-EXIT-NOTES-BEGIN\nnote 1 x\nBSPG-EXIT-NOTES-END\n", notes));
+  EXPECT_TRUE(notes.ended_with_failure());
+}
+
+// Runs the listing script with sh, HOME at `home`.
+std::string run_listing(const std::string& home, const std::string& marker) {
+  const std::string command =
+      "HOME=" + home + " sh -c '" + bspg::launcher::exit_notes_script(marker) + "'";
+  std::string output;
+  if (FILE* pipe = popen(command.c_str(), "r")) {
+    char buffer[4096];
+    std::size_t n = 0;
+    while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) output.append(buffer, n);
+    pclose(pipe);
+  }
+  return output;
+}
+
+TEST(ExitNotes, TheHostsScriptListsTheLibrarysNotesAndRemovesThem) {
+  char home_template[] = "/tmp/bspg-notes-home-XXXXXX";
+  ASSERT_NE(mkdtemp(home_template), nullptr);
+  const std::string home = home_template;
+  const std::string marker = "bspg-12-00ab";
+  EXPECT_EQ(bspg::launcher::exit_notes_directory(marker), "~/.cache/bspg/exits/" + marker);
+  const std::string dir = home + "/.cache/bspg/exits/" + marker;
+  ASSERT_EQ(system(("mkdir -p " + dir).c_str()), 0);
+  for (const std::string name : {"4.begun", "5.begun", "4"})
+    std::ofstream(dir + "/" + name) << "0\n";
+  std::ofstream(dir + "/notes.txt") << "not the library's\n";
+  ASSERT_EQ(symlink("/etc/hostname", (dir + "/6").c_str()), 0);  // never read through a link
+  ExitNoteSet notes;
+  EXPECT_TRUE(bspg::launcher::read_exit_notes(run_listing(home, marker), notes));
+  EXPECT_EQ(notes.not_ended(), std::vector<int>{5});
+  EXPECT_FALSE(notes.ended_with_failure());
+  EXPECT_EQ(notes.ended.count(6), 0U);
+  // The library's notes are gone; what else was there stays (so the directory does too).
+  EXPECT_NE(access((dir + "/4.begun").c_str(), F_OK), 0);
+  EXPECT_EQ(access((dir + "/notes.txt").c_str(), F_OK), 0);
+  // A second listing (another host with the same home) finds nothing more, and is complete.
+  ExitNoteSet again;
+  EXPECT_TRUE(bspg::launcher::read_exit_notes(run_listing(home, marker), again));
+  EXPECT_TRUE(again.begun.empty());
+  // No directory at all (the run's processes never started there): complete and empty.
+  EXPECT_TRUE(bspg::launcher::read_exit_notes(run_listing(home, "bspg-1-none"), again));
+  EXPECT_EQ(system(("rm -rf " + home).c_str()), 0);
 }
 
 }  // namespace

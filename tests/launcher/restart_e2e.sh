@@ -9,6 +9,8 @@
 # Environment: BSPRUN, EMUHOSTS, CKPT_JOB. Runs sealed, skipped without root (e2e_lib.sh).
 #   host_lost       a host killed mid-run (sshd and every process): the job finishes on a spare
 #   frozen          a host frozen mid-run (SIGSTOP): declared lost within --host-timeout
+#   process_killed  one process of the job killed (SIGKILL) on a host that stays: the job restarts
+#                   (MPICH's Hydra does not say which process; the library's exit notes do)
 #   resume          bsprun stopped by SIGTERM; --resume of the wrong size, of an unknown job, and
 #                   of the job with a damaged shard (its copy is used); the default directory
 #   second_loss     the spare the job restarts on is lost too while it starts: restart 2 of 2
@@ -105,6 +107,34 @@ host_lost)
   expect_answer "$want"
   expect_count "$err" "^-----|ORTE|Primary job" 0
   expect_nothing_left 3
+  ;;
+
+process_killed)
+  # One of the job's processes on emu2 is killed; emu2 itself stays. Open MPI's mpirun names the
+  # process; with MPICH, bsprun finds it (and those Hydra ended after it) from the exit notes.
+  notes_before=$(find ~/.cache/bspg/exits -mindepth 1 2>/dev/null | wc -l)
+  start_hosts 0.1 0.2 3.5
+  want=$(reference 4)
+  start_job -p 4 --hostfile hosts.yaml --restarts 2 --checkpoint-dir "$ckpt" "${job[@]}"
+  wait_for "$out" "^checkpoint 2 at step" 60
+  victim=
+  for p in $("$EMUHOSTS" pids "$dir" 2); do
+    if tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q "^$CKPT_JOB .*$tag"; then victim=$p; break; fi
+  done
+  [ -n "$victim" ] || fail "no process of the job found on emu2"
+  kill -KILL "$victim" 2>/dev/null
+  wait_job 120
+  show
+  expect_status 0
+  expect_match "$err" "^bsprun: lost process(es)? [0-9, and]+ on (emu1 and )?emu2: "
+  expect_count "$err" "^bsprun: restart " 1
+  expect_match "$err" "^bsprun: restart 1 of 2: from checkpoint [0-9]+ on emu"
+  expect_match "$out" "^resumed from checkpoint $(restarted_from) at step "
+  expect_answer "$want"
+  expect_nothing_left 3
+  # Nothing of the runs' exit notes is left in the hosts' (shared) home.
+  left=$(find ~/.cache/bspg/exits -mindepth 1 2>/dev/null | wc -l)
+  [ "$left" -eq "$notes_before" ] || fail "exit notes left in ~/.cache/bspg/exits: $left entries, $notes_before before"
   ;;
 
 frozen)
