@@ -201,7 +201,9 @@ void HostMonitor::busy(const WatchedHost& watched, double other_load) {
   hosts::ProbeOptions opt = options_.probe;
   const auto run = hosts::run_on_hosts(
       {watched.host},
-      hosts::guarded_command(stop_file_script(options_.checkpoint_dir, options_.run_id), opt.timeout_ms), opt);
+      hosts::guarded_command(stop_file_script(options_.checkpoint_dir, options_.run_id),
+                             opt.timeout_ms),
+      opt);
   if (!run.front().ok || run.front().exit_status != 0) {
     say(what + ", but its stop file could not be written (" +
         untrusted::printable(run.front().ok ? run.front().err : run.front().error) +
