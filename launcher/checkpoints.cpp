@@ -160,15 +160,9 @@ std::string HeldFile::name() const {
 }
 
 std::string read_survey(const std::string& output, Holdings& holdings) {
-  std::istringstream lines(output);
-  std::string line;
-  bool begun = false;
-  while (std::getline(lines, line)) {
-    if (!begun) {  // whatever shell start-up files print comes first
-      begun = line == kSurveyBegin;
-      continue;
-    }
-    if (line == kSurveyEnd) return "";
+  std::vector<std::string> lines;
+  const hosts::Listing got = hosts::lines_between(output, kSurveyBegin, kSurveyEnd, lines);
+  for (const std::string& line : lines) {
     std::istringstream words(line);
     std::string key, n, a;
     words >> key >> n >> a;
@@ -235,8 +229,9 @@ std::string read_survey(const std::string& output, Holdings& holdings) {
       skip("not a marker, shard or copy");
     }
   }
-  return begun ? "the listing of the checkpoint directory was cut short"
-               : "no listing of the checkpoint directory";
+  if (got == hosts::Listing::kComplete) return "";
+  return got == hosts::Listing::kCutShort ? "the listing of the checkpoint directory was cut short"
+                                          : "no listing of the checkpoint directory";
 }
 
 CheckpointChoice choose_checkpoint(const std::vector<Holdings>& hosts, int nprocs,

@@ -98,15 +98,9 @@ std::string exit_notes_script(const std::string& job_marker) {
 }
 
 bool read_exit_notes(const std::string& output, ExitNoteSet& notes) {
-  std::istringstream lines(output);
-  std::string line;
-  bool begun = false;
-  while (std::getline(lines, line)) {
-    if (!begun) {  // whatever shell start-up files print comes first
-      begun = line == kNotesBegin;
-      continue;
-    }
-    if (line == kNotesEnd) return true;
+  std::vector<std::string> lines;
+  const hosts::Listing got = hosts::lines_between(output, kNotesBegin, kNotesEnd, lines);
+  for (const std::string& line : lines) {
     std::istringstream fields(line);
     std::string kind, name, status;
     fields >> kind >> name >> status;
@@ -116,7 +110,7 @@ bool read_exit_notes(const std::string& output, ExitNoteSet& notes) {
     const bool number = !status.empty() && *end == '\0' && value > -1000 && value < 1000;
     notes.add(name, number ? static_cast<int>(value) : 1);  // an unreadable status: not 0
   }
-  return false;
+  return got == hosts::Listing::kComplete;
 }
 
 }  // namespace bspg::launcher

@@ -95,19 +95,10 @@ std::string job_processes_script(const std::string& environment_line) {
 
 std::vector<JobProcess> read_job_processes(const std::string& output, bool& complete) {
   std::vector<JobProcess> processes;
-  complete = false;
-  std::istringstream lines(output);
-  std::string line;
-  bool begun = false;
-  while (std::getline(lines, line)) {
-    if (!begun) {
-      begun = line == kJobProcessesBegin;
-      continue;
-    }
-    if (line == kJobProcessesEnd) {
-      complete = true;
-      break;
-    }
+  std::vector<std::string> lines;
+  complete = hosts::lines_between(output, kJobProcessesBegin, kJobProcessesEnd, lines) ==
+             hosts::Listing::kComplete;
+  for (const std::string& line : lines) {
     std::istringstream fields(line);
     std::string kind, pid, state, rank;
     fields >> kind >> pid >> state >> rank;

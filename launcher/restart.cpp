@@ -472,6 +472,17 @@ std::string rank_list(const std::vector<int>& ranks) {
   return and_list(items);
 }
 
+// The loss of processes that left no exit note (exit_notes.h), on `where` ("emu1 and emu2").
+std::string lost_processes_text(const std::vector<int>& lost, const std::string& where,
+                                const std::string& mpi_name) {
+  return lost.size() == 1
+             ? "process " + rank_list(lost) + " on " + where +
+                   ": it did not end by itself (killed by a signal), found by bsprun"
+             : "processes " + rank_list(lost) + " on " + where +
+                   ": they did not end by themselves (one was killed by a signal, and " + mpi_name +
+                   "'s mpiexec ended the others), found by bsprun";
+}
+
 class LocalPlace : public JobPlace {
  public:
   LocalPlace(const Options& opt, const MpiSettings& settings, std::string program)
@@ -529,22 +540,15 @@ class LocalPlace : public JobPlace {
     const bool ran_out = result.started && !result.forwarded_signal && !result.timed_out;
     const std::vector<int> lost = notes && ran_out ? notes->not_ended() : std::vector<int>{};
     if (lost.empty()) return result;
-    const std::string which = rank_list(lost);
     if (!crashed && result.death.rank < 0 && opt_.restarts > 0 && !notes->ended_with_failure()) {
       // With restarts to spare, a process that did not end by itself is lost, whatever status
       // the starter gave (MPICH 4.0's mpiexec: the signal's number; 4.2's: 0 in most runs).
       result.death.rank = lost.front();
       result.death.host = kHere;
-      result.death.described =
-          lost.size() == 1
-              ? "process " + which + " on " + kHere +
-                    ": it did not end by itself (killed by a signal), found by bsprun"
-              : "processes " + which + " on " + kHere +
-                    ": they did not end by themselves (one was killed by a signal, and " +
-                    run.mpi->name() + "'s mpiexec ended the others), found by bsprun";
+      result.death.described = lost_processes_text(lost, kHere, run.mpi->name());
       if (result.exit_status == 0) result.exit_status = 1;
     } else if (result.exit_status == 0) {
-      say("process" + std::string(lost.size() > 1 ? "es " : " ") + which +
+      say("process" + std::string(lost.size() > 1 ? "es " : " ") + rank_list(lost) +
           " of the job did not end by itself (killed by a signal?), although " + run.mpi->name() +
           "'s mpiexec reported success; the job failed");
       result.exit_status = 1;
@@ -698,16 +702,10 @@ class GridPlace : public JobPlace {
     for (int rank : lost)
       if (static_cast<std::size_t>(rank) < host_of_pid_.size())
         where.insert(host_of_pid_[static_cast<std::size_t>(rank)]);
-    const std::string hosts_text = and_list(std::vector<std::string>(where.begin(), where.end()));
     result.death.rank = lost.front();
     result.death.host = where.size() == 1 ? *where.begin() : "";
-    result.death.described =
-        lost.size() == 1
-            ? "process " + rank_list(lost) + " on " + hosts_text +
-                  ": it did not end by itself (killed by a signal), found by bsprun"
-            : "processes " + rank_list(lost) + " on " + hosts_text +
-                  ": they did not end by themselves (one was killed by a signal, and " +
-                  settings.mpi->name() + "'s mpiexec ended the others), found by bsprun";
+    result.death.described = lost_processes_text(
+        lost, and_list(std::vector<std::string>(where.begin(), where.end())), settings.mpi->name());
     if (result.exit_status == 0) result.exit_status = 1;
   }
 

@@ -123,6 +123,14 @@ std::string shell_assignment(const std::string& name, const std::string& value);
 // and no backslash but octal_escaped()'s; values go in with shell_assignment().
 std::string guarded_command(const std::string& script, int timeout_ms);
 
+// How much of a script's listing came back (lines_between).
+enum class Listing { kMissing, kCutShort, kComplete };
+// The lines of `output` between a line `begin` and a line `end` (whatever shell start-up files
+// print first is skipped), in `lines`; kCutShort when `end` never came, kMissing when `begin`
+// did not either.
+Listing lines_between(const std::string& output, const std::string& begin, const std::string& end,
+                      std::vector<std::string>& lines);
+
 struct StageResult {
   bool ok = false;
   std::string remote_path;  // absolute path of the executable on the host

@@ -119,6 +119,22 @@ std::string shell_assignment(const std::string& name, const std::string& value) 
   return name + "=$(printf \"" + octal_escaped(value) + "_\"); " + name + "=${" + name + "%_}; ";
 }
 
+Listing lines_between(const std::string& output, const std::string& begin, const std::string& end,
+                      std::vector<std::string>& lines) {
+  std::istringstream text(output);
+  std::string line;
+  bool begun = false;
+  while (std::getline(text, line)) {
+    if (!begun)
+      begun = line == begin;
+    else if (line == end)
+      return Listing::kComplete;
+    else
+      lines.push_back(line);
+  }
+  return begun ? Listing::kCutShort : Listing::kMissing;
+}
+
 std::string guarded_command(const std::string& script, int timeout_ms) {
   // The inner sh runs a watchdog first: it holds the channel's stdin and kills the whole session
   // (kill 0: sshd made the command a process group of its own) when that closes, which happens
