@@ -538,9 +538,10 @@ class LocalPlace : public JobPlace {
     // A process that crashed said so itself (the job's status is then 128 + its signal).
     const bool crashed = result.exit_status > 128 && is_crash_signal(result.exit_status - 128);
     const bool ran_out = result.started && !result.forwarded_signal && !result.timed_out;
-    const std::vector<int> lost = notes && ran_out ? notes->not_ended() : std::vector<int>{};
+    const ExitNoteSet read = notes && ran_out ? notes->read() : ExitNoteSet{};
+    const std::vector<int> lost = read.not_ended();
     if (lost.empty()) return result;
-    if (!crashed && result.death.rank < 0 && opt_.restarts > 0 && !notes->ended_with_failure()) {
+    if (!crashed && result.death.rank < 0 && opt_.restarts > 0 && !read.ended_with_failure()) {
       // With restarts to spare, a process that did not end by itself is lost, whatever status
       // the starter gave (MPICH 4.0's mpiexec: the signal's number; 4.2's: 0 in most runs).
       result.death.rank = lost.front();
