@@ -82,17 +82,19 @@ class OpenMpi : public Mpi {
   }
 
   std::string grid_master_unavailable() const override {
-    // Seen with Open MPI 5.0.7: the processes a master spawns on other hosts report "Socket
-    // closed" on a NULL communicator as the job ends (or earlier), abort, and PRRTE then says it
-    // lost a daemon (most often the master's); in about half the runs the job fails. The same
-    // mpirun command line alone passed 14 runs of 14 at P = 4; with bsprun's probes of the hosts
-    // (ssh logins that list the job's processes) the failures are more frequent, without them
-    // they remain at P = 8. Open MPI's fault tolerance (mpi_ft_enable) turns the abort into a lost
-    // daemon at the end instead.
+    // Open MPI 5.0.7's daemons crash here: a prted whose host runs processes of a spawned job
+    // dies of a segmentation fault in libpmix 5.0.7 as the job ends (after "PMIX ERROR ...
+    // pmix_server_dyn.c at line 1048", the failed fence of a disconnect), and PRRTE ends the
+    // job with "lost communication with a remote daemon". A 30-line MPI program without bspg
+    // (MPI_Comm_spawn_multiple from a process on one host onto two hosts, merge, disconnect or
+    // free, finalize) does the same in 1 to 4 runs of 10 on emulated hosts with networks of
+    // their own, with one app context or several, with or without the disconnect, and whichever
+    // side ends first; in bsprun's own master mode it failed for P = 3 and 5 of 2..8. Open MPI 4.1
+    // is not affected.
     if (!prrte_) return "";
     return "master mode on the grid path is not available with " + name() +
-           " yet (the processes it spawns on other hosts abort when connections close as the job "
-           "ends): give the number of processes with -p, or build bspg with Open MPI 4.1";
+           " yet (its daemons on other hosts crash as a spawned job ends there, a fault of its "
+           "PMIx): give the number of processes with -p, or build bspg with Open MPI 4.1";
   }
 
   void several_app_contexts(Argv& argv) const override {

@@ -480,7 +480,7 @@ std::string lost_processes_text(const std::vector<int>& lost, const std::string&
                    ": it did not end by itself (killed by a signal), found by bsprun"
              : "processes " + rank_list(lost) + " on " + where +
                    ": they did not end by themselves (one was killed by a signal, and " + mpi_name +
-                   "'s mpiexec ended the others), found by bsprun";
+                   " ended the others), found by bsprun";
 }
 
 class LocalPlace : public JobPlace {
@@ -518,7 +518,7 @@ class LocalPlace : public JobPlace {
   RunResult run(std::uint64_t resume, const std::string& run_id, double time_limit_s) override {
     MpiSettings run = run_settings(settings_, dir_, resume, run_id, opt_);
     std::optional<ExitNotes> notes;
-    if (!run.mpi->reports_every_death()) {
+    if (!run.mpi->reports_every_death() || opt_.restarts > 0) {
       notes.emplace();
       if (!notes->path().empty()) run.exports.push_back(notes->variable());
     }
@@ -551,7 +551,7 @@ class LocalPlace : public JobPlace {
     } else if (result.exit_status == 0) {
       say("process" + std::string(lost.size() > 1 ? "es " : " ") + rank_list(lost) +
           " of the job did not end by itself (killed by a signal?), although " + run.mpi->name() +
-          "'s mpiexec reported success; the job failed");
+          "'s starter reported success; the job failed");
       result.exit_status = 1;
     }
     return result;
@@ -667,9 +667,12 @@ class GridPlace : public JobPlace {
     watching.room_elsewhere = [this](const std::string& host) { return room_without(host); };
     MonitorVerdict verdict;
     MpiSettings settings = run_settings(job_.settings, dir_, resume, run_id, job_.opt);
-    // Where the starter does not say which process was killed (Hydra), the processes' exit notes
-    // on each host do; only with restarts to spare, where a lost process matters.
-    const bool notes = !settings.mpi->reports_every_death() && job_.opt.restarts > 0;
+    // The processes' exit notes on each host say which process was killed where the starter does
+    // not (Hydra), or says another process's end first: under Open MPI 5 a peer that loses its
+    // connection to the killed process aborts at once (MPI_ERRORS_ARE_FATAL, "Socket closed"),
+    // and PRRTE may report that abort rather than the death. Only with restarts to spare, where
+    // a lost process matters.
+    const bool notes = job_.opt.restarts > 0;
     if (notes)
       settings.exports.push_back("BSPG_EXIT_NOTES=" + exit_notes_directory(remote_.marker));
     RunResult result = run_subjobs(plan_.subjobs, plan_.chosen, settings, remote_, watching,
