@@ -8,6 +8,7 @@ void Header::encode(std::uint64_t* words) const {
     words[kFields + f] = ~field[f];
   }
   for (int bit = 0; bit < kFlagCount; ++bit) words[2 * kFields + bit] = (flags >> bit) & 1;
+  if (mailbox_short) words[2 * kFields + kMailboxBit] = 2;
 }
 
 Agreement::Agreement(const std::uint64_t* words) {
@@ -18,6 +19,7 @@ Agreement::Agreement(const std::uint64_t* words) {
   flags_ = 0;
   for (int bit = 0; bit < Header::kFlagCount; ++bit)
     if (words[2 * Header::kFields + bit]) flags_ |= std::uint64_t{1} << bit;
+  mailbox_short_ = words[2 * Header::kFields + Header::kMailboxBit] == 2;
 }
 
 bool Agreement::unanimous() const {

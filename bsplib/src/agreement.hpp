@@ -29,14 +29,19 @@ struct Header {
   enum Flag : std::uint64_t {
     kGets = 1,        // this process asks for data (a reply round is needed)
     kDirectPuts = 2,  // this process writes straight into registered memory
-    kMailbox = 4,     // this process used its mailbox regions
+    kMailbox = 4,     // this process used its mailbox regions (or found one too small)
   };
   static constexpr int kFlagCount = 3;
+  static constexpr int kMailboxBit = 2;  // kMailbox's word among the flags
+  static_assert(kMailbox == std::uint64_t{1} << kMailboxBit, "kMailboxBit names kMailbox");
   // Values, complements, then one word per flag (MPI_MAX of 0/1 words is their OR).
   static constexpr int kWords = 2 * kFields + kFlagCount;
 
   std::uint64_t field[kFields] = {};
   std::uint64_t flags = 0;
+  // A put found its mailbox region too small: the kMailbox word says 2 instead of 1 (no word of
+  // its own: the common sync pays nothing for the rare growth).
+  bool mailbox_short = false;
 
   void encode(std::uint64_t* words) const;
 };
@@ -48,11 +53,13 @@ class Agreement {
   bool unanimous() const;
   std::uint64_t value(Header::Field f) const { return max_[f]; }  // meaningful when unanimous
   bool any(Header::Flag flag) const { return (flags_ & flag) != 0; }
+  bool mailbox_short() const { return mailbox_short_; }  // of any process
 
  private:
   std::uint64_t max_[Header::kFields];
   std::uint64_t min_[Header::kFields];
   std::uint64_t flags_;
+  bool mailbox_short_ = false;
 };
 
 // A misuse all processes see identically. `reporter` (an index into what was compared) prints.

@@ -388,7 +388,7 @@ void bsp_get_tag(int* status, void* tag) {
   if (m.tag_nbytes) {
     if (tag == nullptr)
       fail("bsp_get_tag", "tag buffer is NULL but the message has a %u-byte tag", m.tag_nbytes);
-    std::memcpy(tag, m.tag, m.tag_nbytes);
+    bspg::copy_bytes(tag, m.tag, m.tag_nbytes);
   }
 }
 
@@ -404,7 +404,7 @@ void bsp_move(void* payload, int reception_nbytes) {
   if (n) {
     if (payload == nullptr)
       fail("bsp_move", "payload buffer is NULL with size %d", reception_nbytes);
-    std::memcpy(payload, m.payload, n);
+    bspg::copy_bytes(payload, m.payload, n);
   }
   rt.queue_payload_bytes -= m.payload_nbytes;
   ++rt.queue_head;

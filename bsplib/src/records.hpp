@@ -6,8 +6,10 @@
 // starts 4-aligned:
 //   put:          u32 (slot << 2 | kPut)  u32 offset  u32 nbytes  payload[nbytes]  pad to 4
 //   get request:  u32 (slot << 2 | kGet)  u32 offset  u32 nbytes
-//   message:      u32 kMessage  u32 tag_nbytes  u32 payload_nbytes  pad to 8
-//                 tag[tag_nbytes] pad to 8  payload[payload_nbytes] pad to 8
+//   message:      u32 kMessage  u32 tag_nbytes  u32 payload_nbytes  tag or pad (4 bytes)
+//                 [tag[tag_nbytes] pad to 8, for tags of more than 4 bytes]
+//                 payload[payload_nbytes] pad to 8
+//                 (a tag of up to 4 bytes, the common int, fills the header's fourth word)
 //   pad word:     u32 0xffffffff (kind bits 3: no record has them)
 // Messages start 8-aligned (a pad word goes before one when needed) and every stream is padded to
 // a multiple of 8, so message payloads are 8-aligned in the receive window for bsp_hpmove.
@@ -66,8 +68,17 @@ inline void pack_get(ByteBuffer& out, int slot, std::uint32_t offset, std::uint3
                nbytes);
 }
 
+// Tags up to this size lie in the message header's fourth word.
+constexpr std::uint32_t kInlineTagBytes = 4;
+
+// Where a message's tag ends, from the record's start: its payload begins there.
+inline std::size_t message_tag_end(std::uint32_t tag_nbytes) {
+  return tag_nbytes <= kInlineTagBytes ? align8(kHeaderBytes)
+                                       : align8(kHeaderBytes) + align8(tag_nbytes);
+}
+
 inline std::size_t message_record_bytes(std::uint32_t tag_nbytes, std::uint32_t payload_nbytes) {
-  return align8(kHeaderBytes) + align8(tag_nbytes) + align8(payload_nbytes);
+  return message_tag_end(tag_nbytes) + align8(payload_nbytes);
 }
 
 // Appends pad words until the stream length is a multiple of 8 (streams are always 4-aligned).
@@ -79,18 +90,22 @@ inline void pad_to_8(ByteBuffer& out) {
 inline char* pack_message_head(ByteBuffer& out, const void* tag, std::uint32_t tag_nbytes,
                                std::uint32_t payload_nbytes, std::size_t room) {
   pad_to_8(out);
-  char* at = out.extend(align8(kHeaderBytes) + align8(tag_nbytes) + room);
+  const std::size_t tag_end = message_tag_end(tag_nbytes);
+  char* at = out.extend(tag_end + room);
   write_header(at, kMessage, tag_nbytes, payload_nbytes);
-  std::memcpy(at + kHeaderBytes, &kPadWord, 4);
-  at += align8(kHeaderBytes);
-  if (tag_nbytes) std::memcpy(at, tag, tag_nbytes);
-  return at + align8(tag_nbytes);
+  if (tag_nbytes <= kInlineTagBytes) {
+    std::memcpy(at + kHeaderBytes, &kPadWord, 4);  // defined bytes after a short tag
+    if (tag_nbytes) copy_bytes(at + kHeaderBytes, tag, tag_nbytes);
+  } else {
+    copy_bytes(at + align8(kHeaderBytes), tag, tag_nbytes);
+  }
+  return at + tag_end;
 }
 
 inline void pack_message(ByteBuffer& out, const void* tag, std::uint32_t tag_nbytes,
                          const void* payload, std::uint32_t payload_nbytes) {
   char* at = pack_message_head(out, tag, tag_nbytes, payload_nbytes, align8(payload_nbytes));
-  if (payload_nbytes) std::memcpy(at, payload, payload_nbytes);
+  if (payload_nbytes) copy_bytes(at, payload, payload_nbytes);
 }
 
 // The same record, but the payload stays in the sender's memory until the stream moves
@@ -115,35 +130,41 @@ bool unpack_stream(const char* stream, std::size_t length, OnPut&& on_put, OnGet
     // T(h). Prefetching a fixed distance ahead keeps the walk linear in h (clamped: no pointer past
     // the end).
     __builtin_prefetch(stream + std::min(at + kUnpackPrefetchBytes, length));
-    std::uint32_t words[3];
+    // Each header word is its own 4-byte load: copying the header into an array and reading two
+    // of its words as one 8-byte value would stall on store forwarding for every record.
+    const auto word = [stream](std::size_t i) {
+      std::uint32_t w;
+      std::memcpy(&w, stream + i, 4);
+      return w;
+    };
+    const std::uint32_t word0 = word(at);
     if (length - at < kHeaderBytes) {
       // Only pad words may end a stream in less than a header.
       if ((length - at) % 4) return false;
-      for (; at < length; at += 4) {
-        std::memcpy(words, stream + at, 4);
-        if (words[0] != kPadWord) return false;
-      }
+      for (; at < length; at += 4)
+        if (word(at) != kPadWord) return false;
       return true;
     }
-    std::memcpy(words, stream + at, kHeaderBytes);
-    if (words[0] == kPadWord) {
+    if (word0 == kPadWord) {
       at += 4;
       continue;
     }
-    std::uint32_t kind = words[0] & 3u;
-    int slot = static_cast<int>(words[0] >> 2);
+    const std::uint32_t word1 = word(at + 4), word2 = word(at + 8);
+    std::uint32_t kind = word0 & 3u;
+    int slot = static_cast<int>(word0 >> 2);
     if (kind == kPut) {
-      if (length - at - kHeaderBytes < align4(words[2])) return false;
-      on_put(slot, words[1], stream + at + kHeaderBytes, words[2]);
-      at += kHeaderBytes + align4(words[2]);
+      if (length - at - kHeaderBytes < align4(word2)) return false;
+      on_put(slot, word1, stream + at + kHeaderBytes, word2);
+      at += kHeaderBytes + align4(word2);
     } else if (kind == kGet) {
-      on_get(slot, words[1], words[2]);
+      on_get(slot, word1, word2);
       at += kHeaderBytes;
     } else if (kind == kMessage) {
-      std::size_t record = message_record_bytes(words[1], words[2]);
+      std::size_t record = message_record_bytes(word1, word2);
       if (at % 8 || length - at < record) return false;
-      const char* tag = stream + at + align8(kHeaderBytes);
-      on_message(tag, words[1], tag + align8(words[1]), words[2]);
+      const char* tag =
+          stream + at + (word1 <= kInlineTagBytes ? kHeaderBytes : align8(kHeaderBytes));
+      on_message(tag, word1, stream + at + message_tag_end(word1), word2);
       at += record;
     } else {
       return false;

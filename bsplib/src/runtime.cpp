@@ -174,6 +174,8 @@ void Runtime::put_large(int dst, int slot, std::uint32_t offset, const void* src
       mailbox_written_ = true;
       return;
     }
+    // Too small: this put goes another way, and the regions grow at the next bsp_sync.
+    mailbox_wanted_ = std::max(mailbox_wanted_, p.mailbox_bytes + record);
   }
   if (nbytes >= kDirectBytes && p.way <= Way::Direct) {
     // Straight into the destination's registered memory at the sync: from the user's memory for
@@ -207,15 +209,6 @@ void Runtime::get(int server, int slot, std::uint32_t offset, void* dst, std::ui
   }
   pack_get(p.stream.records(), slot, offset, nbytes);
   p.gets.push_back({static_cast<char*>(dst), nbytes});
-}
-
-void Runtime::send(int dst, const void* tag, const void* payload, std::uint32_t nbytes,
-                   bool unbuffered) {
-  Peer& p = peer(dst);
-  if (unbuffered && nbytes >= kUnbufferedSendBytes)
-    pack_message_unbuffered(p.stream, tag, tag_nbytes, payload, nbytes);
-  else
-    pack_message(p.stream.records(), tag, tag_nbytes, payload, nbytes);
 }
 
 void Runtime::direct_get(int server, int slot, std::uint32_t offset, void* dst,
@@ -263,6 +256,11 @@ void Runtime::sync(Group& group, SyncCall call) {
   if (asks_for_data_) header.flags |= Header::kGets;
   if (!direct_puts_.empty()) header.flags |= Header::kDirectPuts;
   if (mailbox_written_) header.flags |= Header::kMailbox;
+  // Regions grow only where every process takes part: at bsp_sync, not at a group's sync.
+  if (mailbox_wanted_ > 0 && &group == world) {
+    header.flags |= Header::kMailbox;
+    header.mailbox_short = true;
+  }
 
   outgoing_.clear();
   for (int d : touched_) {
@@ -296,6 +294,7 @@ void Runtime::sync(Group& group, SyncCall call) {
   apply_puts_and_messages(group, streams);
   // Writers may fill their mailbox regions again once every receiver has read them.
   if (agreement.any(Header::kMailbox)) group.transport.barrier();
+  if (agreement.mailbox_short()) grow_mailbox();
   end_superstep();
   last_metadata_bytes_ = group.transport.metadata_bytes();
   group.transport.end_sync();
@@ -379,11 +378,30 @@ void Runtime::apply_puts_and_messages(Group& group,
     bool ok = unpack_stream(
         group.transport.at(chunk), chunk.bytes, apply_put, no_get,
         [&](const char* tag, std::uint32_t tag_bytes, const char* payload, std::uint32_t nbytes) {
-          queue.push_back({tag, payload, tag_bytes, nbytes});
+          // Field by field: a Message built aside and copied in whole would be read back with
+          // loads wider than the stores that wrote it (a store-forwarding stall per message).
+          Message& m = queue.emplace_back();
+          m.tag = tag;
+          m.payload = payload;
+          m.tag_nbytes = tag_bytes;
+          m.payload_nbytes = nbytes;
           queue_payload_bytes += nbytes;
         });
     if (!ok) fail("bsp_sync", "internal error: malformed data stream from process %d", chunk.src);
   }
+}
+
+void Runtime::grow_mailbox() {
+  // The largest region a put wanted, and the smallest any process can afford (as a complement
+  // under MPI_MAX), agreed by all.
+  std::uint64_t words[2] = {mailbox_wanted_, ~mailbox_.affordable()}, reduced[2] = {0, 0};
+  MPI_Request request;
+  MPI_Iallreduce(words, reduced, 2, MPI_UINT64_T, unsigned_max_op(), comm, &request);
+  wait_idle(&request);
+  mailbox_wanted_ = 0;
+  // By half again at least, so that a program whose puts grow step by step reallocates rarely.
+  const std::uint64_t wanted = std::max(reduced[0], mailbox_.region_bytes() / 2 * 3);
+  mailbox_.grow(std::min(wanted, ~reduced[1]));
 }
 
 void Runtime::end_superstep() {

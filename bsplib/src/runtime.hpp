@@ -64,7 +64,14 @@ class Runtime {
   }
   void get(int server, int slot, std::uint32_t offset, void* dst, std::uint32_t nbytes,
            bool unbuffered);
-  void send(int dst, const void* tag, const void* payload, std::uint32_t nbytes, bool unbuffered);
+  void send(int dst, const void* tag, const void* payload, std::uint32_t nbytes,
+            bool unbuffered) {  // inline: 100,000 sends a superstep are no rarity
+    Peer& p = peer(dst);
+    if (unbuffered && nbytes >= kUnbufferedSendBytes)
+      pack_message_unbuffered(p.stream, tag, tag_nbytes, payload, nbytes);
+    else
+      pack_message(p.stream.records(), tag, tag_nbytes, payload, nbytes);
+  }
   // Reads the remote registered memory now (bsp_direct_get); blocks until the data is here.
   void direct_get(int server, int slot, std::uint32_t offset, void* dst, std::uint32_t nbytes);
 
@@ -158,6 +165,7 @@ class Runtime {
   void apply_puts_and_messages(Group& group, const std::vector<Transport::Incoming>& streams);
   void apply_registrations();
   void end_superstep();
+  void grow_mailbox();  // collective, at bsp_sync: regions as large as this superstep wanted
 
   std::vector<Peer> peers_;   // per global pid
   std::vector<int> touched_;  // pids whose Peer holds something this superstep
@@ -165,6 +173,7 @@ class Runtime {
   std::vector<DirectGet> direct_gets_;
   bool asks_for_data_ = false;  // a get this superstep
   bool mailbox_written_ = false;
+  std::uint64_t mailbox_wanted_ = 0;  // region bytes a put of this superstep found missing
   Mailbox mailbox_;
   DirectWindow direct_;
   std::vector<Transport::Outgoing> outgoing_;

@@ -206,12 +206,23 @@ class Transport {
 // Large puts on one node: copied at call time into a shared-memory region the receiver reads at the
 // sync (one copy fewer than a stream). One region per (writer, receiver) pair; a sync whose
 // processes used any ends with a barrier, so that no region is overwritten while being read.
+// Regions start small (8 MiB for all of a process's, at most 1 MiB each) and grow, collectively at
+// a sync, to what a superstep's puts needed, within what the node can spare (affordable()): a
+// program that puts megabytes at a time then pays two memory copies per put and nothing else.
 class Mailbox {
  public:
   void open(MPI_Comm comm, int pid, int nprocs);  // collective; available() only on one node
   void close();
   bool available() const { return win_ != MPI_WIN_NULL; }
   std::uint64_t region_bytes() const { return region_bytes_; }
+  // The largest region this process would allocate: every process's regions together (p x p of
+  // them on this node) take at most a quarter of the memory and half of the free shared-memory
+  // file system, and one region at most kLargestRegion. 0 where the mailbox is not available.
+  std::uint64_t affordable() const;
+  // Collective over the communicator it was opened on: every region becomes region_bytes (more
+  // than now; rounded up to pages). Nothing may be in the regions that is still to be read.
+  void grow(std::uint64_t region_bytes);
+  static constexpr std::uint64_t kLargestRegion = std::uint64_t{256} << 20;
   // Copies header and payload into this process's region for target, at offset.
   void write(int target, std::uint64_t offset, const void* header, std::size_t header_bytes,
              const void* payload, std::size_t payload_bytes);
@@ -222,9 +233,13 @@ class Mailbox {
   }
 
  private:
+  void allocate();
+
+  MPI_Comm comm_ = MPI_COMM_NULL;  // the job's, not owned
   MPI_Win win_ = MPI_WIN_NULL;
   char* base_ = nullptr;
   int pid_ = 0;
+  int nprocs_ = 0;
   std::uint64_t region_bytes_ = 0;
   std::vector<char*> bases_;  // every process's segment
 };

@@ -41,6 +41,21 @@ TEST(Agreement, IdenticalHeadersAgreeAndFlagsAreOred) {
   EXPECT_EQ(agreement.value(Header::kCall), static_cast<std::uint64_t>(SyncCall::Sync));
 }
 
+// One process whose put found its mailbox region too small: every process learns it (the regions
+// grow at that sync), and the mailbox counts as used (the sync ends with its barrier).
+TEST(Agreement, AMailboxTooSmallAnywhereIsSeenEverywhere) {
+  std::vector<Header> headers(3, sync_header());
+  headers[0].flags = Header::kMailbox;
+  EXPECT_FALSE(Agreement(reduce(headers).data()).mailbox_short());
+  headers[2].flags = Header::kMailbox;
+  headers[2].mailbox_short = true;
+  Agreement agreement(reduce(headers).data());
+  EXPECT_TRUE(agreement.unanimous());
+  EXPECT_TRUE(agreement.mailbox_short());
+  EXPECT_TRUE(agreement.any(Header::kMailbox));
+  EXPECT_FALSE(agreement.any(Header::kGets));
+}
+
 TEST(Agreement, AnyDifferenceInAFieldIsSeen) {
   for (int field = 0; field < Header::kFields; ++field) {
     std::vector<Header> headers(3, sync_header());
