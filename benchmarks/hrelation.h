@@ -72,8 +72,8 @@ class BlockRelation {
   explicit BlockRelation(long hmax);
   long words(long h) const { return h / pattern_.ndest() * pattern_.ndest(); }
   void prepare(long h, int rep);
-  // One bsp_put per destination, then bsp_sync.
-  void exchange_bspg(long h);
+  // One bsp_put per destination, then bsp_sync; unbuffered: bsp_hpput instead of bsp_put.
+  void exchange_bspg(long h, bool unbuffered = false);
   // One MPI_Alltoallv straight from the send array into the receive array.
   void exchange_raw(long h);
   std::string check(long h, int rep) const;
@@ -84,6 +84,38 @@ class BlockRelation {
   long hmax_;
   std::vector<double> send_, recv_;
   std::vector<int> send_counts_, send_offsets_, recv_counts_, recv_offsets_;
+};
+
+// Messages (BSMP): every process sends n messages of a 4-byte tag and a 16-byte payload, round
+// robin to the other processes, and reads the ones it receives one by one. The tag names the
+// sender and the message's number, the payload carries two of the sender's words; what is read
+// is kept, in the order read, and checked afterwards.
+class MessageRelation {
+ public:
+  // Sets the tag size (collective; in effect after the next bsp_sync).
+  explicit MessageRelation(long nmax);
+  void prepare(long n, int rep);
+  // bsp_send each, bsp_sync, then bsp_qsize, and bsp_get_tag + bsp_move per message (hpmove:
+  // bsp_hpmove, reading tag and payload where they lie).
+  void exchange_bspg(long n, bool hpmove = false);
+  // What an MPI programmer writes: pack (tag, size, payload) records per destination,
+  // MPI_Alltoall of the byte counts, MPI_Alltoallv, then walk the records one by one.
+  void exchange_raw(long n);
+  std::string check(long n, int rep) const;
+
+ private:
+  struct Received {
+    std::int32_t tag;
+    double payload[2];
+  };
+  void keep(long j, std::int32_t tag, const char* payload);
+  Pattern pattern_;
+  long nmax_;
+  std::vector<double> send_;
+  std::vector<Received> received_;
+  long count_ = 0;
+  std::vector<char> packed_, unpacked_;
+  std::vector<int> send_counts_, send_offsets_, recv_counts_, recv_offsets_, fill_;
 };
 
 }  // namespace bench

@@ -493,14 +493,14 @@ std::vector<Checkpoints::Piece> Checkpoints::serialize(std::uint64_t n, ByteBuff
   std::memcpy(header.run, hex_id(run_).data(), sizeof header.run);
   header.areas = areas_.size();
   header.registrations = registered.size();
-  header.messages = rt_.queue.size() - rt_.queue_head;
+  const std::vector<Message> queued = rt_.queue.remaining("bspg_checkpoint");
+  header.messages = queued.size();
   head.clear();
   head.append(&header, sizeof header);
   for (const Area& area : areas_) head.append(&area.bytes, sizeof area.bytes);
   for (std::int64_t size : registered) head.append(&size, sizeof size);
   tail.clear();
-  for (std::size_t m = rt_.queue_head; m < rt_.queue.size(); ++m) {
-    const Message& message = rt_.queue[m];
+  for (const Message& message : queued) {
     tail.append(&message.tag_nbytes, 4);
     tail.append(&message.payload_nbytes, 4);
     tail.append(message.tag, message.tag_nbytes);
@@ -863,12 +863,9 @@ std::string Checkpoints::read_shard(std::uint64_t n, int dir, const char* kind, 
   char extra;
   if (read(fd, &extra, 1) != 0) return "damaged (bytes after the checksum)";
   rt_.queue.clear();
-  rt_.queue_head = 0;
-  rt_.queue_payload_bytes = 0;
   for (std::size_t m = 0; m < tags.size(); ++m) {
     const char* tag = restored_queue_.data() + tags[m].first;
-    rt_.queue.push_back({tag, tag + tags[m].second, tags[m].second, payloads[m]});
-    rt_.queue_payload_bytes += payloads[m];
+    rt_.queue.add_restored({tag, tag + tags[m].second, tags[m].second, payloads[m]});
   }
   rt_.tag_nbytes = header.tag_nbytes;
   return "";

@@ -267,7 +267,13 @@ void Runtime::sync(Group& group, SyncCall call) {
     Peer& p = peers_[static_cast<std::size_t>(d)];
     if (p.stream.empty() && p.mailbox_bytes == 0) continue;
     if (!p.stream.empty()) pad_to_8(p.stream.records());
-    outgoing_.push_back({group.rank_of(d), &p.stream, p.mailbox_bytes});
+    // Whether the stream holds more than messages: the receiver's sync then walks it for puts.
+    const bool not_only_messages = p.way == Way::Stream || !p.gets.empty();
+    outgoing_.push_back(
+        {group.rank_of(d),
+         &p.stream,
+         {p.mailbox_bytes, p.messages | (not_only_messages ? kNotOnlyMessages : 0),
+          p.message_bytes}});
   }
   if (mailbox_written_) mailbox_.publish();
 
@@ -281,8 +287,6 @@ void Runtime::sync(Group& group, SyncCall call) {
 
   // Messages of the last superstep are gone; this superstep's arrive now.
   queue.clear();
-  queue_head = 0;
-  queue_payload_bytes = 0;
   const std::vector<Transport::Incoming>& streams = group.transport.incoming(ChunkKind::Stream);
   if (agreement.any(Header::kGets)) exchange_gets(group, streams);
   if (agreement.any(Header::kDirectPuts)) {
@@ -328,7 +332,7 @@ void Runtime::exchange_gets(Group& group, const std::vector<Transport::Incoming>
     ByteBuffer& bytes = reply.records();
     // Replies are read by length: the padding is never read.
     bytes.extend(align8(bytes.size()) - bytes.size());
-    outgoing_.push_back({group.rank_of(chunk.src), &reply, 0});
+    outgoing_.push_back({group.rank_of(chunk.src), &reply, {0, 0, 0}});
   }
   // Large gets read the servers' memory straight into their destinations, finished before the
   // round's reduction, so every read of the superstep is done when it ends.
@@ -369,25 +373,22 @@ void Runtime::apply_puts_and_messages(Group& group,
     copy_bytes(registry.address(slot, pid) + offset, payload, nbytes);
   };
   auto no_get = [](int, std::uint32_t, std::uint32_t) {};
+  auto no_message = [](const char*, std::uint32_t, const char*, std::uint32_t) {};
   for (const Transport::Incoming& chunk : streams) {
     // The mailbox holds the source's puts that came before its stream's (see Way).
-    if (chunk.note && !unpack_stream(mailbox_.incoming(chunk.src), chunk.note, apply_put, no_get,
-                                     [](const char*, std::uint32_t, const char*, std::uint32_t) {}))
+    const std::uint64_t mailbox_bytes = chunk.notes[0], messages = chunk.notes[1];
+    if (mailbox_bytes &&
+        !unpack_stream(mailbox_.incoming(chunk.src), mailbox_bytes, apply_put, no_get, no_message))
       fail("bsp_sync", "internal error: malformed mailbox from process %d", chunk.src);
     if (!chunk.bytes) continue;
-    bool ok = unpack_stream(
-        group.transport.at(chunk), chunk.bytes, apply_put, no_get,
-        [&](const char* tag, std::uint32_t tag_bytes, const char* payload, std::uint32_t nbytes) {
-          // Field by field: a Message built aside and copied in whole would be read back with
-          // loads wider than the stores that wrote it (a store-forwarding stall per message).
-          Message& m = queue.emplace_back();
-          m.tag = tag;
-          m.payload = payload;
-          m.tag_nbytes = tag_bytes;
-          m.payload_nbytes = nbytes;
-          queue_payload_bytes += nbytes;
-        });
-    if (!ok) fail("bsp_sync", "internal error: malformed data stream from process %d", chunk.src);
+    const char* records = group.transport.at(chunk);
+    // Messages are read where they lie when the program asks (queue.hpp); a stream of messages
+    // alone is not walked here at all.
+    if ((messages & kNotOnlyMessages) &&
+        !unpack_stream(records, chunk.bytes, apply_put, no_get, no_message))
+      fail("bsp_sync", "internal error: malformed data stream from process %d", chunk.src);
+    queue.add_stream(chunk.src, records, chunk.bytes, messages & ~kNotOnlyMessages,
+                     chunk.notes[2]);
   }
 }
 
@@ -410,6 +411,7 @@ void Runtime::end_superstep() {
     p.stream.clear();
     p.gets.clear();
     p.mailbox_bytes = 0;
+    p.messages = p.message_bytes = 0;
     p.way = Way::None;
     p.touched = false;
   }

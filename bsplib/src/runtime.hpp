@@ -16,6 +16,7 @@
 #include "agreement.hpp"
 #include "checkpoint.hpp"
 #include "group.hpp"
+#include "queue.hpp"
 #include "records.hpp"
 #include "registry.hpp"
 #include "stream.hpp"
@@ -25,12 +26,6 @@ namespace bspg {
 
 enum class Phase { Before, Inside, After };
 
-struct Message {
-  const char* tag;  // points into the receive buffer: valid until the next sync
-  const char* payload;
-  std::uint32_t tag_nbytes;
-  std::uint32_t payload_nbytes;
-};
 
 class Runtime {
  public:
@@ -67,6 +62,8 @@ class Runtime {
   void send(int dst, const void* tag, const void* payload, std::uint32_t nbytes,
             bool unbuffered) {  // inline: 100,000 sends a superstep are no rarity
     Peer& p = peer(dst);
+    ++p.messages;
+    p.message_bytes += nbytes;
     if (unbuffered && nbytes >= kUnbufferedSendBytes)
       pack_message_unbuffered(p.stream, tag, tag_nbytes, payload, nbytes);
     else
@@ -89,9 +86,7 @@ class Runtime {
   std::int64_t requested_tag_nbytes = -1;  // bsp_set_tagsize this superstep (-1: none)
 
   // Messages received at the last sync.
-  std::vector<Message> queue;
-  std::size_t queue_head = 0;
-  std::uint64_t queue_payload_bytes = 0;
+  MessageQueue queue;
 
   // Subjobs (bsprun's grid path sets BSPG_SUBJOB).
   int subjob = 0;
@@ -113,6 +108,8 @@ class Runtime {
   static constexpr std::uint32_t kMailboxBytes = 16 * 1024;    // puts from here on: mailbox
   static constexpr std::uint32_t kDirectBytes = 64 * 1024;     // and from here: straight
   static constexpr std::uint32_t kUnbufferedSendBytes = 1024;  // hpsend payloads left in place
+  // A stream's second note: its message count, with this bit when it also holds puts or gets.
+  static constexpr std::uint64_t kNotOnlyMessages = std::uint64_t{1} << 63;
 
  private:
   // How this process's puts to one destination travel this superstep. They are applied there in
@@ -128,6 +125,7 @@ class Runtime {
     Stream stream;
     std::vector<PendingGet> gets;  // replies this server owes us, in request order
     std::uint64_t mailbox_bytes = 0;
+    std::uint64_t messages = 0, message_bytes = 0;  // of the stream (bsp_qsize's, there)
     Way way = Way::None;
     bool touched = false;
   };

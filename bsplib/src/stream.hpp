@@ -81,7 +81,7 @@ class Stream {
  public:
   // Bytes in front of the records for the transport's chunk header (a multiple of 8, so record
   // alignment inside the buffer is alignment inside the stream).
-  static constexpr std::size_t kHeadroom = 32;
+  static constexpr std::size_t kHeadroom = 40;
 
   // User memory placed into the stream: `bytes` of `data` go where the buffer's first
   // `buffer_offset` bytes end; the stream then skips `padded` (= align8(bytes)) bytes.

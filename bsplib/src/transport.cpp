@@ -328,7 +328,7 @@ void Transport::put_chunk(const Outgoing& chunk, std::uint64_t offset) {
   ByteBuffer& records = stream.records();  // makes sure the headroom exists
   ChunkHeader header{static_cast<std::uint32_t>(kind_),
                      static_cast<std::uint32_t>(pids_[static_cast<std::size_t>(rank_)]),
-                     stream.length(), chunk.note, 0};
+                     stream.length(), chunk.notes};
   std::memcpy(records.data(), &header, sizeof header);
 
   Buffer& buffer = buffers_[channel_][parity_];
@@ -454,7 +454,7 @@ void Transport::scan() {
       fail("bsp_sync", "internal error: damaged chunk in the receive buffer at offset %llu",
            static_cast<unsigned long long>(at));
     incoming.push_back(
-        {static_cast<int>(header.src), kind, at + sizeof header, header.bytes, header.note});
+        {static_cast<int>(header.src), kind, at + sizeof header, header.bytes, header.notes});
     at += sizeof header + header.bytes;
   }
   if (at != end) fail("bsp_sync", "internal error: receive buffer ends inside a chunk");

@@ -27,6 +27,7 @@
 
 #include <mpi.h>
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -103,13 +104,16 @@ class IdlePacer {
 
 enum class ChunkKind : std::uint32_t { Stream = 0x6273701u, Reply = 0x6273702u };
 
+// The semantics layer's words that travel with a chunk (runtime.cpp: mailbox bytes for this
+// receiver, and what the stream holds of messages).
+using ChunkNotes = std::array<std::uint64_t, 3>;
+
 // A chunk as it lies in a receive buffer: this header, then the stream bytes (8-aligned).
 struct ChunkHeader {
   std::uint32_t kind;   // ChunkKind
   std::uint32_t src;    // global pid of the sender
   std::uint64_t bytes;  // stream bytes that follow
-  std::uint64_t note;   // the semantics layer's word (e.g. mailbox bytes for this receiver)
-  std::uint64_t reserved;
+  ChunkNotes notes;
 };
 static_assert(sizeof(ChunkHeader) == Stream::kHeadroom,
               "the chunk header fills the stream's headroom");
@@ -125,8 +129,8 @@ class Transport {
 
   struct Outgoing {
     int dst;         // group rank
-    Stream* stream;  // may be empty (then only the note travels)
-    std::uint64_t note;
+    Stream* stream;  // may be empty (then only the notes travel)
+    ChunkNotes notes;
   };
   struct Incoming {
     int src;  // global pid
@@ -134,7 +138,7 @@ class Transport {
     // Of the stream bytes in this sync's receive buffer of that kind (see at()).
     std::uint64_t offset;
     std::uint64_t bytes;
-    std::uint64_t note;
+    ChunkNotes notes;
   };
 
   // One round: delivers every outgoing chunk, then reduces words[0..nwords) with MPI_MAX over the

@@ -1,0 +1,396 @@
+// bspcases - what a BSPlib user on one machine meets first, case by case, bspg against raw MPI
+// in one run: the empty superstep, single-word puts, bulk puts of 64 KiB to 16 MiB (bsp_put and
+// bsp_hpput), 100,000 messages, and the fit BSPedupack's bspbench makes. See --help.
+#include <mpi.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <algorithm>
+#include <cstring>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "bench_support.h"
+#include "bsp.h"
+#include "hrelation.h"
+
+namespace {
+
+constexpr const char* kProgram = "bspcases";
+constexpr int kWarmupRepetitions = 2;
+constexpr int kSyncsPerRepetition = 16;  // supersteps too short to time alone
+constexpr long kMessages = 100000;
+constexpr int kFitIterations = 100;  // supersteps per h in the fit, as BSPedupack's bspbench
+
+const char* const kUsage =
+    "NAME\n"
+    "    bspcases - bspg against raw MPI, case by case, as a BSPlib user on one machine meets them\n"
+    "\n"
+    "SYNOPSIS\n"
+    "    bsprun -p P bspcases [--reps N] [--quick] [--cases LIST] [--hmax N] [--csv FILE]\n"
+    "    mpirun -np P bspcases [options]\n"
+    "    bspcases --help\n"
+    "\n"
+    "DESCRIPTION\n"
+    "    bspcases times bspg and raw MPI on the same processes in the same run, each bspg\n"
+    "    repetition followed by a raw MPI one, so that machine noise hits both alike. A\n"
+    "    repetition's time is that of its slowest process; the table gives medians over the\n"
+    "    repetitions, their ratio bspg/raw and a target for it. After every repetition of\n"
+    "    either variant the data that arrived is checked; wrong data stops the run with a\n"
+    "    message. The cases (names for --cases):\n"
+    "\n"
+    "    sync     an empty bsp_sync against one MPI_Barrier (16 per repetition); <= 1.4x\n"
+    "    word     one single-word bsp_put to the next process, then bsp_sync (16 per\n"
+    "             repetition), against the same word the way MPI programs send irregular\n"
+    "             traffic: pack (index, value), MPI_Alltoall of the counts, MPI_Alltoallv,\n"
+    "             unpack; <= 1x\n"
+    "    words    4096 single-word bsp_puts, round robin to the other processes, against the\n"
+    "             same packed exchange; <= 3x\n"
+    "    put      one bsp_put of 64 KiB, 1 MiB and 16 MiB to each other process, then\n"
+    "             bsp_sync, against one MPI_Alltoallv of the same bytes; <= 1.1x (64 KiB: 1.5x)\n"
+    "    hpput    the same with bsp_hpput; <= 1x\n"
+    "    send     100,000 messages of a 4-byte tag and 16 bytes (bsp_send, round robin), then\n"
+    "             bsp_sync, bsp_qsize and bsp_get_tag + bsp_move for each one received,\n"
+    "             against packing (tag, size, payload) records per destination, MPI_Alltoall\n"
+    "             of the byte counts, MPI_Alltoallv and reading the records one by one;\n"
+    "             <= 1.05x\n"
+    "    hpmove   the same, read with bsp_hpmove; <= 1x\n"
+    "    fit      BSPedupack's bspbench method: for h = 0..hmax, the mean time of 100\n"
+    "             supersteps of h single-word puts per process; g and l fitted over\n"
+    "             h = p..hmax. Target: 0 < l <= 2 T(0), T(0) the empty superstep measured\n"
+    "             the same way (a straight line, no step where one way of sending hands over\n"
+    "             to another)\n"
+    "\n"
+    "    Meant for P = 2 on one machine; any P works (P = 1 sends to itself). For the empty\n"
+    "    superstep of many processes on few cores: mpirun -np 8 bspcases --cases sync.\n"
+    "\n"
+    "OPTIONS\n"
+    "    --reps N      repetitions per case, size and variant (default 21; 1 to 100000)\n"
+    "    --quick       7 repetitions (unless --reps is given) and hmax 256\n"
+    "    --cases LIST  the cases to run, comma-separated (default: all of them)\n"
+    "    --hmax N      the largest h of the fit (default 1024; 16 to 65536)\n"
+    "    --csv FILE    also write the table to FILE as CSV\n"
+    "    -h, --help    print this text and exit\n"
+    "    Options taking a value accept --name N and --name=N.\n"
+    "\n"
+    "OUTPUT\n"
+    "    One row per case and size: case, size, bspg median (us), raw MPI median (us), their\n"
+    "    ratio, target, PASS or FAIL, and the ratio of the fastest repetitions (the cost\n"
+    "    without machine noise); then the fit's g, l and T(0), and a last line that counts the\n"
+    "    targets met. A note warns when the load average exceeds the cores.\n"
+    "\n"
+    "EXIT STATUS\n"
+    "    0  measured (also when a target is missed: this is a measurement, not a test)\n"
+    "    2  bad options (message on standard error)\n"
+    "    other non-zero: a process aborted with a message (wrong data, unwritable CSV file)\n"
+    "\n"
+    "EXAMPLES\n"
+    "    bsprun -p 2 bspcases\n"
+    "    bsprun -p 2 bspcases --cases put,send --reps 51\n"
+    "    mpirun -np 8 bspcases --cases sync\n";
+
+const std::vector<std::string> kCaseNames = {"sync", "word",  "words",  "put",
+                                             "hpput", "send", "hpmove", "fit"};
+
+struct Options : bench::CommonOptions {
+  std::string csv;
+  std::set<std::string> cases;
+  long hmax = 1024;
+  bool hmax_given = false;
+  bool wants(const std::string& name) const { return cases.empty() || cases.count(name) > 0; }
+};
+
+std::string read_cases(const std::string& list, std::set<std::string>& cases) {
+  std::size_t begin = 0;
+  while (begin <= list.size()) {
+    const std::size_t end = std::min(list.find(',', begin), list.size());
+    const std::string name = list.substr(begin, end - begin);
+    bool known = false;
+    for (const std::string& k : kCaseNames) known = known || k == name;
+    if (!known) {
+      std::string all;
+      for (const std::string& k : kCaseNames) all += (all.empty() ? "" : ", ") + k;
+      return "--cases: unknown case '" + name + "' (the cases are " + all + ")";
+    }
+    cases.insert(name);
+    begin = end + 1;
+  }
+  return "";
+}
+
+std::optional<int> parse_options(int argc, char** argv, Options& opt) {
+  const std::string error =
+      bench::read_options(argc, argv, kProgram, opt, [&](bench::OptionReader& option) {
+        if (option.name() == "--csv") return option.take_text("file name", &opt.csv);
+        if (option.name() == "--hmax") {
+          opt.hmax_given = true;
+          return option.take_count(16, 65536, &opt.hmax);
+        }
+        if (option.name() == "--cases") {
+          std::string list;
+          const std::string e = option.take_text("list of cases", &list);
+          return e.empty() ? read_cases(list, opt.cases) : e;
+        }
+        return option.unmatched();
+      });
+  if (opt.quick && !opt.hmax_given) opt.hmax = 256;
+  if (!opt.reps_given && !opt.quick) opt.reps = 21;
+  return bench::exit_before_begin(error, opt, kProgram, kUsage);
+}
+
+// Process 0 prints rows as they come and counts the targets.
+class Table {
+ public:
+  explicit Table(const std::string& csv_path) {
+    if (bsp_pid() != 0) return;
+    if (!csv_path.empty()) {
+      csv_ = std::fopen(csv_path.c_str(), "w");
+      if (!csv_)
+        bsp_abort("%s: cannot write %s: %s\n", kProgram, csv_path.c_str(), std::strerror(errno));
+      std::fprintf(csv_, "case,size,bspg_median_us,raw_median_us,ratio,target,result,min_ratio\n");
+    }
+    std::printf("%-8s %9s %12s %12s %8s %8s  %-6s %9s\n", "case", "size", "bspg (us)",
+                "raw MPI (us)", "ratio", "target", "result", "min ratio");
+  }
+  ~Table() {
+    if (csv_) std::fclose(csv_);
+  }
+
+  void add(const char* name, const std::string& size, const bench::Alternation& t, double target) {
+    if (bsp_pid() != 0) return;
+    const bool pass = t.ratio() <= target;
+    count(pass);
+    char target_text[32];
+    std::snprintf(target_text, sizeof target_text, "<= %gx", target);
+    std::printf("%-8s %9s %12.2f %12.2f %7.2fx %8s  %-6s %8.2fx\n", name, size.c_str(), t.bspg_us,
+                t.raw_us, t.ratio(), target_text, pass ? "PASS" : "FAIL", t.min_ratio());
+    std::fflush(stdout);
+    if (csv_)
+      std::fprintf(csv_, "%s,%s,%.3f,%.3f,%.4f,%g,%s,%.4f\n", name, size.c_str(), t.bspg_us,
+                   t.raw_us, t.ratio(), target, pass ? "PASS" : "FAIL", t.min_ratio());
+  }
+
+  void count(bool pass) {
+    ++targets_;
+    if (pass) ++met_;
+  }
+
+  void finish() const {
+    if (bsp_pid() != 0) return;
+    std::printf("\n%d of %d targets met\n", met_, targets_);
+  }
+
+ private:
+  FILE* csv_ = nullptr;
+  int targets_ = 0, met_ = 0;
+};
+
+std::string size_text(long bytes) {
+  char text[48];
+  if (bytes >= (1L << 20))
+    std::snprintf(text, sizeof text, "%ld MiB", bytes >> 20);
+  else
+    std::snprintf(text, sizeof text, "%ld KiB", bytes >> 10);
+  return text;
+}
+
+void verify(const char* variant, const std::string& why) {
+  if (why.empty()) return;
+  bsp_abort("%s: %s: wrong data on process %d: %s\n", kProgram, variant, bsp_pid(), why.c_str());
+}
+
+// One timed exchange of a relation: untimed preparation and alignment, the exchange, the check.
+template <typename Relation, typename Exchange>
+double timed(Relation& relation, long size, int rep, const char* variant, Exchange exchange) {
+  relation.prepare(size, rep);
+  MPI_Barrier(MPI_COMM_WORLD);
+  const double start = bench::seconds_now();
+  exchange();
+  const double seconds = bench::seconds_now() - start;
+  verify(variant, relation.check(size, rep));
+  return seconds;
+}
+
+void run_sync(const Options& opt, Table& table) {
+  auto loop = [](auto step) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double start = bench::seconds_now();
+    for (int i = 0; i < kSyncsPerRepetition; ++i) step();
+    return (bench::seconds_now() - start) / kSyncsPerRepetition;
+  };
+  table.add("sync", "-",
+            bench::time_alternating(
+                opt.reps, kWarmupRepetitions, [&](int) { return loop([] { bsp_sync(); }); },
+                [&](int) { return loop([] { MPI_Barrier(MPI_COMM_WORLD); }); }),
+            1.4);
+}
+
+void run_words(const Options& opt, Table& table) {
+  bench::WordRelation relation(4096);
+  bsp_sync();
+  if (opt.wants("word")) {
+    // Sixteen one-word supersteps per repetition; the last one's data is checked.
+    auto sixteen = [&](int rep, bool bspg) {
+      double seconds = 0;
+      for (int i = 0; i < kSyncsPerRepetition; ++i)
+        seconds += timed(relation, 1, rep, bspg ? "word, bspg" : "word, raw MPI", [&] {
+          bspg ? relation.exchange_bspg(1) : relation.exchange_raw(1);
+        });
+      return seconds / kSyncsPerRepetition;
+    };
+    table.add("word", "1 word",
+              bench::time_alternating(
+                  opt.reps, kWarmupRepetitions, [&](int rep) { return sixteen(rep, true); },
+                  [&](int rep) { return sixteen(rep, false); }),
+              1.0);
+  }
+  if (opt.wants("words")) {
+    table.add("words", "4096 words",
+              bench::time_alternating(
+                  opt.reps, kWarmupRepetitions,
+                  [&](int rep) {
+                    return timed(relation, 4096, rep, "words, bspg",
+                                 [&] { relation.exchange_bspg(4096); });
+                  },
+                  [&](int rep) {
+                    return timed(relation, 4096, rep, "words, raw MPI",
+                                 [&] { relation.exchange_raw(4096); });
+                  }),
+              3.0);
+  }
+  relation.release();
+  bsp_sync();
+}
+
+void run_blocks(const Options& opt, Table& table) {
+  const int ndest = bsp_nprocs() > 1 ? bsp_nprocs() - 1 : 1;
+  const std::vector<long> sizes = {64L << 10, 1L << 20, 16L << 20};  // bytes per destination
+  bench::BlockRelation relation(sizes.back() / 8 * ndest + 1);
+  bsp_sync();
+  for (bool hp : {false, true}) {
+    const char* name = hp ? "hpput" : "put";
+    if (!opt.wants(name)) continue;
+    for (long bytes : sizes) {
+      const long h = bytes / 8 * ndest;
+      const std::string bspg_variant = std::string(name) + ", bspg";
+      table.add(name, size_text(bytes),
+                bench::time_alternating(
+                    opt.reps, kWarmupRepetitions,
+                    [&](int rep) {
+                      return timed(relation, h, rep, bspg_variant.c_str(),
+                                   [&] { relation.exchange_bspg(h, hp); });
+                    },
+                    [&](int rep) {
+                      return timed(relation, h, rep, "put, raw MPI",
+                                   [&] { relation.exchange_raw(h); });
+                    }),
+                hp ? 1.0 : bytes < (1L << 20) ? 1.5 : 1.1);
+    }
+  }
+  relation.release();
+  bsp_sync();
+}
+
+void run_messages(const Options& opt, Table& table) {
+  bench::MessageRelation relation(kMessages);
+  bsp_sync();  // the tag size takes effect
+  for (bool hp : {false, true}) {
+    const char* name = hp ? "hpmove" : "send";
+    if (!opt.wants(name)) continue;
+    const std::string bspg_variant = std::string(name) + ", bspg";
+    table.add(name, "100000 msg",
+              bench::time_alternating(
+                  opt.reps, kWarmupRepetitions,
+                  [&](int rep) {
+                    return timed(relation, kMessages, rep, bspg_variant.c_str(),
+                                 [&] { relation.exchange_bspg(kMessages, hp); });
+                  },
+                  [&](int rep) {
+                    return timed(relation, kMessages, rep, "messages, raw MPI",
+                                 [&] { relation.exchange_raw(kMessages); });
+                  }),
+              hp ? 1.0 : 1.05);
+  }
+}
+
+// BSPedupack's way: the mean of 100 back-to-back supersteps per h (slowest process), g and l
+// from a least-squares line over h = p..hmax.
+void run_fit(const Options& opt, Table& table) {
+  const int p = bsp_nprocs(), s = bsp_pid();
+  const long hmax = opt.hmax;
+  std::vector<double> src(static_cast<std::size_t>(hmax)), dest(2 * hmax + p);
+  std::vector<int> dest_pid(static_cast<std::size_t>(hmax)), dest_index(static_cast<std::size_t>(hmax));
+  bsp_push_reg(dest.data(), static_cast<int>(dest.size() * sizeof(double)));
+  bsp_sync();
+  std::vector<double> t(static_cast<std::size_t>(hmax) + 1);
+  for (long h = 0; h <= hmax; ++h) {
+    for (long i = 0; i < h; ++i) {
+      src[i] = static_cast<double>(i);
+      dest_pid[i] = p == 1 ? 0 : static_cast<int>((s + 1 + i % (p - 1)) % p);
+      dest_index[i] = p == 1 ? static_cast<int>(i) : static_cast<int>(s + (i / (p - 1)) * p);
+    }
+    bsp_sync();
+    const double start = bench::seconds_now();
+    for (int iteration = 0; iteration < kFitIterations; ++iteration) {
+      for (long i = 0; i < h; ++i)
+        bsp_put(dest_pid[i], &src[i], dest.data(), dest_index[i] * static_cast<int>(sizeof(double)),
+                sizeof(double));
+      bsp_sync();
+    }
+    t[h] = (bench::seconds_now() - start) / kFitIterations;
+  }
+  bench::max_to_root(t);
+  bsp_pop_reg(dest.data());
+  bsp_sync();
+  if (s != 0) return;
+  std::vector<double> x, y;
+  for (long h = p; h <= hmax; ++h) {
+    x.push_back(static_cast<double>(h));
+    y.push_back(t[h]);
+  }
+  const bench::LineFit fit = bench::fit_line(x, y);
+  const double l = fit.intercept, t0 = t[0];
+  const bool pass = l > 0 && l <= 2 * t0;
+  table.count(pass);
+  std::printf(
+      "\nfit      BSPedupack's method, h = %d..%ld, mean of %d supersteps per h:\n"
+      "         g = %.2f ns per word, l = %.3f us, T(0) = %.3f us (l / T(0) = %.2f; target 0 < l <= "
+      "2 T(0))  %s\n",
+      p, hmax, kFitIterations, fit.slope * 1e9, l * 1e6, t0 * 1e6, t0 > 0 ? l / t0 : 0.0,
+      pass ? "PASS" : "FAIL");
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opt;
+  if (const auto status = parse_options(argc, argv, opt)) return *status;
+
+  bsp_begin(bsp_nprocs());
+  bench::require_mpi_world(kProgram);
+  if (bsp_pid() == 0) {
+    std::printf(
+        "bspcases: bspg against raw MPI in the same run, p = %d, %ld repetitions per row\n"
+        "  (medians of the slowest process's time; bspg and raw MPI repetitions interleaved)\n",
+        bsp_nprocs(), opt.reps);
+    const std::string overload = bench::overload_note();
+    if (!overload.empty())
+      std::printf("  note: %s: other programs share the CPUs, so medians scatter\n",
+                  overload.c_str());
+    std::printf("\n");
+  }
+  {
+    Table table(opt.csv);
+    if (opt.wants("sync")) run_sync(opt, table);
+    if (opt.wants("word") || opt.wants("words")) run_words(opt, table);
+    if (opt.wants("put") || opt.wants("hpput")) run_blocks(opt, table);
+    if (opt.wants("send") || opt.wants("hpmove")) run_messages(opt, table);
+    if (opt.wants("fit")) run_fit(opt, table);
+    table.finish();
+  }
+  bsp_end();
+  return 0;
+}
