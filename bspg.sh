@@ -3,7 +3,7 @@
 #
 #   ./bspg.sh run      install what is missing, build, run a BSP program on 2 local processes
 #   ./bspg.sh test     install what is missing, build, run the whole test suite (ctest)
-#   ./bspg.sh bench    install what is missing, build, run the speed benchmark against raw MPI
+#   ./bspg.sh bench    install what is missing, build, run the speed benchmarks against raw MPI
 #   ./bspg.sh build    install what is missing and build only
 #
 # Environment: BSPG_MPI (openmpi or mpich; default: the distribution's default MPI, Open MPI on
@@ -94,6 +94,8 @@ case "${1:-}" in
     build
     say "bspratio: the three ratios against raw MPI (p=2)"
     "$build/bin/bsprun" -p 2 "$build/bin/bspratio"
+    say "bspcases: the cases a BSPlib user on one machine meets first, against raw MPI (p=2)"
+    "$build/bin/bsprun" -p 2 "$build/bin/bspcases"
     say "bspbench: r, g and l for bspg and raw MPI (p=2)"
     exec "$build/bin/bsprun" -p 2 "$build/bin/bspbench" ;;
   -h|--help|help|"")

@@ -163,7 +163,11 @@ int Runtime::split(int color) {
 void Runtime::put_large(int dst, int slot, std::uint32_t offset, const void* src,
                         std::uint32_t nbytes, bool unbuffered) {
   Peer& p = peer(dst);
-  if (p.way <= Way::Mailbox && mailbox_.available()) {
+  // bsp_hpput beyond kHpputMailboxBytes goes straight from the user's memory (below): no copy of
+  // a large area to keep, in the mailbox or elsewhere. Smaller ones take the mailbox where it has
+  // room (two copies of memory the cache holds are faster than MPI_Put), but never make it grow.
+  const bool direct_hpput = unbuffered && nbytes > kHpputMailboxBytes;
+  if (p.way <= Way::Mailbox && mailbox_.available() && !direct_hpput) {
     // Copied now into shared memory the receiver reads at the sync: one copy fewer than a stream.
     const std::uint64_t record = kHeaderBytes + align4(nbytes);
     if (p.mailbox_bytes + record <= mailbox_.region_bytes()) {
@@ -175,7 +179,7 @@ void Runtime::put_large(int dst, int slot, std::uint32_t offset, const void* src
       return;
     }
     // Too small: this put goes another way, and the regions grow at the next bsp_sync.
-    mailbox_wanted_ = std::max(mailbox_wanted_, p.mailbox_bytes + record);
+    if (!unbuffered) mailbox_wanted_ = std::max(mailbox_wanted_, p.mailbox_bytes + record);
   }
   if (nbytes >= kDirectBytes && p.way <= Way::Direct) {
     // Straight into the destination's registered memory at the sync: from the user's memory for
