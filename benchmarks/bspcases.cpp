@@ -3,9 +3,9 @@
 // bsp_hpput), 100,000 messages, and the fit BSPedupack's bspbench makes. See --help.
 #include <mpi.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
-#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <set>
@@ -26,7 +26,8 @@ constexpr int kFitIterations = 100;  // supersteps per h in the fit, as BSPedupa
 
 const char* const kUsage =
     "NAME\n"
-    "    bspcases - bspg against raw MPI, case by case, as a BSPlib user on one machine meets them\n"
+    "    bspcases - bspg against raw MPI, case by case, as a BSPlib user on one machine meets "
+    "them\n"
     "\n"
     "SYNOPSIS\n"
     "    bsprun -p P bspcases [--reps N] [--quick] [--cases LIST] [--hmax N] [--csv FILE]\n"
@@ -91,7 +92,7 @@ const char* const kUsage =
     "    bsprun -p 2 bspcases --cases put,send --reps 51\n"
     "    mpirun -np 8 bspcases --cases sync\n";
 
-const std::vector<std::string> kCaseNames = {"sync", "word",  "words",  "put",
+const std::vector<std::string> kCaseNames = {"sync",  "word", "words",  "put",
                                              "hpput", "send", "hpmove", "fit"};
 
 struct Options : bench::CommonOptions {
@@ -235,9 +236,8 @@ void run_words(const Options& opt, Table& table) {
     auto sixteen = [&](int rep, bool bspg) {
       double seconds = 0;
       for (int i = 0; i < kSyncsPerRepetition; ++i)
-        seconds += timed(relation, 1, rep, bspg ? "word, bspg" : "word, raw MPI", [&] {
-          bspg ? relation.exchange_bspg(1) : relation.exchange_raw(1);
-        });
+        seconds += timed(relation, 1, rep, bspg ? "word, bspg" : "word, raw MPI",
+                         [&] { bspg ? relation.exchange_bspg(1) : relation.exchange_raw(1); });
       return seconds / kSyncsPerRepetition;
     };
     table.add("word", "1 word",
@@ -286,7 +286,9 @@ void run_blocks(const Options& opt, Table& table) {
                       return timed(relation, h, rep, "put, raw MPI",
                                    [&] { relation.exchange_raw(h); });
                     }),
-                hp ? 1.0 : bytes < (1L << 20) ? 1.5 : 1.1);
+                hp                   ? 1.0
+                : bytes < (1L << 20) ? 1.5
+                                     : 1.1);
     }
   }
   relation.release();
@@ -321,7 +323,8 @@ void run_fit(const Options& opt, Table& table) {
   const int p = bsp_nprocs(), s = bsp_pid();
   const long hmax = opt.hmax;
   std::vector<double> src(static_cast<std::size_t>(hmax)), dest(2 * hmax + p);
-  std::vector<int> dest_pid(static_cast<std::size_t>(hmax)), dest_index(static_cast<std::size_t>(hmax));
+  std::vector<int> dest_pid(static_cast<std::size_t>(hmax)),
+      dest_index(static_cast<std::size_t>(hmax));
   bsp_push_reg(dest.data(), static_cast<int>(dest.size() * sizeof(double)));
   bsp_sync();
   std::vector<double> t(static_cast<std::size_t>(hmax) + 1);
@@ -356,7 +359,8 @@ void run_fit(const Options& opt, Table& table) {
   table.count(pass);
   std::printf(
       "\nfit      BSPedupack's method, h = %d..%ld, mean of %d supersteps per h:\n"
-      "         g = %.2f ns per word, l = %.3f us, T(0) = %.3f us (l / T(0) = %.2f; target 0 < l <= "
+      "         g = %.2f ns per word, l = %.3f us, T(0) = %.3f us (l / T(0) = %.2f; target 0 < l "
+      "<= "
       "2 T(0))  %s\n",
       p, hmax, kFitIterations, fit.slope * 1e9, l * 1e6, t0 * 1e6, t0 > 0 ? l / t0 : 0.0,
       pass ? "PASS" : "FAIL");

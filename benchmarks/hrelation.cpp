@@ -328,8 +328,8 @@ std::string MessageRelation::check(long n, int rep) const {
     const Received& r = received_[static_cast<std::size_t>(j)];
     const int src = r.tag >> kTagBits;
     const long i = r.tag & ((1 << kTagBits) - 1);
-    const std::size_t which = static_cast<std::size_t>(src) * static_cast<std::size_t>(n) +
-                              static_cast<std::size_t>(i);
+    const std::size_t which =
+        static_cast<std::size_t>(src) * static_cast<std::size_t>(n) + static_cast<std::size_t>(i);
     if (src < 0 || src >= nprocs || i >= n || !comes_here(src, i) || read[which] ||
         r.payload[0] != pattern_.value(rep, src, 2 * i) ||
         r.payload[1] != pattern_.value(rep, src, 2 * i + 1)) {

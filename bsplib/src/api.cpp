@@ -124,8 +124,8 @@ inline void get(const char* call, int pid, const void* src, int offset, void* ds
 
 // Inlined into bsp_send and bsp_hpsend each: a program may send 100,000 messages a superstep.
 inline __attribute__((always_inline)) void send(const char* call, int pid, const void* tag,
-                                               const void* payload, int payload_nbytes,
-                                               bool unbuffered) {
+                                                const void* payload, int payload_nbytes,
+                                                bool unbuffered) {
   Runtime& rt = spmd(call);
   check_pid(call, rt, pid);
   if (payload_nbytes < 0) fail(call, "negative size %d", payload_nbytes);

@@ -19,8 +19,8 @@ void MessageQueue::clear() {
   payload_bytes_ = 0;
 }
 
-void MessageQueue::add_stream(int src, const char* records, std::size_t length,
-                              std::uint64_t count, std::uint64_t payload_bytes) {
+void MessageQueue::add_stream(int src, const char* records, std::size_t length, std::uint64_t count,
+                              std::uint64_t payload_bytes) {
   if (count == 0) return;
   segments_.push_back({src, records, length});
   count_ += count;

@@ -273,11 +273,10 @@ void Runtime::sync(Group& group, SyncCall call) {
     if (!p.stream.empty()) pad_to_8(p.stream.records());
     // Whether the stream holds more than messages: the receiver's sync then walks it for puts.
     const bool not_only_messages = p.way == Way::Stream || !p.gets.empty();
-    outgoing_.push_back(
-        {group.rank_of(d),
-         &p.stream,
-         {p.mailbox_bytes, p.messages | (not_only_messages ? kNotOnlyMessages : 0),
-          p.message_bytes}});
+    outgoing_.push_back({group.rank_of(d),
+                         &p.stream,
+                         {p.mailbox_bytes, p.messages | (not_only_messages ? kNotOnlyMessages : 0),
+                          p.message_bytes}});
   }
   if (mailbox_written_) mailbox_.publish();
 
@@ -391,8 +390,7 @@ void Runtime::apply_puts_and_messages(Group& group,
     if ((messages & kNotOnlyMessages) &&
         !unpack_stream(records, chunk.bytes, apply_put, no_get, no_message))
       fail("bsp_sync", "internal error: malformed data stream from process %d", chunk.src);
-    queue.add_stream(chunk.src, records, chunk.bytes, messages & ~kNotOnlyMessages,
-                     chunk.notes[2]);
+    queue.add_stream(chunk.src, records, chunk.bytes, messages & ~kNotOnlyMessages, chunk.notes[2]);
   }
 }
 

@@ -105,10 +105,10 @@ class Runtime {
   Group* world = nullptr;
 
   // Sizes that choose how a transfer travels (see put and get).
-  static constexpr std::uint32_t kMailboxBytes = 16 * 1024;    // puts from here on: mailbox
-  static constexpr std::uint32_t kDirectBytes = 64 * 1024;     // and from here: straight
+  static constexpr std::uint32_t kMailboxBytes = 16 * 1024;     // puts from here on: mailbox
+  static constexpr std::uint32_t kDirectBytes = 64 * 1024;      // and from here: straight
   static constexpr std::uint32_t kHpputMailboxBytes = 1 << 20;  // bsp_hpput: mailbox up to here
-  static constexpr std::uint32_t kUnbufferedSendBytes = 1024;  // hpsend payloads left in place
+  static constexpr std::uint32_t kUnbufferedSendBytes = 1024;   // hpsend payloads left in place
   // A stream's second note: its message count, with this bit when it also holds puts or gets.
   static constexpr std::uint64_t kNotOnlyMessages = std::uint64_t{1} << 63;
 
