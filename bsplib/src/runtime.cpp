@@ -181,7 +181,9 @@ void Runtime::put_large(int dst, int slot, std::uint32_t offset, const void* src
     // Too small: this put goes another way, and the regions grow at the next bsp_sync.
     if (!unbuffered) mailbox_wanted_ = std::max(mailbox_wanted_, p.mailbox_bytes + record);
   }
-  if (nbytes >= kDirectBytes && p.way <= Way::Direct) {
+  // Between nodes (a wide world) a one-sided put would add its flush's round trip to the sync:
+  // large puts travel in the stream there, as messages.
+  if (nbytes >= kDirectBytes && p.way <= Way::Direct && !world->transport.wide()) {
     // Straight into the destination's registered memory at the sync: from the user's memory for
     // bsp_hpput, from the call-time copy for bsp_put; never through a receive buffer.
     DirectPut direct{dst, remote_address(slot, dst, offset), static_cast<const char*>(src), nbytes,
@@ -206,7 +208,8 @@ void Runtime::get(int server, int slot, std::uint32_t offset, void* dst, std::ui
   // A large get reads the server's memory straight into dst. For bsp_get only when dst is not
   // registered memory: another process may read that memory in this superstep and must see it as it
   // was, so the result can only be written once every read is done (the reply round).
-  if (nbytes >= kDirectBytes && (unbuffered || !registry.overlaps_local(dst, nbytes))) {
+  if (nbytes >= kDirectBytes && (unbuffered || !registry.overlaps_local(dst, nbytes)) &&
+      !world->transport.wide()) {  // between nodes the reply round is no slower than MPI_Rget
     direct_gets_.push_back(
         {server, remote_address(slot, server, offset), static_cast<char*>(dst), nbytes});
     return;
@@ -283,7 +286,13 @@ void Runtime::sync(Group& group, SyncCall call) {
   // Round 1: every stream lands, and one reduction tells everybody what the superstep needs.
   std::uint64_t words[Header::kWords];
   header.encode(words);
-  group.transport.round(ChunkKind::Stream, outgoing_, words, Header::kWords);
+  // A wide transport answers get requests as they arrive: the replies travel while the round
+  // is still confirming that every chunk arrived.
+  const Transport::Arrival serve_early = [this, &group](const Transport::Incoming& chunk) {
+    serve_gets(group, chunk);
+  };
+  group.transport.round(ChunkKind::Stream, outgoing_, words, Header::kWords,
+                        group.transport.wide() ? &serve_early : nullptr);
   const Agreement agreement(words);
   if (!agreement.unanimous()) report_disagreement(group, header);
   if (agreement.any(Header::kMailbox)) mailbox_.acquire();
@@ -316,32 +325,42 @@ void Runtime::sync(Group& group, SyncCall call) {
   }
 }
 
+void Runtime::serve_gets(Group& group, const Transport::Incoming& chunk) {
+  // Read this process's memory now, as it was when the superstep ended (no put has landed yet).
+  if (!(chunk.notes[1] & kNotOnlyMessages)) return;  // messages alone: nothing asked
+  if (replies_used_ == replies_.size()) replies_.emplace_back();
+  Stream& reply = replies_[replies_used_];
+  bool ok = unpack_stream(
+      group.transport.at(chunk), chunk.bytes,
+      [](int, std::uint32_t, const char*, std::uint32_t) {},
+      [&](int slot, std::uint32_t offset, std::uint32_t nbytes) {
+        reply.records().append(registry.address(slot, pid) + offset, nbytes);
+      },
+      [](const char*, std::uint32_t, const char*, std::uint32_t) {});
+  if (!ok) fail("bsp_sync", "internal error: malformed data stream from process %d", chunk.src);
+  if (reply.empty()) return;
+  ++replies_used_;
+  ByteBuffer& bytes = reply.records();
+  // Replies are read by length: the padding is never read.
+  bytes.extend(align8(bytes.size()) - bytes.size());
+  const Transport::Outgoing out{group.rank_of(chunk.src), &reply, {0, 0, 0}};
+  if (group.transport.wide())
+    group.transport.reply(out);
+  else
+    outgoing_.push_back(out);
+}
+
 void Runtime::exchange_gets(Group& group, const std::vector<Transport::Incoming>& streams) {
-  // Serve: read this process's memory now, as it was when the superstep ended.
-  if (replies_.size() < streams.size()) replies_.resize(streams.size());
+  // A wide transport has served every chunk as it arrived, and brought the replies with the
+  // stream round (sync()); here the others.
   outgoing_.clear();
-  for (std::size_t i = 0; i < streams.size(); ++i) {
-    const Transport::Incoming& chunk = streams[i];
-    Stream& reply = replies_[i];
-    bool ok = unpack_stream(
-        group.transport.at(chunk), chunk.bytes,
-        [](int, std::uint32_t, const char*, std::uint32_t) {},
-        [&](int slot, std::uint32_t offset, std::uint32_t nbytes) {
-          reply.records().append(registry.address(slot, pid) + offset, nbytes);
-        },
-        [](const char*, std::uint32_t, const char*, std::uint32_t) {});
-    if (!ok) fail("bsp_sync", "internal error: malformed data stream from process %d", chunk.src);
-    if (reply.empty()) continue;
-    ByteBuffer& bytes = reply.records();
-    // Replies are read by length: the padding is never read.
-    bytes.extend(align8(bytes.size()) - bytes.size());
-    outgoing_.push_back({group.rank_of(chunk.src), &reply, {0, 0, 0}});
-  }
+  if (!group.transport.wide())
+    for (const Transport::Incoming& chunk : streams) serve_gets(group, chunk);
   // Large gets read the servers' memory straight into their destinations, finished before the
   // round's reduction, so every read of the superstep is done when it ends.
   for (const DirectGet& g : direct_gets_) direct_.get(g.server, g.remote, g.dst, g.nbytes);
   direct_.complete();
-  group.transport.round(ChunkKind::Reply, outgoing_, nullptr, 0);
+  if (!group.transport.wide()) group.transport.round(ChunkKind::Reply, outgoing_, nullptr, 0);
   for (const Transport::Incoming& chunk : group.transport.incoming(ChunkKind::Reply)) {
     const char* at = group.transport.at(chunk);
     for (const PendingGet& g : peers_[static_cast<std::size_t>(chunk.src)].gets) {
@@ -349,7 +368,8 @@ void Runtime::exchange_gets(Group& group, const std::vector<Transport::Incoming>
       at += g.nbytes;
     }
   }
-  for (std::size_t i = 0; i < streams.size(); ++i) replies_[i].clear();
+  for (std::size_t i = 0; i < replies_used_; ++i) replies_[i].clear();
+  replies_used_ = 0;
 }
 
 void Runtime::run_direct_puts() {

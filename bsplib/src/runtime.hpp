@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <deque>
 #include <vector>
 
 #include "agreement.hpp"
@@ -160,6 +161,7 @@ class Runtime {
   void check_group_superstep(const Group& group) const;
   [[noreturn]] void report_disagreement(Group& group, const Header& mine);
   void exchange_gets(Group& group, const std::vector<Transport::Incoming>& streams);
+  void serve_gets(Group& group, const Transport::Incoming& chunk);
   void run_direct_puts();
   void apply_puts_and_messages(Group& group, const std::vector<Transport::Incoming>& streams);
   void apply_registrations();
@@ -176,7 +178,8 @@ class Runtime {
   Mailbox mailbox_;
   DirectWindow direct_;
   std::vector<Transport::Outgoing> outgoing_;
-  std::vector<Stream> replies_;
+  std::deque<Stream> replies_;  // (a deque: a reply under way keeps its place as others are added)
+  std::size_t replies_used_ = 0;
   std::uint64_t last_metadata_bytes_ = 0;
 };
 

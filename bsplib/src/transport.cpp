@@ -87,11 +87,15 @@ void wait_any_idle(int n, MPI_Request* requests, int* index) {
   }
 }
 
-void wait_idle(int n, MPI_Request* requests) {
+void wait_idle(int n, MPI_Request* requests, const std::function<void()>* also) {
+  const auto poll_once = [also](int count, MPI_Request* r) {
+    if (also) (*also)();
+    return poll(count, r);
+  };
   // A sync whose peers are all there ends within a few polls: no clock for those (reading it
   // costs about as much as a poll), and they count as waits of no length.
   for (int polls = 0; polls < 256; ++polls) {
-    if (poll(n, requests)) {
+    if (poll_once(n, requests)) {
       typical_wait_seconds *= 0.9;
       return;
     }
@@ -108,13 +112,13 @@ void wait_idle(int n, MPI_Request* requests) {
   do {
     // The clock only every 16 polls: reading it costs about as much as a poll.
     for (int polls = 0; polls < 16; ++polls)
-      if (poll(n, requests)) return finished();
+      if (poll_once(n, requests)) return finished();
   } while (Clock::now() < spin_until);
   long pause = kFirstPauseNs;
   for (;;) {
     timespec sleep_for{0, pause};
     nanosleep(&sleep_for, nullptr);
-    if (poll(n, requests)) return finished();
+    if (poll_once(n, requests)) return finished();
     pause = std::min(pause * 2, kMaxPauseNs);
   }
 }
@@ -173,27 +177,85 @@ MPI_Op unsigned_min_op() {
 
 // ---- MaxReduction -------------------------------------------------------------------------------
 
-MaxReduction::MaxReduction(MPI_Comm comm, int words, int tag) : comm_(comm) {
+namespace {
+
+// A mixed MPI op for reductions with sum words: MAX of the first words of each element, SUM of its
+// last ones. An element is all of a reduction's words (one contiguous type per reduction), whose
+// sum words are looked up by type.
+std::vector<std::pair<MPI_Datatype, std::size_t>> mixed_types;  // type -> its words, sum words
+
+std::size_t words_of(MPI_Datatype type, std::size_t* sums) {
+  for (const auto& [t, packed] : mixed_types)
+    if (t == type) {
+      *sums = packed & 0xffff;
+      return packed >> 16;
+    }
+  *sums = 0;
+  return 0;
+}
+
+void max_and_sum(void* in, void* inout, int* count, MPI_Datatype* type) {
+  std::size_t sums = 0;
+  const std::size_t words = words_of(*type, &sums);
+  const auto* a = static_cast<const std::uint64_t*>(in);
+  auto* b = static_cast<std::uint64_t*>(inout);
+  for (int e = 0; e < *count; ++e, a += words, b += words) {
+    for (std::size_t i = 0; i + sums < words; ++i) b[i] = std::max(a[i], b[i]);
+    for (std::size_t i = words - sums; i < words; ++i) b[i] += a[i];
+  }
+}
+
+MPI_Op max_and_sum_op() {
+  static MPI_Op op = [] {
+    MPI_Op made;
+    MPI_Op_create(&max_and_sum, 1, &made);
+    return made;
+  }();
+  return op;
+}
+
+}  // namespace
+
+void MaxReduction::combine(std::uint64_t* into, const std::uint64_t* from) const {
+  const std::size_t n = mine_.size(), maxed = n - sum_words_;
+  for (std::size_t i = 0; i < maxed; ++i) into[i] = std::max(into[i], from[i]);
+  for (std::size_t i = maxed; i < n; ++i) into[i] += from[i];
+}
+
+MaxReduction::MaxReduction(MPI_Comm comm, int words, int tag, int sum_words)
+    : comm_(comm), sum_words_(static_cast<std::size_t>(sum_words)) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   mine_.assign(static_cast<std::size_t>(words), 0);
   theirs_.assign(static_cast<std::size_t>(words), 0);
+  if (open_shared(rank, size)) return;
   int reach = 1;  // the largest power of two not above size
   while (reach * 2 <= size) reach *= 2;
   if (size > kMaxStepProcesses) {
     collective_steps_ = true;
     for (int r = 1; r < size; r *= 2) ++messages_;  // recursive doubling, as libnbc is told to use
+    if (sum_words_ > 0) {
+      MPI_Type_contiguous(words, MPI_UINT64_T, &mixed_type_);
+      MPI_Type_commit(&mixed_type_);
+      mixed_types.emplace_back(mixed_type_,
+                               static_cast<std::size_t>(words) << 16 | sum_words_);
+    }
+    const int count = sum_words_ > 0 ? 1 : words;
+    const MPI_Datatype type = sum_words_ > 0 ? mixed_type_ : MPI_UINT64_T;
+    const MPI_Op op = sum_words_ > 0 ? max_and_sum_op() : unsigned_max_op();
     // Chosen when bspg is configured (cmake/BspgMpi.cmake): MPI-4's persistent collective, Open
     // MPI 4's extension of it, or (neither) a non-blocking MPI_Iallreduce on every run.
 #if defined(BSPG_HAVE_MPI_ALLREDUCE_INIT)
-    MPI_Allreduce_init(mine_.data(), theirs_.data(), words, MPI_UINT64_T, unsigned_max_op(), comm,
-                       MPI_INFO_NULL, &collective_);
+    MPI_Allreduce_init(mine_.data(), theirs_.data(), count, type, op, comm, MPI_INFO_NULL,
+                       &collective_);
     persistent_ = true;
 #elif defined(BSPG_HAVE_MPIX_ALLREDUCE_INIT)
-    MPIX_Allreduce_init(mine_.data(), theirs_.data(), words, MPI_UINT64_T, unsigned_max_op(), comm,
-                        MPI_INFO_NULL, &collective_);
+    MPIX_Allreduce_init(mine_.data(), theirs_.data(), count, type, op, comm, MPI_INFO_NULL,
+                        &collective_);
     persistent_ = true;
+#else
+    (void)count, (void)type, (void)op;
 #endif
     return;
   }
@@ -235,30 +297,117 @@ MaxReduction::MaxReduction(MPI_Comm comm, int words, int tag) : comm_(comm) {
   }
 }
 
+bool MaxReduction::open_shared(int rank, int size) {
+  if (size < 2 || size > kMaxShmProcesses) return false;
+  // The collectives below block spinning: wait idly until everybody is here (a reduction is made
+  // at a group's first sync, where a process may wait a long while for a late one).
+  MPI_Request arrived;
+  MPI_Ibarrier(comm_, &arrived);
+  wait_idle(&arrived);
+  // Every process must decide alike (the window is collective): all on one node, none of them
+  // short of a core of its own (a spinning reader would keep the writer it waits for from running).
+  MPI_Comm node;
+  MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+  int node_size = 0;
+  MPI_Comm_size(node, &node_size);
+  MPI_Comm_free(&node);
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  int fits = node_size == size && cores >= size ? 1 : 0, all_fit = 0;
+  MPI_Allreduce(&fits, &all_fit, 1, MPI_INT, MPI_MIN, comm_);
+  if (!all_fit) return false;
+  rank_ = rank, size_ = size;
+  // A run number, then the words; 64-byte lines of their own per slot.
+  slot_words_ = (1 + mine_.size() + 7) / 8 * 8;
+  std::uint64_t* base = nullptr;
+  MPI_Win_allocate_shared(static_cast<MPI_Aint>(2 * slot_words_ * sizeof(std::uint64_t)),
+                          sizeof(std::uint64_t), MPI_INFO_NULL, comm_, &base, &shared_);
+  std::fill(base, base + 2 * slot_words_, 0);
+  shared_bases_.resize(static_cast<std::size_t>(size));
+  for (int q = 0; q < size; ++q) {
+    MPI_Aint bytes = 0;
+    int unit = 0;
+    MPI_Win_shared_query(shared_, q, &bytes, &unit, &shared_bases_[static_cast<std::size_t>(q)]);
+  }
+  MPI_Win_lock_all(MPI_MODE_NOCHECK, shared_);
+  MPI_Win_sync(shared_);
+  MPI_Barrier(comm_);  // every slot reads 0 before anybody's first run
+  return true;
+}
+
+std::uint64_t* MaxReduction::slot(int rank, std::uint64_t run) const {
+  return shared_bases_[static_cast<std::size_t>(rank)] + (run & 1) * slot_words_;
+}
+
+void MaxReduction::run_shared(std::uint64_t* words, const std::function<void()>* while_waiting) {
+  const std::uint64_t run = ++runs_;
+  std::uint64_t* mine = slot(rank_, run);
+  std::copy(words, words + mine_.size(), mine + 1);
+  __atomic_store_n(mine, run, __ATOMIC_RELEASE);
+  for (int q = 0; q < size_; ++q) {
+    if (q == rank_) continue;
+    const std::uint64_t* theirs = slot(q, run);
+    if (__atomic_load_n(theirs, __ATOMIC_ACQUIRE) != run) {
+      // Waiting: spin a little (the others are usually a few hundred nanoseconds away), and let
+      // MPI progress between spins, since a peer may wait in MPI_Win_flush for this process's MPI
+      // to take its data (a one-sided put over point-to-point); later sleep between polls.
+      IdlePacer pacer;
+      int flag = 0;
+      for (;;) {
+        for (int spin = 0; spin < 64; ++spin) {
+          if (__atomic_load_n(theirs, __ATOMIC_ACQUIRE) == run) break;
+#if defined(__x86_64__) || defined(__i386__)
+          __builtin_ia32_pause();
+#endif
+        }
+        if (__atomic_load_n(theirs, __ATOMIC_ACQUIRE) == run) break;
+        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm_, &flag, MPI_STATUS_IGNORE);
+        if (while_waiting) (*while_waiting)();
+        pacer.idle();
+      }
+    }
+    combine(words, theirs + 1);
+  }
+}
+
 MaxReduction::~MaxReduction() {
+  if (mixed_type_ != MPI_DATATYPE_NULL) {
+    for (auto it = mixed_types.begin(); it != mixed_types.end(); ++it)
+      if (it->first == mixed_type_) {
+        mixed_types.erase(it);
+        break;
+      }
+    MPI_Type_free(&mixed_type_);
+  }
+  if (shared_ != MPI_WIN_NULL) {
+    MPI_Win_unlock_all(shared_);
+    MPI_Win_free(&shared_);
+  }
   for (Step& step : steps_)
     for (int i = 0; i < step.count; ++i) MPI_Request_free(&step.requests[i]);
   if (persistent_) MPI_Request_free(&collective_);
 }
 
-void MaxReduction::run(std::uint64_t* words) {
+void MaxReduction::run(std::uint64_t* words, const std::function<void()>* while_waiting) {
+  if (shared_ != MPI_WIN_NULL) return run_shared(words, while_waiting);
   std::copy(words, words + mine_.size(), mine_.begin());
   if (collective_steps_) {
     if (persistent_) {
       MPI_Start(&collective_);
+    } else if (sum_words_ > 0) {
+      MPI_Iallreduce(mine_.data(), theirs_.data(), 1, mixed_type_, max_and_sum_op(), comm_,
+                     &collective_);
     } else {
       MPI_Iallreduce(mine_.data(), theirs_.data(), static_cast<int>(mine_.size()), MPI_UINT64_T,
                      unsigned_max_op(), comm_, &collective_);
     }
-    wait_idle(&collective_);
+    wait_idle(&collective_, while_waiting);
     std::copy(theirs_.begin(), theirs_.end(), words);
     return;
   }
   for (Step& step : steps_) {
     MPI_Startall(step.count, step.requests);
-    wait_idle(step.count, step.requests);
-    if (step.combine)
-      for (std::size_t i = 0; i < mine_.size(); ++i) mine_[i] = std::max(mine_[i], theirs_[i]);
+    wait_idle(step.count, step.requests, while_waiting);
+    if (step.combine) combine(mine_.data(), theirs_.data());
   }
   std::copy(mine_.begin(), mine_.end(), words);
 }
@@ -266,11 +415,38 @@ void MaxReduction::run(std::uint64_t* words) {
 // ---- Transport -------------------------------------------------------------------------------
 
 Transport::Transport(MPI_Comm comm, std::vector<int> pids, int rank)
-    : comm_(comm), pids_(std::move(pids)), rank_(rank) {}
+    : comm_(comm), pids_(std::move(pids)), rank_(rank) {
+  // Wide where the group spans nodes (every process decides alike), unless the user chose.
+  int want = 0;
+  if (size() > 1) {
+    MPI_Comm node;
+    MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node);
+    int node_size = 0;
+    MPI_Comm_size(node, &node_size);
+    MPI_Comm_free(&node);
+    want = node_size < size() ? 1 : 0;
+    if (const char* chosen = std::getenv("BSPG_TRANSPORT"); chosen && *chosen) {
+      if (std::strcmp(chosen, "two-sided") == 0)
+        want = 1;
+      else if (std::strcmp(chosen, "one-sided") == 0)
+        want = 0;
+      else
+        fail("bsp_begin", "BSPG_TRANSPORT='%s': choose one-sided or two-sided (or leave it unset)",
+             chosen);
+    }
+    int wide = 0;
+    MPI_Allreduce(&want, &wide, 1, MPI_INT, MPI_MAX, comm_);
+    wide_ = wide != 0;
+  }
+}
 
 Transport::~Transport() { close(); }
 
 void Transport::open() {
+  if (wide_) {  // no windows: messages
+    open_ = true;
+    return;
+  }
   // Window creation is a blocking collective that would spin while a peer is late: wait idly first.
   barrier();
   MPI_Win_allocate(4 * sizeof(std::uint64_t), sizeof(std::uint64_t), MPI_INFO_NULL, comm_,
@@ -309,6 +485,10 @@ void Transport::close() {
   for (auto& reduction : reductions_) reduction.reset();
   barrier_.reset();
   if (!open_) return;
+  if (wide_) {
+    open_ = false;
+    return;
+  }
   for (int channel = 0; channel < kChannels; ++channel) {
     if (!channel_open_[channel]) continue;
     for (Buffer& buffer : buffers_[channel]) {
@@ -361,10 +541,11 @@ void Transport::put_chunk(const Outgoing& chunk, std::uint64_t offset) {
 void Transport::flush_targets() { flush_each(touched_, buffers_[channel_][parity_].win); }
 
 void Transport::round(ChunkKind kind, const std::vector<Outgoing>& out, std::uint64_t* words,
-                      int nwords) {
+                      int nwords, const Arrival* on_arrival) {
   if (!open_) open();
   kind_ = kind;
   channel_ = channel(kind);
+  if (wide_) return round_wide(out, words, nwords, on_arrival);
   if (!channel_open_[channel_]) open_channel(channel_);
   const std::size_t n = out.size();
   sizes_.resize(n);
@@ -404,8 +585,7 @@ void Transport::round(ChunkKind kind, const std::vector<Outgoing>& out, std::uin
 
   // Metadata: chunk headers and the counter's fetch-and-add both ways, and the reduction's rounds.
   metadata_ += n * (sizeof(ChunkHeader) + 2 * sizeof(std::uint64_t));
-  metadata_ +=
-      static_cast<std::uint64_t>(reduction->messages_sent()) * 2 * count * sizeof(std::uint64_t);
+  metadata_ += reduction->bytes_per_run();
   scan();
   metadata_ += incoming_[channel_].size() * (sizeof(ChunkHeader) + 2 * sizeof(std::uint64_t));
 }
@@ -453,13 +633,177 @@ void Transport::scan() {
     if (kind != kind_ || header.bytes % 8 || header.bytes > end - at - sizeof header)
       fail("bsp_sync", "internal error: damaged chunk in the receive buffer at offset %llu",
            static_cast<unsigned long long>(at));
-    incoming.push_back(
-        {static_cast<int>(header.src), kind, at + sizeof header, header.bytes, header.notes});
+    incoming.push_back({static_cast<int>(header.src), kind, base + at + sizeof header,
+                        header.bytes, header.notes});
     at += sizeof header + header.bytes;
   }
   if (at != end) fail("bsp_sync", "internal error: receive buffer ends inside a chunk");
   std::sort(incoming.begin(), incoming.end(),
             [](const Incoming& a, const Incoming& b) { return a.src < b.src; });
+}
+
+// ---- The wide transport: chunks as messages, the round ended by counting -----------------------
+
+namespace {
+constexpr int kWideTag = 3000;  // + 2 * channel + parity: consecutive syncs never share a tag
+}  // namespace
+
+int Transport::wide_tag(int channel) const { return kWideTag + 2 * channel + parity_; }
+
+void Transport::send_wide(ChunkKind kind, const Outgoing& chunk) {
+  WideChannel& wide = wide_channels_[channel(kind)];
+  Stream& stream = *chunk.stream;
+  ByteBuffer& records = stream.records();  // makes sure the headroom exists
+  const ChunkHeader header{static_cast<std::uint32_t>(kind),
+                           static_cast<std::uint32_t>(pids_[static_cast<std::size_t>(rank_)]),
+                           stream.length(), chunk.notes};
+  std::memcpy(records.data(), &header, sizeof header);
+  const char* bytes = records.data();
+  std::size_t n = records.size();
+  if (!stream.externals().empty()) {  // user memory (bsp_hpsend) goes into one message with it
+    wide_laid_out_.emplace_back();
+    ByteBuffer& laid = wide_laid_out_.back();
+    std::size_t from = 0;
+    for (const Stream::External& external : stream.externals()) {
+      laid.append(records.data() + from, external.buffer_offset - from);
+      laid.append(external.data, external.bytes);
+      std::memset(laid.extend(external.padded - external.bytes), 0,
+                  external.padded - external.bytes);
+      from = external.buffer_offset;
+    }
+    laid.append(records.data() + from, records.size() - from);
+    bytes = laid.data();
+    n = laid.size();
+  }
+  if (n > kMaxTransferBytes)
+    fail("bsp_sync",
+         "this superstep sends %llu bytes to process %d in one piece; between nodes one superstep "
+         "sends at most 1 GiB to one process",
+         static_cast<unsigned long long>(n), pids_[static_cast<std::size_t>(chunk.dst)]);
+  if (chunk.dst == rank_) {  // our own: straight into a receive buffer, no message
+    std::vector<ByteBuffer>& chunks = wide.chunks[parity_];
+    if (wide.used == chunks.size()) chunks.emplace_back();
+    ByteBuffer& into = chunks[wide.used++];
+    into.clear();
+    into.append(bytes, n);
+    return;
+  }
+  wide.sends.push_back(MPI_REQUEST_NULL);
+  MPI_Isend(bytes, static_cast<int>(n), MPI_BYTE, chunk.dst, wide_tag(channel(kind)), comm_,
+            &wide.sends.back());
+}
+
+void Transport::reply(const Outgoing& chunk) {
+  if (!wide_) fail("bsp_sync", "internal error: an early reply on a one-sided transport");
+  send_wide(ChunkKind::Reply, chunk);
+}
+
+Transport::Incoming Transport::wide_incoming(int channel, const ByteBuffer& chunk) const {
+  ChunkHeader header;
+  if (chunk.size() < sizeof header) fail("bsp_sync", "internal error: a chunk without a header");
+  std::memcpy(&header, chunk.data(), sizeof header);
+  const auto kind = static_cast<ChunkKind>(header.kind);
+  if ((kind != ChunkKind::Stream && kind != ChunkKind::Reply) || Transport::channel(kind) != channel ||
+      header.bytes % 8 || header.bytes != chunk.size() - sizeof header)
+    fail("bsp_sync", "internal error: damaged chunk from process %u", header.src);
+  return {static_cast<int>(header.src), kind, chunk.data() + sizeof header, header.bytes,
+          header.notes};
+}
+
+void Transport::take_in_wide(int channel, const Arrival* on_arrival) {
+  WideChannel& wide = wide_channels_[channel];
+  std::vector<ByteBuffer>& chunks = wide.chunks[parity_];
+  for (;;) {
+    int arrived = 0;
+    MPI_Message message;
+    MPI_Status status;
+    MPI_Improbe(MPI_ANY_SOURCE, wide_tag(channel), comm_, &arrived, &message, &status);
+    if (!arrived) break;
+    int n = 0;
+    MPI_Get_count(&status, MPI_BYTE, &n);
+    if (wide.used == chunks.size()) chunks.emplace_back();  // moving a ByteBuffer keeps its bytes
+    ByteBuffer& into = chunks[wide.used];
+    wide.receiving.push_back(wide.used++);
+    into.clear();
+    char* at = into.extend(static_cast<std::size_t>(n));
+    wide.receives.push_back(MPI_REQUEST_NULL);
+    MPI_Imrecv(at, n, MPI_BYTE, &message, &wide.receives.back());
+  }
+  if (wide.receives.empty()) return;
+  int done = 0;
+  // Completed requests become MPI_REQUEST_NULL: each is counted, and shown, once.
+  std::vector<int> indices(wide.receives.size());
+  MPI_Testsome(static_cast<int>(wide.receives.size()), wide.receives.data(), &done,
+               indices.data(), MPI_STATUSES_IGNORE);
+  if (done == MPI_UNDEFINED) return;
+  wide.received += static_cast<std::uint64_t>(done);
+  if (on_arrival)
+    for (int i = 0; i < done; ++i)
+      (*on_arrival)(wide_incoming(
+          channel, chunks[wide.receiving[static_cast<std::size_t>(indices[static_cast<std::size_t>(i)])]]));
+}
+
+void Transport::round_wide(const std::vector<Outgoing>& out, std::uint64_t* words, int nwords,
+                           const Arrival* on_arrival) {
+  // Channels this round carries: its own, and with early replies the reply channel too.
+  const int last = on_arrival ? 1 : channel_;
+  for (int c = channel_; c <= last; ++c) {
+    WideChannel& wide = wide_channels_[c];
+    wide.received = 0;
+    wide.sends.clear();
+    wide.receives.clear();
+    wide.receiving.clear();
+  }
+  WideChannel& own = wide_channels_[channel_];
+  const std::size_t first = own.used;
+  for (const Outgoing& chunk : out) send_wide(kind_, chunk);
+  if (on_arrival)  // ours, which no message brings
+    for (std::size_t i = first; i < own.used; ++i)
+      (*on_arrival)(wide_incoming(channel_, own.chunks[parity_][i]));
+
+  // The caller's words (MAX), then per channel the chunks sent and received (summed): once the
+  // sums agree, every chunk of the round has arrived. The first reduction travels with the data;
+  // where it overtook a chunk, another follows.
+  const int channels = last - channel_ + 1;
+  const auto count = static_cast<std::size_t>(nwords + 2 * channels);
+  std::unique_ptr<MaxReduction>& reduction = reductions_[channel_];
+  if (!reduction || static_cast<std::size_t>(reduction->words()) != count)
+    reduction = std::make_unique<MaxReduction>(comm_, static_cast<int>(count),
+                                               1000 + 100 * channel_, 2 * channels);
+  const auto take_in = [this, on_arrival, last] {
+    for (int c = channel_; c <= last; ++c) take_in_wide(c, c == channel_ ? on_arrival : nullptr);
+  };
+  const std::function<void()> meanwhile = take_in;
+  for (;;) {
+    take_in();
+    words_.assign(words, words + nwords);
+    // Sends counted after the receives: a reply sent for a request just received counts now.
+    for (int c = channel_; c <= last; ++c) {
+      words_.push_back(wide_channels_[c].sends.size());
+      words_.push_back(wide_channels_[c].received);
+    }
+    reduction->run(words_.data(), &meanwhile);
+    metadata_ += reduction->bytes_per_run();
+    bool all_arrived = true;
+    for (int c = 0; c < channels; ++c)
+      all_arrived = all_arrived && words_[static_cast<std::size_t>(nwords + 2 * c)] ==
+                                       words_[static_cast<std::size_t>(nwords + 2 * c + 1)];
+    if (all_arrived) break;
+  }
+  std::copy(words_.begin(), words_.begin() + nwords, words);
+  for (int c = channel_; c <= last; ++c) {
+    WideChannel& wide = wide_channels_[c];
+    // Every chunk was received, so every send is matched; its completion is at hand.
+    if (!wide.sends.empty()) wait_idle(static_cast<int>(wide.sends.size()), wide.sends.data());
+    std::vector<Incoming>& incoming = incoming_[c];
+    incoming.clear();
+    for (std::size_t i = 0; i < wide.used; ++i)
+      incoming.push_back(wide_incoming(c, wide.chunks[parity_][i]));
+    std::sort(incoming.begin(), incoming.end(),
+              [](const Incoming& a, const Incoming& b) { return a.src < b.src; });
+    metadata_ += (wide.sends.size() + incoming.size()) * sizeof(ChunkHeader);
+  }
+  wide_laid_out_.clear();
 }
 
 void Transport::barrier() {
@@ -470,6 +814,12 @@ void Transport::barrier() {
 
 void Transport::end_sync() {
   if (!open_) return;
+  if (wide_) {
+    parity_ ^= 1;
+    for (WideChannel& wide : wide_channels_) wide.used = 0;  // the new parity's chunks are read
+    metadata_ = 0;
+    return;
+  }
   // Nobody reserves in these buffers again before we have entered the next sync (see the top).
   // Atomic stores, as every other change of the counters; the next sync's reduction orders them
   // before anybody's next reservation here.

@@ -10,6 +10,14 @@
 // operations for k peers plus one O(log p) collective, and no process ever holds or scans anything
 // of size p x p; an empty superstep is the reduction alone.
 //
+// A group whose processes are on more than one node (sites of a grid, hosts of a cluster) moves its
+// chunks two-sided instead ("wide"): each chunk is one message (MPI_Isend), taken in wherever it
+// comes from (MPI_Improbe, MPI_Imrecv), and the round ends with reductions that also sum the chunks
+// sent and received, until the sums agree. A data superstep then costs about one round trip between
+// the farthest processes (the data and the first reduction travel together; the second confirms),
+// against three for a reservation, a put with its flush, and the reduction: what a wide-area
+// network makes expensive. BSPG_TRANSPORT=one-sided or two-sided chooses for every group.
+//
 // Receive buffers alternate between syncs: a process may already deliver into a peer's buffer for
 // sync i+1 while that peer still reads what sync i brought, but it can reach the peer's buffer of
 // sync i+2 only after passing sync i+1's reduction, which the peer joins only after it finished
@@ -29,6 +37,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <vector>
@@ -37,14 +46,17 @@
 
 namespace bspg {
 
-// Waits for all n requests; polls, then sleeps between polls (see above).
-void wait_idle(int n, MPI_Request* requests);
+// Waits for all n requests; polls, then sleeps between polls (see above). `also`, where given,
+// runs at every poll (a wide transport takes in what arrives meanwhile).
+void wait_idle(int n, MPI_Request* requests, const std::function<void()>* also = nullptr);
 // Says how many processes of the job share this node: where they outnumber its cores, polls yield
 // the core (sched_yield) unless the MPI does so itself (Open MPI's mpi_yield_when_idle, which its
 // mpirun sets then); MPICH's polls never yield, and a polling process would keep the peer it
 // waits for from running.
 void processes_on_this_node(int count);
-inline void wait_idle(MPI_Request* request) { wait_idle(1, request); }
+inline void wait_idle(MPI_Request* request, const std::function<void()>* also = nullptr) {
+  wait_idle(1, request, also);
+}
 // Waits until one of the n requests completes (polls, then sleeps); *index says which.
 void wait_any_idle(int n, MPI_Request* requests, int* index);
 
@@ -56,24 +68,35 @@ MPI_Op unsigned_max_op();
 MPI_Op unsigned_min_op();
 
 // An element-wise MAX of a fixed number of 64-bit words over a communicator, in place, every wait
-// idle. Up to kMaxStepProcesses processes by recursive doubling over persistent point-to-point
-// requests set up once (ceil(log2 p) exchanges): Open MPI 4.1's non-blocking collectives (libnbc)
-// walk a schedule and allocate on every call, which costs a third more than its blocking
-// MPI_Allreduce at p = 2. Beyond that a persistent non-blocking MPI_Allreduce (MPI-4's
-// MPI_Allreduce_init or Open MPI 4's MPIX_Allreduce_init, set up once; MPI_Iallreduce where the
-// MPI has neither), which is the faster of the two
-// where processes outnumber cores. Collective: every process of comm calls run() equally often.
+// idle. Up to kMaxShmProcesses processes that share one node and have a core each: through shared
+// memory, each process writing its words into a slot of its own and reading the others' (no MPI
+// message at all: an empty superstep then costs about what MPI_Barrier does). Otherwise, up to
+// kMaxStepProcesses processes by recursive doubling over persistent point-to-point requests set up
+// once (ceil(log2 p) exchanges): Open MPI 4.1's non-blocking collectives (libnbc) walk a schedule
+// and allocate on every call, which costs a third more than its blocking MPI_Allreduce at p = 2.
+// Beyond that a persistent non-blocking MPI_Allreduce (MPI-4's MPI_Allreduce_init or Open MPI 4's
+// MPIX_Allreduce_init, set up once; MPI_Iallreduce where the MPI has neither), which is the faster
+// of the two where processes outnumber cores. Collective: every process of comm calls run()
+// equally often.
 class MaxReduction {
  public:
   static constexpr int kMaxStepProcesses = 4;
-  MaxReduction(MPI_Comm comm, int words, int tag);
+  static constexpr int kMaxShmProcesses = 8;
+  // The last sum_words of the words are summed instead (counts a wide transport agrees on).
+  MaxReduction(MPI_Comm comm, int words, int tag, int sum_words = 0);
   MaxReduction(const MaxReduction&) = delete;
   MaxReduction& operator=(const MaxReduction&) = delete;
   ~MaxReduction();
   int words() const { return static_cast<int>(mine_.size()); }
-  void run(std::uint64_t* words);
-  // Messages this process sends in one run (for the metadata figures).
-  int messages_sent() const { return messages_; }
+  // `while_waiting`, where given, runs at every poll while the reduction waits.
+  void run(std::uint64_t* words, const std::function<void()>* while_waiting = nullptr);
+  // Bytes this process sends and receives in one run, or writes and reads in shared memory (for
+  // the metadata figures).
+  std::uint64_t bytes_per_run() const {
+    const std::uint64_t word_bytes = mine_.size() * sizeof(std::uint64_t);
+    return shared_ != MPI_WIN_NULL ? static_cast<std::uint64_t>(size_) * word_bytes
+                                   : static_cast<std::uint64_t>(messages_) * 2 * word_bytes;
+  }
 
  private:
   struct Step {
@@ -88,6 +111,20 @@ class MaxReduction {
   MPI_Request collective_ = MPI_REQUEST_NULL;
   bool persistent_ = false;
   int messages_ = 0;
+  // Shared memory: per process two slots (runs alternate between them, so that a process one run
+  // ahead never overwrites what a slower one still reads), each a run number and the words.
+  bool open_shared(int rank, int size);
+  void run_shared(std::uint64_t* words, const std::function<void()>* while_waiting);
+  // into := into combined with from (MAX, and the sum words summed).
+  void combine(std::uint64_t* into, const std::uint64_t* from) const;
+  std::size_t sum_words_ = 0;
+  MPI_Datatype mixed_type_ = MPI_DATATYPE_NULL;  // the words as one element, for a mixed MPI op
+  std::uint64_t* slot(int rank, std::uint64_t run) const;
+  MPI_Win shared_ = MPI_WIN_NULL;
+  std::vector<std::uint64_t*> shared_bases_;
+  std::size_t slot_words_ = 0;
+  std::uint64_t runs_ = 0;
+  int rank_ = 0, size_ = 1;
 };
 
 // Paces a polling loop of one's own the same way: idle() after a poll that found nothing (returns
@@ -135,8 +172,7 @@ class Transport {
   struct Incoming {
     int src;  // global pid
     ChunkKind kind;
-    // Of the stream bytes in this sync's receive buffer of that kind (see at()).
-    std::uint64_t offset;
+    const char* data;  // the stream bytes: valid until the sync after the next begins
     std::uint64_t bytes;
     ChunkNotes notes;
   };
@@ -146,13 +182,21 @@ class Transport {
   // by sender pid. Costs O(k + log p) messages for k chunks. Each kind of round has receive buffers
   // of its own: a process still reading one round's chunks cannot be overtaken by a faster one
   // delivering the next round's.
-  void round(ChunkKind kind, const std::vector<Outgoing>& out, std::uint64_t* words, int nwords);
+  // Wide: on_arrival, where given, sees every stream chunk of the round as it arrives, and may
+  // answer it at once with reply(): the stream round then also brings every reply, and ends only
+  // once they have all arrived (incoming(Reply) lists them; no reply round follows).
+  using Arrival = std::function<void(const Incoming&)>;
+  void round(ChunkKind kind, const std::vector<Outgoing>& out, std::uint64_t* words, int nwords,
+             const Arrival* on_arrival = nullptr);
+  // Wide only, from on_arrival: sends a reply chunk now. The stream must stay as it is until the
+  // round ends.
+  void reply(const Outgoing& chunk);
   // The chunks of the last round of `kind` (a round of the other kind leaves them be).
   const std::vector<Incoming>& incoming(ChunkKind kind) const { return incoming_[channel(kind)]; }
-  // Where an incoming chunk's bytes are now (a buffer that grew moved).
-  const char* at(const Incoming& chunk) const {
-    return buffers_[channel(chunk.kind)][parity_].base + chunk.offset;
-  }
+  // Where an incoming chunk's bytes are.
+  const char* at(const Incoming& chunk) const { return chunk.data; }
+  // Whether this group's chunks move two-sided (see above; decided when it is made).
+  bool wide() const { return wide_; }
 
   // Collective: nobody returns before everybody has called it (idle waiting).
   void barrier();
@@ -180,10 +224,31 @@ class Transport {
   void flush_targets();
   void scan();
   int counter_index() const { return 2 * channel_ + parity_; }
+  void round_wide(const std::vector<Outgoing>& out, std::uint64_t* words, int nwords,
+                  const Arrival* on_arrival);
+  int wide_tag(int channel) const;
+  // Sends a chunk of `kind` (or keeps it, for ourselves).
+  void send_wide(ChunkKind kind, const Outgoing& chunk);
+  // Starts receiving every chunk of `channel` that has arrived; counts those done, shows stream
+  // chunks to on_arrival.
+  void take_in_wide(int channel, const Arrival* on_arrival);
+  Incoming wide_incoming(int channel, const ByteBuffer& chunk) const;
 
   MPI_Comm comm_;
   std::vector<int> pids_;
   int rank_;
+  bool wide_ = false;
+  // Wide: each received chunk in a buffer of its own, per channel and parity (reused), the
+  // requests under way, and what the round sent and received so far.
+  struct WideChannel {
+    std::vector<ByteBuffer> chunks[2];  // per parity, reused
+    std::size_t used = 0;               // of this sync's buffers
+    std::vector<MPI_Request> sends, receives;
+    std::vector<std::size_t> receiving;  // the chunk each receive fills
+    std::uint64_t received = 0;          // receives completed in this round
+  };
+  WideChannel wide_channels_[2];
+  std::vector<ByteBuffer> wide_laid_out_;  // streams with externals, laid out to send
   bool open_ = false;
   int parity_ = 0;
   int channel_ = 0;  // of the round under way

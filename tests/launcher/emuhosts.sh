@@ -19,6 +19,12 @@
 # on real machines. The caller must run in a network namespace of its own (tests/sealed.sh): the
 # bridge is made there. A host that is down or crashed has its address taken by the caller's lo, so
 # that connecting to it is refused, as in the loopback mode.
+# EMU_SITES="1 1 2 2" (with EMU_NETNS=1): host i belongs to site Si (1-9), and each site is a network
+# of its own: a bridge bspgbrNETsK, hosts 10.(200+K).NET.i, routed through the caller's namespace
+# (10.(200+K).NET.254 there). hosts.yaml names each host's site (site1, site2, ...). EMU_DELAY_MS=D
+# holds every packet between two sites D ms (one way; EMU_NETDELAY names tests/launcher's netdelay,
+# which holds them, through iptables-legacy's NFQUEUE), and between the caller and the sites other
+# than EMU_LAUNCHER_SITE (default 1): the caller, where bsprun runs, sits at that site.
 # NET is chosen per DIR (a hash of DIR, then the next free one) and claimed under /tmp/bspg-emuhosts,
 # so two test runs at once do not collide; EMU_NET=N asks for 127.0.N.0/24 (fails if it is taken).
 # EMU_PATH sets the PATH of sessions on the hosts (shell start-up files may still add to it).
@@ -33,11 +39,14 @@
 #   id_ed25519[.pub]   test user key (authorized for root on every host)
 #   known_hosts        every host's key, for its address (port 22)
 #   hosts.yaml         bspg host file: defaults user root, identity, known_hosts; hosts emu1..emuN, slots 2
+#                      (EMU_SLOTS=N: N)
 #   hosts.txt          Open MPI plain host file (names; use with ssh_config)
 #   ssh_config         OpenSSH client config: `ssh -F DIR/ssh_config emu1`
 #   pids               one line per host: "<i> <sshd pid> <mount namespace>"
 #   net                the NET number; emu<i>/ holds host i's sshd config, keys, log and loadavg file
-#   address_prefix     what host i's address is made of: "127.0.NET." or "10.200.NET." (then i)
+#   address_prefix     what host i's address is made of: "127.0.NET." or "10.200.NET." (then i);
+#                      with EMU_SITES, that of site 1's hosts ("10.201.NET.")
+#   addresses          host i's address on line i
 set -euo pipefail
 
 die() { echo "emuhosts.sh: $*" >&2; exit 1; }
@@ -48,6 +57,14 @@ start_done=0
 prefix=${EMU_PREFIX:-emu}
 netns=${EMU_NETNS:-0}
 [[ $netns =~ ^[01]$ ]] || { echo "emuhosts.sh: EMU_NETNS must be 0 or 1, not '$netns'" >&2; exit 2; }
+sites=${EMU_SITES:-}
+delay_ms=${EMU_DELAY_MS:-0}
+launcher_site=${EMU_LAUNCHER_SITE:-1}
+[[ $sites =~ ^([1-9]( [1-9])*)?$ ]] || { echo "emuhosts.sh: EMU_SITES must be site numbers 1-9, one per host, not '$sites'" >&2; exit 2; }
+[[ $delay_ms =~ ^[0-9]+([.][0-9]+)?$ ]] || { echo "emuhosts.sh: EMU_DELAY_MS must be a number of milliseconds, not '$delay_ms'" >&2; exit 2; }
+[[ $launcher_site =~ ^[1-9]$ ]] || { echo "emuhosts.sh: EMU_LAUNCHER_SITE must be 1-9, not '$launcher_site'" >&2; exit 2; }
+if [ -n "$sites" ] && [ "$netns" != 1 ]; then echo "emuhosts.sh: EMU_SITES needs EMU_NETNS=1" >&2; exit 2; fi
+[[ ${EMU_SLOTS:-2} =~ ^[1-9][0-9]{0,3}$ ]] || { echo "emuhosts.sh: EMU_SLOTS must be 1-9999, not '${EMU_SLOTS:-}'" >&2; exit 2; }
 
 abs_dir() { mkdir -p "$1" && (cd "$1" && pwd); }
 
@@ -168,9 +185,22 @@ cmd_stop() {
     unpin_all
     rm -f "$dir/pids"
   fi
-  # The network mode's bridge, and the addresses of hosts that went down (on this namespace's lo).
+  # The sites' delay: its packet filter rules, then the program that held the packets.
+  if [ -f "$dir/delay_rules" ]; then
+    while read -r rule; do
+      # shellcheck disable=SC2086  # a rule is words
+      iptables-legacy -D $rule 2>/dev/null || true
+    done <"$dir/delay_rules"
+    rm -f "$dir/delay_rules"
+  fi
+  if [ -f "$dir/netdelay.pid" ]; then
+    p=$(cat "$dir/netdelay.pid")
+    if [ "$(cat "/proc/$p/comm" 2>/dev/null || true)" = netdelay ]; then stop_pids "$p"; fi
+    rm -f "$dir/netdelay.pid" "$dir/netdelay.ready"
+  fi
+  # The network mode's bridges, and the addresses of hosts that went down (on this namespace's lo).
   if [ -f "$dir/bridge" ]; then
-    ip link del "$(cat "$dir/bridge")" 2>/dev/null || true
+    while read -r p; do ip link del "$p" 2>/dev/null || true; done <"$dir/bridge"
     rm -f "$dir/bridge"
   fi
   if [ -f "$dir/taken_addresses" ]; then
@@ -194,6 +224,45 @@ wait_banner() {
     sleep 0.1
   done
   return 1
+}
+
+# EMU_SITES: a bridge per site in this namespace, which routes between them; with EMU_DELAY_MS the
+# packets between sites (and between this machine and the other sites) wait in netdelay.
+start_sites() {
+  local dir=$1 net=$2 site k j; shift 2
+  local distinct=()
+  for site in "$@"; do [[ " ${distinct[*]} " == *" $site "* ]] || distinct+=("$site"); done
+  : >"$dir/bridge"
+  for k in "${distinct[@]}"; do
+    ip link del "bspgbr${net}s$k" 2>/dev/null || true
+    echo "bspgbr${net}s$k" >>"$dir/bridge"
+    ip link add "bspgbr${net}s$k" type bridge || die "cannot make the bridge bspgbr${net}s$k"
+    ip addr add "10.$((200 + k)).$net.254/24" dev "bspgbr${net}s$k"
+    ip link set "bspgbr${net}s$k" up
+  done
+  echo 1 >/proc/sys/net/ipv4/ip_forward || die "cannot route between the sites (ip_forward)"
+  [ "$delay_ms" != 0 ] && [ "$delay_ms" != 0.0 ] || return 0
+  # Queue number: the network's, so that two tests at once do not share a queue.
+  "$EMU_NETDELAY" "$net" "$delay_ms" "$dir/netdelay.ready" </dev/null >>"$dir/netdelay.log" 2>&1 &
+  echo $! >"$dir/netdelay.pid"
+  local t
+  for ((t = 0; t < 100; t++)); do [ -f "$dir/netdelay.ready" ] && break; sleep 0.05; done
+  [ -f "$dir/netdelay.ready" ] || die "netdelay did not start: $(cat "$dir/netdelay.log" 2>/dev/null)"
+  : >"$dir/delay_rules"
+  add_rule() {
+    # shellcheck disable=SC2068  # a rule is words
+    iptables-legacy -A $@ -j NFQUEUE --queue-num "$net" || die "iptables-legacy -A $* failed"
+    echo "$* -j NFQUEUE --queue-num $net" >>"$dir/delay_rules"
+  }
+  for k in "${distinct[@]}"; do
+    for j in "${distinct[@]}"; do
+      [ "$k" = "$j" ] || add_rule FORWARD -s "10.$((200 + k)).$net.0/24" -d "10.$((200 + j)).$net.0/24"
+    done
+    if [ "$k" != "$launcher_site" ]; then
+      add_rule OUTPUT -d "10.$((200 + k)).$net.0/24"
+      add_rule INPUT -s "10.$((200 + k)).$net.0/24"
+    fi
+  done
 }
 
 cmd_start() {
@@ -221,13 +290,21 @@ cmd_start() {
   fi
 
   dir_has_live_hosts "$dir" && cmd_stop "$dir"
-  local count=$# net i address_prefix bridge=""
+  local count=$# net i address_prefix bridge="" site_of=()
+  if [ -n "$sites" ]; then
+    read -r -a site_of <<<"$sites"
+    [ "${#site_of[@]}" -eq "$count" ] || die "EMU_SITES names ${#site_of[@]} site(s) for $count host(s)"
+    if [ "$delay_ms" != 0 ] && [ "$delay_ms" != 0.0 ]; then
+      [ -x "${EMU_NETDELAY:-}" ] || die "EMU_DELAY_MS needs EMU_NETDELAY, the path of tests/launcher's netdelay"
+      command -v iptables-legacy >/dev/null || die "EMU_DELAY_MS needs iptables-legacy (Debian's iptables)"
+    fi
+  fi
   net=$(claim_net "$dir" "$count")
   echo "$net" >"$dir/net"
   # From here on, any failure (set -e) stops what was started.
   trap '[ "$start_done" = 1 ] || cmd_stop "$dir"' EXIT
   address_prefix="127.0.$net."
-  if [ "$netns" = 1 ]; then
+  if [ "$netns" = 1 ] && [ -z "$sites" ]; then
     address_prefix="10.200.$net."
     bridge="bspgbr$net"
     ip link del "$bridge" 2>/dev/null || true
@@ -235,6 +312,9 @@ cmd_start() {
     ip link add "$bridge" type bridge || die "cannot make the bridge $bridge"
     ip addr add "${address_prefix}254/24" dev "$bridge"
     ip link set "$bridge" up
+  elif [ -n "$sites" ]; then
+    address_prefix="10.201.$net."
+    start_sites "$dir" "$net" "${site_of[@]}"
   fi
   echo "$address_prefix" >"$dir/address_prefix"
 
@@ -244,8 +324,10 @@ cmd_start() {
   : >"$dir/pids"
   local names=() addrs=()
   for ((i = 1; i <= count; i++)); do
-    names+=("$prefix$i"); addrs+=("$address_prefix$i")
+    names+=("$prefix$i")
+    if [ -n "$sites" ]; then addrs+=("10.$((200 + site_of[i - 1])).$net.$i"); else addrs+=("$address_prefix$i"); fi
   done
+  printf '%s\n' "${addrs[@]}" >"$dir/addresses"
 
   i=0
   for load in "$@"; do
@@ -290,6 +372,8 @@ EOF
         ip link set lo up
         ip addr add "$5/24" dev eth0
         ip link set eth0 up
+        # Other sites through the caller (the router), at .254 on this network.
+        [ -z "$6" ] || ip route add default via "${5%.*}.254"
       fi
       mount -t tmpfs -o mode=0755 bspg-emu-run /run
       mkdir -m 0755 /run/sshd
@@ -302,7 +386,7 @@ EOF
         done
       fi
       exec /usr/sbin/sshd -D -f "$2/sshd_config" -E "$2/sshd.log"
-    ' emuhost "$name" "$h" "${EMU_PRIVATE_DIRS:-}" "${EMU_NO_RC:-}" "$([ "$netns" = 0 ] || echo "$addr")" \
+    ' emuhost "$name" "$h" "${EMU_PRIVATE_DIRS:-}" "${EMU_NO_RC:-}" "$([ "$netns" = 0 ] || echo "$addr")" "$sites" \
       </dev/null >>"$h/sshd.log" 2>&1 &
     local pid=$!
     # Wait for the namespace to be set up (the hostname is the last thing unshare changes before exec).
@@ -314,10 +398,10 @@ EOF
       sleep 0.05
     done
     echo "$i $pid $ns" >>"$dir/pids"
-    if [ -n "$bridge" ]; then  # the host's end of a veth pair goes into its namespace as eth0
+    if [ -n "$bridge" ] || [ -n "$sites" ]; then  # the host's end of a veth pair goes into its namespace as eth0
       ip link add "bspge$net-$i" type veth peer name eth0 netns "$pid" \
         || die "cannot give host $name its network interface"
-      ip link set "bspge$net-$i" master "$bridge" up
+      ip link set "bspge$net-$i" master "$([ -z "$sites" ] && echo "$bridge" || echo "bspgbr${net}s${site_of[i - 1]}")" up
     fi
   done
 
@@ -352,12 +436,13 @@ EOF
     for ((i = 1; i <= count; i++)); do
       echo "  - name: ${names[$((i - 1))]}"
       echo "    address: ${addrs[$((i - 1))]}"
-      echo "    slots: 2"
+      echo "    slots: ${EMU_SLOTS:-2}"
+      [ -z "$sites" ] || echo "    site: site${site_of[i - 1]}"
     done
   } >"$dir/hosts.yaml"
   {
     echo "# Open MPI plain host file; names resolve through: ssh -F $dir/ssh_config"
-    for ((i = 1; i <= count; i++)); do echo "${names[$((i - 1))]} slots=2"; done
+    for ((i = 1; i <= count; i++)); do echo "${names[$((i - 1))]} slots=${EMU_SLOTS:-2}"; done
   } >"$dir/hosts.txt"
 
   # Every sshd must accept a connection within ~10 s.
@@ -371,7 +456,11 @@ EOF
     fi
   done <"$dir/pids"
   start_done=1
-  echo "emuhosts.sh: $count host(s) up: ${names[*]} on $address_prefix""1-$count$([ -z "$bridge" ] || echo " (bridge $bridge, this machine ${address_prefix}254)") (ssh -F $dir/ssh_config ${names[0]})"
+  if [ -n "$sites" ]; then
+    echo "emuhosts.sh: $count host(s) up: ${names[*]} at sites ${site_of[*]} (10.20K.$net.i; ${delay_ms} ms one way between sites; this machine at site $launcher_site) (ssh -F $dir/ssh_config ${names[0]})"
+  else
+    echo "emuhosts.sh: $count host(s) up: ${names[*]} on $address_prefix""1-$count$([ -z "$bridge" ] || echo " (bridge $bridge, this machine ${address_prefix}254)") (ssh -F $dir/ssh_config ${names[0]})"
+  fi
 }
 
 host_line() {  # prints "<pid> <ns>" of host I in DIR
@@ -395,7 +484,7 @@ take_address() {
   local dir=$1 i=$2
   [ -f "$dir/bridge" ] || return 0
   local address
-  address="$(cat "$dir/address_prefix")$i"
+  address=$(sed -n "${i}p" "$dir/addresses")
   ip addr add "$address/32" dev lo 2>/dev/null || return 0
   echo "$address" >>"$dir/taken_addresses"
 }

@@ -153,6 +153,31 @@ sites)
   expect_match job.rsl '\(hosts=\("?emu[12]:1"? "?emu[12]:1"?\)\)'
   ;;
 
+wide_area)
+  # Two sites of two hosts, 25 ms one way between them (netdelay), bsprun at site 1, one process
+  # per host: the delay is in place (no connection across is quicker than a round trip), the job's
+  # subjobs are the sites, a BSP program gives the right answer across them, and bspwan runs.
+  : "${NETDELAY:?}" "${BSPWAN:?}"
+  command -v iptables-legacy >/dev/null || { echo "SKIP: needs iptables-legacy (Debian's iptables)"; exit 77; }
+  unset OMPI_MCA_oob_tcp_if_include OMPI_MCA_btl_tcp_if_include  # each host has a network of its own
+  EMU_NETNS=1 EMU_SITES="1 1 2 2" EMU_DELAY_MS=25 EMU_SLOTS=1 EMU_NETDELAY=$NETDELAY start_hosts 0.1 0.1 0.1 0.1
+  net=$(cat net)
+  connect_ms() {  # from emu1: milliseconds to connect to ADDRESS:22 and read its banner
+    ssh -F ssh_config emu1 "s=\$(date +%s%N); timeout 5 bash -c 'exec 3<>/dev/tcp/$1/22; head -c 4 <&3' >/dev/null; echo \$(( (\$(date +%s%N) - s) / 1000000 ))"
+  }
+  across=$(connect_ms "10.202.$net.3")
+  [ -n "$across" ] && [ "$across" -ge 50 ] || fail "emu1 reached emu3 (the other site) in '$across' ms, under one 50 ms round trip"
+  expect_match hosts.yaml "^    site: site2$"
+  run_bsprun -p 4 --hostfile hosts.yaml "$EXCHANGE"
+  expect_status 0
+  expect_count "$out" "^bsp_exchange: pid [0-3] of 4 on emu[1-4] subjob [01] of 2: ok$" 4
+  expect_match "$out" "^bsp_exchange: 4 processes, all correct$"
+  run_bsprun -p 4 --hostfile hosts.yaml "$BSPWAN" --quick --words 100
+  expect_status 0
+  expect_match "$out" "p = 4 in 2 subjob"
+  expect_count "$out" "^(sync|put|get|bulk|group) .* (PASS|FAIL)$" 5
+  ;;
+
 bsp_program)
   # A BSP program (puts, gets, messages) across three hosts gives the right answer over TCP.
   start_hosts 0.1 0.1 0.1

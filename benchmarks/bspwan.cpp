@@ -1,0 +1,401 @@
+// bspwan - supersteps across sites: bspg against plain MPI on the same processes, in one run, for
+// the cases a program spread over a wide area meets (see --help). Meant for a job of two subjobs
+// (bsprun's sites) with a delay between them; benchmarks/wan_sites.sh runs it on emulated sites.
+#include <mpi.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench_support.h"
+#include "bsp.h"
+#include "bspg.h"
+
+namespace {
+
+constexpr const char* kProgram = "bspwan";
+constexpr int kWarmupRepetitions = 1;
+
+const char* const kUsage =
+    "NAME\n"
+    "    bspwan - bspg's supersteps across sites, against plain MPI on the same processes\n"
+    "\n"
+    "SYNOPSIS\n"
+    "    bsprun -p P --hostfile HOSTS bspwan [--reps N] [--quick] [--words H] [--csv FILE]\n"
+    "    bspwan --help\n"
+    "\n"
+    "DESCRIPTION\n"
+    "    bspwan times bspg and plain MPI on the same processes in the same run, each bspg\n"
+    "    repetition followed by an MPI one. A repetition's time is that of its slowest process;\n"
+    "    the table gives medians, the ratio bspg/MPI and a target for it (each repetition times\n"
+    "    4 steps in a row and counts their mean). The job's subjobs\n"
+    "    (bsprun's sites: bspg_subjob) stand for the sites; each process's partner is the\n"
+    "    process of the same rank in the next subjob (itself where there is one subjob).\n"
+    "    Every repetition checks what arrived; wrong data stops the run with a message.\n"
+    "\n"
+    "    sync       an empty bsp_sync against MPI_Allreduce of one int; <= 1.25x\n"
+    "    put        every process puts H words (one bsp_put each) to its partner, then\n"
+    "               bsp_sync, against MPI_Alltoall of the counts and MPI_Alltoallv of\n"
+    "               (index, value) pairs, as MPI programs send irregular traffic; <= 1.25x\n"
+    "    get        every process gets H words (one bsp_get each) from its partner, then\n"
+    "               bsp_sync, against the same MPI exchange; <= 1.5x\n"
+    "    bulk       one bsp_put of 1 MiB to the partner, then bsp_sync, against\n"
+    "               MPI_Sendrecv of 1 MiB and MPI_Barrier; <= 1.25x\n"
+    "    group      one bsp_put to the next process of the same subjob, then bspg_group_sync\n"
+    "               of the subjob, against MPI_Sendrecv of one word and MPI_Barrier on a\n"
+    "               communicator of the subjob: no wide-area traffic in either; <= 2x\n"
+    "\n"
+    "OPTIONS\n"
+    "    --reps N     repetitions per case and variant (default 11; 1 to 100000)\n"
+    "    --quick      3 repetitions (unless --reps is given)\n"
+    "    --words H    words per process in put and get (default 1000; 1 to 1000000)\n"
+    "    --csv FILE   also write the table to FILE as CSV\n"
+    "    -h, --help   print this text and exit\n"
+    "\n"
+    "EXIT STATUS\n"
+    "    0 measured (also when a target is missed); 2 bad options; other non-zero: a process\n"
+    "    aborted with a message (wrong data, unwritable CSV file)\n"
+    "\n"
+    "EXAMPLE\n"
+    "    bsprun -p 4 --hostfile sites.yaml bspwan\n";
+
+struct Options : bench::CommonOptions {
+  std::string csv;
+  long words = 1000;
+};
+
+std::optional<int> parse_options(int argc, char** argv, Options& opt) {
+  const std::string error =
+      bench::read_options(argc, argv, kProgram, opt, [&](bench::OptionReader& option) {
+        if (option.name() == "--csv") return option.take_text("file name", &opt.csv);
+        if (option.name() == "--words") return option.take_count(1, 1000000, &opt.words);
+        return option.unmatched();
+      });
+  if (opt.quick && !opt.reps_given) opt.reps = 3;
+  if (!opt.quick && !opt.reps_given) opt.reps = 11;
+  return bench::exit_before_begin(error, opt, kProgram, kUsage);
+}
+
+// Who is where: subjobs are the sites; the partner is the same rank in the next subjob.
+struct Layout {
+  int pid = 0, nprocs = 1, subjob = 0, nsubjobs = 1;
+  int partner = 0;        // in the next subjob (or this process, with one subjob)
+  int next_in_site = 0;   // the next process of this subjob (cyclically)
+  MPI_Comm site = MPI_COMM_NULL;  // the subjob's processes, for plain MPI's group case
+};
+
+Layout find_layout() {
+  Layout l;
+  l.pid = bsp_pid();
+  l.nprocs = bsp_nprocs();
+  l.subjob = bspg_subjob();
+  l.nsubjobs = bspg_nsubjobs();
+  // Subjob members in pid order (every process knows every process's subjob).
+  std::vector<int> subjob_of(static_cast<std::size_t>(l.nprocs));
+  MPI_Allgather(&l.subjob, 1, MPI_INT, subjob_of.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  auto members = [&](int s) {
+    std::vector<int> m;
+    for (int q = 0; q < l.nprocs; ++q)
+      if (subjob_of[static_cast<std::size_t>(q)] == s) m.push_back(q);
+    return m;
+  };
+  const std::vector<int> mine = members(l.subjob);
+  const auto index = static_cast<std::size_t>(
+      std::find(mine.begin(), mine.end(), l.pid) - mine.begin());
+  l.next_in_site = mine[(index + 1) % mine.size()];
+  const std::vector<int> next = members((l.subjob + 1) % l.nsubjobs);
+  l.partner = next[index % next.size()];
+  MPI_Comm_split(MPI_COMM_WORLD, l.subjob, l.pid, &l.site);
+  return l;
+}
+
+class Table {
+ public:
+  explicit Table(const std::string& csv_path) {
+    if (bsp_pid() != 0) return;
+    if (!csv_path.empty()) {
+      csv_ = std::fopen(csv_path.c_str(), "w");
+      if (!csv_)
+        bsp_abort("%s: cannot write %s: %s\n", kProgram, csv_path.c_str(), std::strerror(errno));
+      std::fprintf(csv_, "case,bspg_median_ms,mpi_median_ms,ratio,target,result\n");
+    }
+    std::printf("%-7s %-44s %11s %11s %8s %8s  %s\n", "case", "what", "bspg (ms)", "MPI (ms)",
+                "ratio", "target", "result");
+  }
+  ~Table() {
+    if (csv_) std::fclose(csv_);
+  }
+  void add(const char* name, const char* what, const bench::Alternation& t, double target) {
+    if (bsp_pid() != 0) return;
+    const bool pass = t.ratio() <= target;
+    ++targets_;
+    met_ += pass ? 1 : 0;
+    char target_text[32];
+    std::snprintf(target_text, sizeof target_text, "<= %gx", target);
+    std::printf("%-7s %-44s %11.3f %11.3f %7.2fx %8s  %s\n", name, what, t.bspg_us / 1000,
+                t.raw_us / 1000, t.ratio(), target_text, pass ? "PASS" : "FAIL");
+    std::fflush(stdout);
+    if (csv_)
+      std::fprintf(csv_, "%s,%.4f,%.4f,%.4f,%g,%s\n", name, t.bspg_us / 1000, t.raw_us / 1000,
+                   t.ratio(), target, pass ? "PASS" : "FAIL");
+  }
+  void finish() const {
+    if (bsp_pid() == 0) std::printf("\n%d of %d targets met\n", met_, targets_);
+  }
+
+ private:
+  FILE* csv_ = nullptr;
+  int targets_ = 0, met_ = 0;
+};
+
+// The value word i of process src carries in repetition rep (exact in a double).
+double value(int rep, int src, long i) {
+  return static_cast<double>(rep % 1024) * 1e9 + static_cast<double>(src) * 1e6 +
+         static_cast<double>(i);
+}
+
+void check(bool ok, const char* variant, int rep, const char* what, long i) {
+  if (!ok)
+    bsp_abort("%s: %s, repetition %d: wrong data on process %d at word %ld (%s)\n", kProgram,
+              variant, rep, bsp_pid(), i, what);
+}
+
+// A step's time: the mean of kBackToBack steps in a row after a barrier. Processes leave a barrier
+// up to half a round trip apart; a single step would count that skew, steps in a row spread it.
+constexpr int kBackToBack = 4;
+template <typename Step>
+double timed(Step step) {
+  MPI_Barrier(MPI_COMM_WORLD);
+  const double start = bench::seconds_now();
+  for (int i = 0; i < kBackToBack; ++i) step();
+  return (bench::seconds_now() - start) / kBackToBack;
+}
+
+// The exchange an MPI program writes for one superstep's irregular traffic: counts by
+// MPI_Alltoall, then (index, value) pairs by MPI_Alltoallv; returns the pairs received.
+struct Pair {
+  double index, value;
+};
+std::vector<Pair> mpi_exchange(const std::vector<int>& dest, const std::vector<Pair>& pairs) {
+  const int p = bsp_nprocs();
+  std::vector<int> send_counts(static_cast<std::size_t>(p)), recv_counts(static_cast<std::size_t>(p));
+  for (int d : dest) ++send_counts[static_cast<std::size_t>(d)];
+  std::vector<int> send_offsets(static_cast<std::size_t>(p)), recv_offsets(static_cast<std::size_t>(p));
+  for (int q = 1; q < p; ++q)
+    send_offsets[static_cast<std::size_t>(q)] =
+        send_offsets[static_cast<std::size_t>(q) - 1] + send_counts[static_cast<std::size_t>(q) - 1];
+  std::vector<Pair> packed(pairs.size());
+  std::vector<int> fill = send_offsets;
+  for (std::size_t i = 0; i < pairs.size(); ++i) packed[static_cast<std::size_t>(fill[static_cast<std::size_t>(dest[i])]++)] = pairs[i];
+  MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  int total = 0;
+  for (int q = 0; q < p; ++q) {
+    recv_offsets[static_cast<std::size_t>(q)] = total;
+    total += recv_counts[static_cast<std::size_t>(q)];
+  }
+  std::vector<Pair> received(static_cast<std::size_t>(total));
+  MPI_Datatype pair;
+  MPI_Type_contiguous(2, MPI_DOUBLE, &pair);
+  MPI_Type_commit(&pair);
+  MPI_Alltoallv(packed.data(), send_counts.data(), send_offsets.data(), pair, received.data(),
+                recv_counts.data(), recv_offsets.data(), pair, MPI_COMM_WORLD);
+  MPI_Type_free(&pair);
+  return received;
+}
+
+void run_sync(const Options& opt, Table& table) {
+  table.add("sync", "empty bsp_sync vs MPI_Allreduce of an int",
+            bench::time_alternating(
+                opt.reps, kWarmupRepetitions, [](int) { return timed([] { bsp_sync(); }); },
+                [](int) {
+                  return timed([] {
+                    int one = 1, sum = 0;
+                    MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+                  });
+                }),
+            1.25);
+}
+
+void run_words(const Options& opt, const Layout& l, Table& table) {
+  const long h = opt.words;
+  std::vector<double> mine(static_cast<std::size_t>(h)), area(static_cast<std::size_t>(h)),
+      got(static_cast<std::size_t>(h));
+  bsp_push_reg(area.data(), static_cast<int>(h * sizeof(double)));
+  bsp_push_reg(mine.data(), static_cast<int>(h * sizeof(double)));
+  bsp_sync();
+  // Who sends to me: the process whose partner I am.
+  std::vector<int> partner_of(static_cast<std::size_t>(l.nprocs));
+  MPI_Allgather(&l.partner, 1, MPI_INT, partner_of.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  int source = -1;
+  for (int q = 0; q < l.nprocs; ++q)
+    if (partner_of[static_cast<std::size_t>(q)] == l.pid) source = q;
+  auto prepare = [&](int rep) {
+    for (long i = 0; i < h; ++i) mine[static_cast<std::size_t>(i)] = value(rep, l.pid, i);
+    std::fill(area.begin(), area.end(), -1.0);
+    std::fill(got.begin(), got.end(), -1.0);
+    bsp_sync();  // everybody's area is ready before anybody puts
+  };
+  std::vector<int> dest(static_cast<std::size_t>(h), l.partner);
+  auto mpi_once = [&](int rep) {
+    prepare(rep);
+    std::vector<Pair> pairs(static_cast<std::size_t>(h));
+    for (long i = 0; i < h; ++i)
+      pairs[static_cast<std::size_t>(i)] = {static_cast<double>(i), mine[static_cast<std::size_t>(i)]};
+    std::vector<Pair> received;
+    const double t = timed([&] { received = mpi_exchange(dest, pairs); });
+    for (const Pair& r : received) area[static_cast<std::size_t>(r.index)] = r.value;
+    for (long i = 0; i < h; ++i)
+      check(area[static_cast<std::size_t>(i)] == value(rep, source, i), "MPI", rep, "exchange", i);
+    return t;
+  };
+  table.add("put", "h single-word bsp_puts to the partner",
+            bench::time_alternating(
+                opt.reps, kWarmupRepetitions,
+                [&](int rep) {
+                  prepare(rep);
+                  const double t = timed([&] {
+                    for (long i = 0; i < h; ++i)
+                      bsp_put(l.partner, &mine[static_cast<std::size_t>(i)], area.data(),
+                              static_cast<int>(i * sizeof(double)), sizeof(double));
+                    bsp_sync();
+                  });
+                  for (long i = 0; i < h; ++i)
+                    check(area[static_cast<std::size_t>(i)] == value(rep, source, i), "bsp_put",
+                          rep, "put", i);
+                  return t;
+                },
+                mpi_once),
+            1.25);
+  table.add("get", "h single-word bsp_gets from the partner",
+            bench::time_alternating(
+                opt.reps, kWarmupRepetitions,
+                [&](int rep) {
+                  prepare(rep);
+                  const double t = timed([&] {
+                    for (long i = 0; i < h; ++i)
+                      bsp_get(l.partner, mine.data(), static_cast<int>(i * sizeof(double)),
+                              &got[static_cast<std::size_t>(i)], sizeof(double));
+                    bsp_sync();
+                  });
+                  for (long i = 0; i < h; ++i)
+                    check(got[static_cast<std::size_t>(i)] == value(rep, l.partner, i), "bsp_get",
+                          rep, "get", i);
+                  return t;
+                },
+                mpi_once),
+            1.5);
+  bsp_pop_reg(mine.data());
+  bsp_pop_reg(area.data());
+  bsp_sync();
+}
+
+void run_bulk(const Options& opt, const Layout& l, Table& table) {
+  constexpr long kWords = (1 << 20) / sizeof(double);
+  std::vector<double> mine(kWords), area(kWords), received(kWords);
+  bsp_push_reg(area.data(), static_cast<int>(kWords * sizeof(double)));
+  bsp_sync();
+  std::vector<int> partner_of(static_cast<std::size_t>(l.nprocs));
+  MPI_Allgather(&l.partner, 1, MPI_INT, partner_of.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  int source = -1;
+  for (int q = 0; q < l.nprocs; ++q)
+    if (partner_of[static_cast<std::size_t>(q)] == l.pid) source = q;
+  auto prepare = [&](int rep) {
+    for (long i = 0; i < kWords; ++i) mine[static_cast<std::size_t>(i)] = value(rep, l.pid, i);
+    std::fill(area.begin(), area.end(), -1.0);
+    bsp_sync();
+  };
+  table.add("bulk", "one bsp_put of 1 MiB vs MPI_Sendrecv + Barrier",
+            bench::time_alternating(
+                opt.reps, kWarmupRepetitions,
+                [&](int rep) {
+                  prepare(rep);
+                  const double t = timed([&] {
+                    bsp_put(l.partner, mine.data(), area.data(), 0,
+                            static_cast<int>(kWords * sizeof(double)));
+                    bsp_sync();
+                  });
+                  check(area[0] == value(rep, source, 0) &&
+                            area[kWords - 1] == value(rep, source, kWords - 1),
+                        "bsp_put", rep, "1 MiB put", 0);
+                  return t;
+                },
+                [&](int rep) {
+                  prepare(rep);
+                  const double t = timed([&] {
+                    MPI_Sendrecv(mine.data(), static_cast<int>(kWords), MPI_DOUBLE, l.partner, 7,
+                                 received.data(), static_cast<int>(kWords), MPI_DOUBLE, source, 7,
+                                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                    MPI_Barrier(MPI_COMM_WORLD);
+                  });
+                  check(received[kWords - 1] == value(rep, source, kWords - 1), "MPI", rep,
+                        "1 MiB sendrecv", kWords - 1);
+                  return t;
+                }),
+            1.25);
+  bsp_pop_reg(area.data());
+  bsp_sync();
+}
+
+void run_group(const Options& opt, const Layout& l, Table& table) {
+  double word = 0, slot = -1;
+  bsp_push_reg(&slot, sizeof slot);
+  bsp_sync();
+  const int group = bspg_subjob_group();
+  int site_rank = 0, site_size = 1;
+  MPI_Comm_rank(l.site, &site_rank);
+  MPI_Comm_size(l.site, &site_size);
+  const int next = (site_rank + 1) % site_size, previous = (site_rank + site_size - 1) % site_size;
+  table.add("group", "bsp_put + bspg_group_sync of the subjob",
+            bench::time_alternating(
+                opt.reps, kWarmupRepetitions,
+                [&](int rep) {
+                  word = rep;
+                  return timed([&] {
+                    bsp_put(l.next_in_site, &word, &slot, 0, sizeof word);
+                    bspg_group_sync(group);
+                  });
+                },
+                [&](int rep) {
+                  word = rep;
+                  double in = -1;
+                  return timed([&] {
+                    MPI_Sendrecv(&word, 1, MPI_DOUBLE, next, 8, &in, 1, MPI_DOUBLE, previous, 8,
+                                 l.site, MPI_STATUS_IGNORE);
+                    MPI_Barrier(l.site);
+                  });
+                }),
+            2.0);
+  bsp_pop_reg(&slot);
+  bsp_sync();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opt;
+  if (const auto status = parse_options(argc, argv, opt)) return *status;
+  bsp_begin(bsp_nprocs());
+  bench::require_mpi_world(kProgram);
+  Layout layout = find_layout();
+  if (bsp_pid() == 0)
+    std::printf(
+        "bspwan: bspg against plain MPI in the same run, p = %d in %d subjob(s), %ld "
+        "repetitions per row, h = %ld words\n  (medians of the slowest process's time; "
+        "partner: the same rank in the next subjob)\n\n",
+        bsp_nprocs(), bspg_nsubjobs(), opt.reps, opt.words);
+  {
+    Table table(opt.csv);
+    run_sync(opt, table);
+    run_words(opt, layout, table);
+    run_bulk(opt, layout, table);
+    run_group(opt, layout, table);
+    table.finish();
+  }
+  MPI_Comm_free(&layout.site);
+  bsp_end();
+  return 0;
+}
