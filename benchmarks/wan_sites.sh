@@ -3,6 +3,7 @@
 # delays: bspg's supersteps against plain MPI on the same hosts (issue: grid-grade supersteps).
 #
 #   benchmarks/wan_sites.sh [--build DIR] [--delays "0 5 25"] [--reps N] [--words H] [--procs P]
+#                           [--transport one-sided|two-sided]
 #
 # Starts 2P emulated hosts (tests/launcher/emuhosts.sh: an sshd each, in namespaces of its own),
 # P at site 1 and P at site 2, one slot each, the sites' packets held D ms one way by
@@ -10,10 +11,11 @@
 #   bsprun -p 2P --hostfile hosts.yaml bspwan --reps N --words H
 # for each delay D, stops the hosts, and prints one table: case x delay, bspg and MPI medians and
 # their ratio. Needs root, unshare, sshd and iptables-legacy; runs sealed (tests/sealed.sh), so no
-# packet leaves the machine. Defaults: build/, delays 0 5 25 ms, 11 repetitions, h = 1000, P = 2.
+# packet leaves the machine. Defaults: build/, delays 0 5 25 ms, 11 repetitions, h = 1000, P = 2;
+# --transport passes BSPG_TRANSPORT (bsp(3)) to the job, to compare bspg's two ways of moving data.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build=$here/build delays="0 5 25" reps=11 words=1000 procs=2
+build=$here/build delays="0 5 25" reps=11 words=1000 procs=2 transport=
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=$(cd "$2" && pwd); shift 2 ;;
@@ -21,16 +23,18 @@ while [ $# -gt 0 ]; do
     --reps) reps=$2; shift 2 ;;
     --words) words=$2; shift 2 ;;
     --procs) procs=$2; shift 2 ;;
+    --transport) transport=$2; shift 2 ;;
     -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "wan_sites.sh: unknown argument '$1' (--help)" >&2; exit 2 ;;
   esac
 done
 [[ $delays =~ ^[0-9]+( [0-9]+)*$ ]] || { echo "wan_sites.sh: --delays takes whole milliseconds, e.g. \"0 5 25\"" >&2; exit 2; }
 [[ $procs =~ ^[1-4]$ ]] || { echo "wan_sites.sh: --procs must be 1 to 4" >&2; exit 2; }
+case "$transport" in ""|one-sided|two-sided) ;; *) echo "wan_sites.sh: --transport must be one-sided or two-sided" >&2; exit 2 ;; esac
 for f in "$build/bin/bsprun" "$build/bin/bspwan" "$build/tests/launcher/netdelay"; do
   [ -x "$f" ] || { echo "wan_sites.sh: $f is missing: build first (./bspg.sh build; netdelay needs libnetfilter-queue-dev)" >&2; exit 1; }
 done
-if ! "$here/tests/sealed.sh" --check; then exec "$here/tests/sealed.sh" "$0" --build "$build" --delays "$delays" --reps "$reps" --words "$words" --procs "$procs"; fi
+if ! "$here/tests/sealed.sh" --check; then exec "$here/tests/sealed.sh" "$0" --build "$build" --delays "$delays" --reps "$reps" --words "$words" --procs "$procs" ${transport:+--transport "$transport"}; fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/bspg-wan-XXXXXX")
 cleanup() { "$here/tests/launcher/emuhosts.sh" stop "$work/hosts" >/dev/null 2>&1 || true; rm -rf "$work"; }
@@ -44,12 +48,15 @@ for d in $delays; do
   EMU_NETNS=1 EMU_SITES="${site_list% }" EMU_DELAY_MS=$d EMU_SLOTS=1 EMU_NO_RC=1 \
     EMU_NETDELAY="$build/tests/launcher/netdelay" \
     "$here/tests/launcher/emuhosts.sh" start "$work/hosts" $loads >&2
-  timeout 900 "$build/bin/bsprun" -p $((2 * procs)) --hostfile "$work/hosts/hosts.yaml" \
+  # MPICH's proxies connect back to mpiexec by this machine's host name, which the hosts cannot
+  # reach in their own networks: Hydra's interface setting names site 1's bridge instead.
+  export HYDRA_IFACE="bspgbr$(cat "$work/hosts/net")s1"
+  timeout 900 "$build/bin/bsprun" -p $((2 * procs)) --hostfile "$work/hosts/hosts.yaml" ${transport:+-x BSPG_TRANSPORT="$transport"} ${UCX_TLS:+-x UCX_TLS} \
     "$build/bin/bspwan" --reps "$reps" --words "$words" --csv "$work/wan-$d.csv" >&2
   "$here/tests/launcher/emuhosts.sh" stop "$work/hosts" >&2
 done
 echo
-echo "bspwan across 2 emulated sites of $procs host(s) each, one process per host, h = $words, $reps repetitions (medians, ms):"
+echo "bspwan across 2 emulated sites of $procs host(s) each, one process per host, h = $words, $reps repetitions${transport:+, BSPG_TRANSPORT=$transport} (medians, ms):"
 printf '%-7s' case
 for d in $delays; do printf ' | %22s' "$d ms: bspg / MPI (x)"; done
 echo

@@ -134,6 +134,8 @@ Runtime::Runtime(MPI_Comm comm_in, int pid_in, int nprocs_in)
       subjob_sizes.resize(static_cast<std::size_t>(k) + 1, 0);
     ++subjob_sizes[static_cast<std::size_t>(k)];
   }
+  subjob_of_pid = all;
+  world->transport.set_sites(all);  // subjobs are sites: reductions between nodes go by them
   subjob_group = split(subjob);
   MPI_Barrier(comm);
   start_time = MPI_Wtime();
@@ -154,7 +156,10 @@ int Runtime::split(int color) {
   MPI_Comm_rank(group_comm, &rank);
   std::vector<int> members(static_cast<std::size_t>(size));
   MPI_Allgather(&pid, 1, MPI_INT, members.data(), 1, MPI_INT, group_comm);
+  std::vector<int> sites;
+  for (int member : members) sites.push_back(subjob_of_pid[static_cast<std::size_t>(member)]);
   groups.push_back(std::make_unique<Group>(group_comm, std::move(members), rank, nprocs));
+  groups.back()->transport.set_sites(std::move(sites));
   return handle;
 }
 

@@ -93,6 +93,7 @@ class Runtime {
   int subjob = 0;
   std::vector<int> subjob_sizes;
   int subjob_group = -1;
+  std::vector<int> subjob_of_pid;
 
   // Superstep checkpoints (bspg_persist, bspg_checkpoint, bspg_resume): made at first use.
   std::unique_ptr<Checkpoints> checkpoints;

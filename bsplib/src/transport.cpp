@@ -222,13 +222,15 @@ void MaxReduction::combine(std::uint64_t* into, const std::uint64_t* from) const
   for (std::size_t i = maxed; i < n; ++i) into[i] += from[i];
 }
 
-MaxReduction::MaxReduction(MPI_Comm comm, int words, int tag, int sum_words)
+MaxReduction::MaxReduction(MPI_Comm comm, int words, int tag, int sum_words,
+                           const std::vector<int>& sites)
     : comm_(comm), sum_words_(static_cast<std::size_t>(sum_words)) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   mine_.assign(static_cast<std::size_t>(words), 0);
   theirs_.assign(static_cast<std::size_t>(words), 0);
+  if (open_sites(rank, sites, tag)) return;
   if (open_shared(rank, size)) return;
   int reach = 1;  // the largest power of two not above size
   while (reach * 2 <= size) reach *= 2;
@@ -369,7 +371,90 @@ void MaxReduction::run_shared(std::uint64_t* words, const std::function<void()>*
   }
 }
 
+bool MaxReduction::open_sites(int rank, const std::vector<int>& sites, int tag) {
+  const auto size = static_cast<int>(sites.size());
+  if (size < 2) return false;
+  std::vector<int> distinct(sites);
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  const auto nsites = static_cast<int>(distinct.size());
+  // One site, or every rank a site of its own: nothing to gain over the plain reduction. Nor with
+  // two sites of equal size, one after the other, a power of two in all: recursive doubling
+  // crosses between them once, and pairs each process with one of the other site, whose data
+  // the reduction's message then follows on the same connection.
+  if (nsites < 2 || nsites == size) return false;
+  const auto first_site_size =
+      static_cast<int>(std::count(sites.begin(), sites.end(), sites.front()));
+  const bool halves = nsites == 2 && 2 * first_site_size == size &&
+                      std::all_of(sites.begin(), sites.begin() + first_site_size,
+                                  [&](int s) { return s == sites.front(); });
+  if (halves && (size & (size - 1)) == 0) return false;
+  const int site = sites[static_cast<std::size_t>(rank)];
+  MPI_Comm_split(comm_, site, rank, &site_comm_);
+  int site_rank = 0;
+  MPI_Comm_rank(site_comm_, &site_rank);
+  MPI_Comm_split(comm_, site_rank == 0 ? 0 : MPI_UNDEFINED, site, &leaders_comm_);
+  const int words = static_cast<int>(mine_.size());
+  in_site_ = std::make_unique<MaxReduction>(site_comm_, words, tag, static_cast<int>(sum_words_));
+  identity_.assign(mine_.size(), 0);
+  if (leaders_comm_ == MPI_COMM_NULL) return true;
+  if (nsites > kMaxDirectSites) {
+    among_sites_ =
+        std::make_unique<MaxReduction>(leaders_comm_, words, tag, static_cast<int>(sum_words_));
+    return true;
+  }
+  // All with all: one step, whatever the number of sites.
+  int leader = 0;
+  MPI_Comm_rank(leaders_comm_, &leader);
+  from_sites_.assign(static_cast<std::size_t>(nsites) * mine_.size(), 0);
+  for (int other = 0; other < nsites; ++other) {
+    if (other == leader) continue;
+    leader_requests_.push_back(MPI_REQUEST_NULL);
+    MPI_Send_init(mine_.data(), words, MPI_UINT64_T, other, tag + 50, leaders_comm_,
+                  &leader_requests_.back());
+    leader_requests_.push_back(MPI_REQUEST_NULL);
+    MPI_Recv_init(&from_sites_[static_cast<std::size_t>(other) * mine_.size()], words, MPI_UINT64_T,
+                  other, tag + 50, leaders_comm_, &leader_requests_.back());
+    messages_ += 1;
+  }
+  return true;
+}
+
+void MaxReduction::run_sites(std::uint64_t* words, const std::function<void()>* while_waiting) {
+  in_site_->run(words, while_waiting);  // the site's
+  if (among_sites_) {
+    among_sites_->run(words, while_waiting);
+  } else if (!leader_requests_.empty()) {
+    std::copy(words, words + mine_.size(), mine_.begin());
+    MPI_Startall(static_cast<int>(leader_requests_.size()), leader_requests_.data());
+    wait_idle(static_cast<int>(leader_requests_.size()), leader_requests_.data(), while_waiting);
+    int leader = 0;
+    MPI_Comm_rank(leaders_comm_, &leader);
+    for (std::size_t other = 0; other < from_sites_.size() / mine_.size(); ++other)
+      if (static_cast<int>(other) != leader) combine(words, &from_sites_[other * mine_.size()]);
+  }
+  // The site's first rank hands the result to the others: they add nothing (zero is the identity
+  // of MAX and of the sums).
+  if (leaders_comm_ == MPI_COMM_NULL) std::copy(identity_.begin(), identity_.end(), words);
+  in_site_->run(words, while_waiting);
+}
+
+std::uint64_t MaxReduction::bytes_per_run() const {
+  const std::uint64_t word_bytes = mine_.size() * sizeof(std::uint64_t);
+  if (in_site_)
+    return 2 * in_site_->bytes_per_run() +
+           (among_sites_ ? among_sites_->bytes_per_run()
+                         : static_cast<std::uint64_t>(messages_) * 2 * word_bytes);
+  return shared_ != MPI_WIN_NULL ? static_cast<std::uint64_t>(size_) * word_bytes
+                                 : static_cast<std::uint64_t>(messages_) * 2 * word_bytes;
+}
+
 MaxReduction::~MaxReduction() {
+  for (MPI_Request& r : leader_requests_) MPI_Request_free(&r);
+  in_site_.reset();
+  among_sites_.reset();
+  if (site_comm_ != MPI_COMM_NULL) MPI_Comm_free(&site_comm_);
+  if (leaders_comm_ != MPI_COMM_NULL) MPI_Comm_free(&leaders_comm_);
   if (mixed_type_ != MPI_DATATYPE_NULL) {
     for (auto it = mixed_types.begin(); it != mixed_types.end(); ++it)
       if (it->first == mixed_type_) {
@@ -388,6 +473,7 @@ MaxReduction::~MaxReduction() {
 }
 
 void MaxReduction::run(std::uint64_t* words, const std::function<void()>* while_waiting) {
+  if (in_site_) return run_sites(words, while_waiting);
   if (shared_ != MPI_WIN_NULL) return run_shared(words, while_waiting);
   std::copy(words, words + mine_.size(), mine_.begin());
   if (collective_steps_) {
@@ -769,7 +855,7 @@ void Transport::round_wide(const std::vector<Outgoing>& out, std::uint64_t* word
   std::unique_ptr<MaxReduction>& reduction = reductions_[channel_];
   if (!reduction || static_cast<std::size_t>(reduction->words()) != count)
     reduction = std::make_unique<MaxReduction>(comm_, static_cast<int>(count),
-                                               1000 + 100 * channel_, 2 * channels);
+                                               1000 + 100 * channel_, 2 * channels, sites_);
   const auto take_in = [this, on_arrival, last] {
     for (int c = channel_; c <= last; ++c) take_in_wide(c, c == channel_ ? on_arrival : nullptr);
   };
@@ -807,7 +893,9 @@ void Transport::round_wide(const std::vector<Outgoing>& out, std::uint64_t* word
 }
 
 void Transport::barrier() {
-  if (!barrier_) barrier_ = std::make_unique<MaxReduction>(comm_, 1, 900);
+  if (!barrier_)
+    barrier_ =
+        std::make_unique<MaxReduction>(comm_, 1, 900, 0, wide_ ? sites_ : std::vector<int>{});
   std::uint64_t nothing = 0;
   barrier_->run(&nothing);
 }

@@ -83,7 +83,13 @@ class MaxReduction {
   static constexpr int kMaxStepProcesses = 4;
   static constexpr int kMaxShmProcesses = 8;
   // The last sum_words of the words are summed instead (counts a wide transport agrees on).
-  MaxReduction(MPI_Comm comm, int words, int tag, int sum_words = 0);
+  // sites: each rank's site (bsprun's subjob), or empty. Where the ranks are on several sites and
+  // not each on one of its own, the reduction goes by sites: inside each site, one exchange
+  // between the sites' first ranks (all with all, up to kMaxDirectSites sites), and inside each
+  // site again: one wide-area step whatever the sites' number and sizes.
+  MaxReduction(MPI_Comm comm, int words, int tag, int sum_words = 0,
+               const std::vector<int>& sites = {});
+  static constexpr int kMaxDirectSites = 8;
   MaxReduction(const MaxReduction&) = delete;
   MaxReduction& operator=(const MaxReduction&) = delete;
   ~MaxReduction();
@@ -92,11 +98,7 @@ class MaxReduction {
   void run(std::uint64_t* words, const std::function<void()>* while_waiting = nullptr);
   // Bytes this process sends and receives in one run, or writes and reads in shared memory (for
   // the metadata figures).
-  std::uint64_t bytes_per_run() const {
-    const std::uint64_t word_bytes = mine_.size() * sizeof(std::uint64_t);
-    return shared_ != MPI_WIN_NULL ? static_cast<std::uint64_t>(size_) * word_bytes
-                                   : static_cast<std::uint64_t>(messages_) * 2 * word_bytes;
-  }
+  std::uint64_t bytes_per_run() const;
 
  private:
   struct Step {
@@ -119,6 +121,14 @@ class MaxReduction {
   void combine(std::uint64_t* into, const std::uint64_t* from) const;
   std::size_t sum_words_ = 0;
   MPI_Datatype mixed_type_ = MPI_DATATYPE_NULL;  // the words as one element, for a mixed MPI op
+  // By sites: the site's reduction, and for its first rank the exchange with the other sites'.
+  bool open_sites(int rank, const std::vector<int>& sites, int tag);
+  void run_sites(std::uint64_t* words, const std::function<void()>* while_waiting);
+  std::unique_ptr<MaxReduction> in_site_, among_sites_;
+  MPI_Comm site_comm_ = MPI_COMM_NULL, leaders_comm_ = MPI_COMM_NULL;
+  std::vector<MPI_Request> leader_requests_;  // persistent: a send and a receive per other site
+  std::vector<std::uint64_t> from_sites_;     // what the other sites' first ranks sent
+  std::vector<std::uint64_t> identity_;       // zeros: what a site's other ranks add at the end
   std::uint64_t* slot(int rank, std::uint64_t run) const;
   MPI_Win shared_ = MPI_WIN_NULL;
   std::vector<std::uint64_t*> shared_bases_;
@@ -203,6 +213,9 @@ class Transport {
   // Ends this process's part of a sync: the next sync uses the other receive buffers. Chunks of
   // this sync stay readable until the sync after the next begins.
   void end_sync();
+  // Each group rank's site (subjob), before the first round or barrier: a wide transport's
+  // reductions then go by sites (MaxReduction).
+  void set_sites(std::vector<int> site_of_rank) { sites_ = std::move(site_of_rank); }
 
   int size() const { return static_cast<int>(pids_.size()); }
   // Bytes of metadata this process sent and received so far in this sync (chunk headers, counter
@@ -238,6 +251,7 @@ class Transport {
   std::vector<int> pids_;
   int rank_;
   bool wide_ = false;
+  std::vector<int> sites_;
   // Wide: each received chunk in a buffer of its own, per channel and parity (reused), the
   // requests under way, and what the round sent and received so far.
   struct WideChannel {

@@ -162,6 +162,9 @@ wide_area)
   unset OMPI_MCA_oob_tcp_if_include OMPI_MCA_btl_tcp_if_include  # each host has a network of its own
   EMU_NETNS=1 EMU_SITES="1 1 2 2" EMU_DELAY_MS=25 EMU_SLOTS=1 EMU_NETDELAY=$NETDELAY start_hosts 0.1 0.1 0.1 0.1
   net=$(cat net)
+  # MPICH's proxies connect back to mpiexec by this machine's host name, which the hosts in their
+  # own networks cannot reach; Hydra's interface setting names site 1's bridge instead.
+  export HYDRA_IFACE=bspgbr${net}s1
   connect_ms() {  # from emu1: milliseconds to connect to ADDRESS:22 and read its banner
     ssh -F ssh_config emu1 "s=\$(date +%s%N); timeout 5 bash -c 'exec 3<>/dev/tcp/$1/22; head -c 4 <&3' >/dev/null; echo \$(( (\$(date +%s%N) - s) / 1000000 ))"
   }
