@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 #include <queue>
+#include <set>
 #include <sstream>
 
 #include "options.h"
@@ -29,6 +30,13 @@ std::string memory_text(long long kb) {
   return buf;
 }
 
+std::string rtt_text(double ms) {
+  if (ms < 0) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, ms < 10 ? "%.2f" : "%.1f", ms);
+  return buf;
+}
+
 std::string address_of(const hosts::HostSpec& h) { return h.address.empty() ? h.name : h.address; }
 
 // One row per candidate; `status` is the last column.
@@ -41,22 +49,160 @@ std::string render_table(const std::vector<hosts::ProbeResult>& probes,
   }
   std::ostringstream out;
   char buf[512];
-  std::snprintf(buf, sizeof buf, "%-*s  %-*s  %5s  %6s  %8s  %s\n", int(name_w), "HOST",
-                int(addr_w), "ADDRESS", "CORES", "LOAD", "FREE-MEM", "PROCESSES");
+  std::snprintf(buf, sizeof buf, "%-*s  %-*s  %5s  %6s  %8s  %7s  %s\n", int(name_w), "HOST",
+                int(addr_w), "ADDRESS", "CORES", "LOAD", "FREE-MEM", "RTT-MS", "PROCESSES");
   out << buf;
   for (size_t i = 0; i < probes.size(); ++i) {
     const auto& p = probes[i];
     if (p.ok) {
-      std::snprintf(buf, sizeof buf, "%-*s  %-*s  %5d  %6.2f  %8s  ", int(name_w),
+      std::snprintf(buf, sizeof buf, "%-*s  %-*s  %5d  %6.2f  %8s  %7s  ", int(name_w),
                     p.host.name.c_str(), int(addr_w), address_of(p.host).c_str(), p.cores, p.load1,
-                    memory_text(p.mem_available_kb).c_str());
+                    memory_text(p.mem_available_kb).c_str(), rtt_text(p.round_trip_ms).c_str());
     } else {
-      std::snprintf(buf, sizeof buf, "%-*s  %-*s  %5s  %6s  %8s  ", int(name_w),
-                    p.host.name.c_str(), int(addr_w), address_of(p.host).c_str(), "-", "-", "-");
+      std::snprintf(buf, sizeof buf, "%-*s  %-*s  %5s  %6s  %8s  %7s  ", int(name_w),
+                    p.host.name.c_str(), int(addr_w), address_of(p.host).c_str(), "-", "-", "-",
+                    "-");
     }
     out << buf << untrusted::printable(status[i]) << "\n";
   }
   return out.str();
+}
+
+// One line per site: its reachable hosts and the shortest round trip to one of them from here.
+std::string site_lines(const std::vector<hosts::ProbeResult>& probes) {
+  struct Site {
+    int hosts = 0, reachable = 0;
+    double rtt = -1;
+  };
+  std::vector<std::pair<std::string, Site>> sites;  // in host file order
+  for (const auto& p : probes) {
+    if (p.host.site.empty()) continue;
+    auto it = std::find_if(sites.begin(), sites.end(),
+                           [&](const auto& s) { return s.first == p.host.site; });
+    if (it == sites.end()) it = sites.insert(sites.end(), {p.host.site, Site{}});
+    ++it->second.hosts;
+    if (!p.ok) continue;
+    ++it->second.reachable;
+    if (p.round_trip_ms >= 0 && (it->second.rtt < 0 || p.round_trip_ms < it->second.rtt))
+      it->second.rtt = p.round_trip_ms;
+  }
+  std::string text;
+  for (const auto& [name, site] : sites) {
+    text += "site " + untrusted::printable(name) + ": " + std::to_string(site.reachable) + " of " +
+            std::to_string(site.hosts) + " host" + (site.hosts == 1 ? "" : "s") + " reachable";
+    if (site.rtt >= 0) text += ", round trip from here " + rtt_text(site.rtt) + " ms";
+    text += "\n";
+  }
+  return text;
+}
+
+// Hosts whose free capacity left differs by less than this (in cores) count as equally good:
+// load averages move by that much from one minute to the next.
+constexpr double kSimilarCores = 0.25;
+
+std::string cores_text(double cores) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", cores);
+  return buf;
+}
+
+// The water filling of allocate.h, by sites: each site (and all hosts without one, together)
+// keeps its hosts in a heap by capacity left. A process goes to the best host of the sites already
+// in use unless a host elsewhere is clearly better (kSimilarCores; any host with a whole core
+// left is good enough); a new site is then the one with the most room among the equally good.
+// Where no host has a site this is the plain water filling, and in every case the placement of
+// k processes is the first k of the placement of more (master mode relies on it).
+void place(Allocation& a, const std::vector<size_t>& order, int nprocs) {
+  using Entry = std::pair<double, int>;  // (capacity left, -rank): the largest is next
+  std::map<std::string, int> site_index;
+  std::vector<std::string> site_names{""};  // index 0: the hosts without a site
+  std::vector<int> site_of(order.size(), 0);
+  for (size_t r = 0; r < order.size(); ++r) {
+    const std::string& site = a.candidates[order[r]].probe.host.site;
+    if (site.empty()) continue;
+    auto [it, added] = site_index.emplace(site, static_cast<int>(site_names.size()));
+    if (added) site_names.push_back(site);
+    site_of[r] = it->second;
+  }
+  const size_t sites = site_names.size();
+  std::vector<std::priority_queue<Entry>> heaps(sites);
+  std::vector<double> left(order.size());
+  // Room: processes a site can still take with a core of its own (at least 1 - kSimilarCores).
+  const auto room_of = [&](size_t r) {
+    const auto& c = a.candidates[order[r]];
+    const double cores = std::floor(std::max(0.0, left[r] + kSimilarCores));
+    return std::min(static_cast<double>(c.slots - c.count), cores);
+  };
+  std::vector<double> room(sites, 0);
+  for (size_t r = 0; r < order.size(); ++r) {
+    const auto& c = a.candidates[order[r]];
+    left[r] = c.free_capacity;
+    if (c.slots <= 0) continue;
+    heaps[static_cast<size_t>(site_of[r])].emplace(left[r], -static_cast<int>(r));
+    room[static_cast<size_t>(site_of[r])] += room_of(r);
+  }
+  std::vector<bool> in_use(sites, false);
+  int sites_in_use = 0;
+  // Each site's best host, of all sites and of the sites in use (sets: O(log sites) a process).
+  using Top = std::pair<Entry, int>;  // (the site's best host, site)
+  std::set<Top> tops, used_tops;
+  for (size_t s = 0; s < sites; ++s)
+    if (!heaps[s].empty()) tops.emplace(heaps[s].top(), static_cast<int>(s));
+  const auto better = [&](int x, int y) {
+    return y < 0 || heaps[size_t(x)].top() > heaps[size_t(y)].top();
+  };
+  for (int placed = 0; placed < nprocs; ++placed) {
+    // The best host of all (hosts without a site included), and the best of the sites in use.
+    const int best = tops.rbegin()->second;  // never empty: the slots add up to nprocs
+    const int best_used = used_tops.empty() ? -1 : used_tops.rbegin()->second;
+    const double good_enough = std::min(heaps[size_t(best)].top().first, 1.0) - kSimilarCores;
+    int site = best_used;
+    if (best_used < 0 || heaps[size_t(best_used)].top().first < good_enough) {
+      // A host without a site when it is the best; else a site not in use yet: of those with an
+      // equally good host, the one with the most room.
+      site = best;
+      for (size_t s = 1; best > 0 && s < sites; ++s) {
+        if (in_use[s] || heaps[s].empty() || heaps[s].top().first < good_enough) continue;
+        if (room[s] > room[size_t(site)] ||
+            (room[s] == room[size_t(site)] && better(static_cast<int>(s), site)))
+          site = static_cast<int>(s);
+      }
+      if (site > 0) {
+        if (sites_in_use > 0) {
+          std::string used;
+          for (size_t s = 1; s < sites; ++s)
+            if (in_use[s]) used += (used.empty() ? "" : ", ") + site_names[s];
+          std::string why = best_used < 0 ? "the hosts of " + used + " had no slot left"
+                                          : "on " + used + " it would have had " +
+                                                cores_text(heaps[size_t(best_used)].top().first) +
+                                                " of a core free, on " + site_names[size_t(site)] +
+                                                " " + cores_text(heaps[size_t(site)].top().first);
+          a.spread_reasons.push_back("process " + std::to_string(placed) + " went to site " +
+                                     site_names[size_t(site)] + ": " + why);
+        }
+        in_use[size_t(site)] = true;
+        used_tops.emplace(heaps[size_t(site)].top(), site);
+        ++sites_in_use;
+      }
+    }
+    const bool counted_in_use = site > 0 && in_use[size_t(site)];
+    tops.erase({heaps[size_t(site)].top(), site});
+    if (counted_in_use) used_tops.erase({heaps[size_t(site)].top(), site});
+    auto [capacity, neg_rank] = heaps[size_t(site)].top();
+    heaps[size_t(site)].pop();
+    const auto r = static_cast<size_t>(-neg_rank);
+    room[size_t(site)] -= room_of(r);
+    auto& c = a.candidates[order[r]];
+    ++c.count;
+    left[r] = capacity - 1.0;
+    a.placement.push_back(static_cast<int>(order[r]));
+    room[size_t(site)] += room_of(r);
+    if (c.count < c.slots) heaps[size_t(site)].emplace(left[r], neg_rank);
+    if (!heaps[size_t(site)].empty()) {
+      tops.emplace(heaps[size_t(site)].top(), site);
+      if (counted_in_use) used_tops.emplace(heaps[size_t(site)].top(), site);
+    }
+  }
 }
 
 }  // namespace
@@ -105,22 +251,7 @@ Allocation allocate(const std::vector<hosts::ProbeResult>& probes, int nprocs) {
     throw AllocationError(msg.str());
   }
 
-  // Each process goes to the host with the most free capacity left (cores - load1 - processes
-  // placed there), ties to the better ranked host; full hosts drop out. A priority queue keeps
-  // this O(N log hosts).
-  using Entry = std::pair<double, int>;  // (capacity left, -rank): the largest is next
-  std::priority_queue<Entry> next;
-  for (size_t r = 0; r < order.size(); ++r)
-    if (a.candidates[order[r]].slots > 0)
-      next.emplace(a.candidates[order[r]].free_capacity, -static_cast<int>(r));
-  for (int placed = 0; placed < nprocs; ++placed) {
-    auto [left, neg_rank] = next.top();  // never empty: total slots >= nprocs
-    next.pop();
-    auto& c = a.candidates[order[static_cast<size_t>(-neg_rank)]];
-    ++c.count;
-    a.placement.push_back(static_cast<int>(order[static_cast<size_t>(-neg_rank)]));
-    if (c.count < c.slots) next.emplace(left - 1.0, neg_rank);
-  }
+  place(a, order, nprocs);
 
   // Subjobs: a site's hosts together, positioned at the site's best host.
   std::map<std::string, size_t> site_subjob;
@@ -207,12 +338,17 @@ std::string format_probe_table(const Allocation& allocation) {
   std::map<std::string, size_t> subjob_of;
   for (size_t k = 0; k < allocation.subjobs.size(); ++k)
     for (const auto& h : allocation.subjobs[k].hosts) subjob_of[h.name] = k;
+  double least_chosen = 1e300;  // the free capacity of the busiest host chosen
+  for (const auto& c : allocation.candidates)
+    if (c.count > 0) least_chosen = std::min(least_chosen, c.free_capacity);
   for (const auto& c : allocation.candidates) {
     probes.push_back(c.probe);
     if (!c.probe.ok) {
       status.push_back("not used: " + c.probe.error);
     } else if (c.count == 0) {
-      status.push_back("0 (not needed: less free capacity than the hosts chosen)");
+      status.push_back(!c.probe.host.site.empty() && c.free_capacity >= least_chosen - kSimilarCores
+                           ? "0 (not needed: the job fits on fewer sites)"
+                           : "0 (not needed: less free capacity than the hosts chosen)");
     } else {
       std::string s =
           std::to_string(c.count) + " (subjob " + std::to_string(subjob_of[c.probe.host.name]);
@@ -220,13 +356,16 @@ std::string format_probe_table(const Allocation& allocation) {
       status.push_back(s + ")");
     }
   }
-  return render_table(probes, status);
+  std::string text = render_table(probes, status) + site_lines(probes);
+  for (const std::string& reason : allocation.spread_reasons)
+    text += "spread across sites: " + untrusted::printable(reason) + "\n";
+  return text;
 }
 
 std::string format_probe_table(const std::vector<hosts::ProbeResult>& probes) {
   std::vector<std::string> status;
   for (const auto& p : probes) status.push_back(p.ok ? "reachable" : "not used: " + p.error);
-  return render_table(probes, status);
+  return render_table(probes, status) + site_lines(probes);
 }
 
 }  // namespace bspg::launcher

@@ -11,6 +11,13 @@
 //     thus takes processes until it is as busy as the next one, then they alternate: a
 //     lightly loaded host gets more processes than a busy one, and a host with no free
 //     cores only gets processes once the others are as loaded or full.
+//   * by sites: a process goes to the best host of the sites already used unless a host of
+//     another site has clearly more free capacity left (by a quarter of a core or more, where
+//     the best of those used has less than a whole core left); of the sites that are equally
+//     good, the one with the most room (free cores within its slots) is taken first. A job thus
+//     fills the fewest sites among hosts of similar free capacity, and spreads where one site is
+//     full or clearly busier (Allocation::spread_reasons says why). Hosts without a site are
+//     always candidates; without sites this is the plain water filling;
 //   * if the slots of all reachable hosts add up to less than N nothing is placed;
 //   * chosen hosts of one site form one subjob; any other host is a subjob of its own.
 //     Subjobs are ordered by their best ranked host, hosts inside a site by rank.
@@ -51,6 +58,9 @@ struct Allocation {
   std::vector<PlannedSubjob> subjobs;
   int nprocs = 0;
   std::vector<int> placement;  // candidate index of each process, in the order they were placed
+  // Why the job spans more sites than it had to: one line per site taken after the first ("process
+  // 5 went to site b: on a it would have had 0.40 of a core free, on b 1.90"); empty otherwise.
+  std::vector<std::string> spread_reasons;
 };
 
 // Not enough capacity (or nothing reachable); what() says what was found.

@@ -85,6 +85,7 @@ struct ProbeResult {
   long long mem_available_kb = 0;
   ProgramStatus program_status = ProgramStatus::kUnchecked;  // when ok and opt.program is set
   double elapsed_s = 0;                                      // how long this probe took
+  double round_trip_ms = -1;  // TCP round trip from this machine (kernel's estimate); -1 unknown
 };
 
 // Probes the hosts with at most opt.fanout at once, from a few threads whatever the number of hosts
@@ -101,6 +102,7 @@ struct CommandResult {
   std::string out, err;  // its output (each at most 1 MiB), untrusted
   int exit_status = -1;  // -1 when it ended by a signal
   double elapsed_s = 0;
+  double round_trip_ms = -1;  // TCP round trip (kernel's estimate at the end); -1 unknown
 };
 
 // Runs `command` (for the host's login shell) on every host, as probe_hosts runs its probe: at

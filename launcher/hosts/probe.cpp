@@ -270,6 +270,7 @@ ProbeResult probe_result(const ProbeOptions& opt, CommandResult&& run) {
   ProbeResult result;
   result.host = std::move(run.host);
   result.elapsed_s = run.elapsed_s;
+  result.round_trip_ms = run.round_trip_ms;
   if (!run.ok) {
     result.error = std::move(run.error);
     return result;
@@ -399,6 +400,7 @@ class ProbeLoop {
           result.out = std::move(output.out);
           result.err = std::move(output.err);
           result.exit_status = output.exit_status;
+          result.round_trip_ms = probe->connection->round_trip_ms();
           return close_probe(probe, "");
         }
         case Connection::Progress::kFailed:

@@ -421,6 +421,16 @@ Connection::Progress Connection::step_command() {
   }
 }
 
+double Connection::round_trip_ms() const {
+  if (proxy_command_ || session_ == nullptr || phase_ == Phase::kTcp) return -1;
+  const int fd = ssh_get_fd(session_);
+  tcp_info info{};
+  socklen_t length = sizeof info;
+  if (fd < 0 || getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &length) != 0 || info.tcpi_rtt == 0)
+    return -1;
+  return info.tcpi_rtt / 1000.0;  // the kernel's smoothed round trip, in microseconds
+}
+
 int Connection::fd() const { return phase_ == Phase::kTcp ? socket_ : ssh_get_fd(session_); }
 
 short Connection::events() const {

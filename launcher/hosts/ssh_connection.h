@@ -76,6 +76,10 @@ class Connection {
   int fd() const;
   short events() const;
   const std::string& error() const { return error_; }      // after kFailed: one short reason
+  // The TCP round trip to the host in ms as the kernel measured it over the exchanges so far (its
+  // smoothed estimate: after a login, a few round trips' worth), or -1 when unknown (a
+  // ProxyCommand, or not connected).
+  double round_trip_ms() const;
   // After kDone with a command: what it wrote and its status, handed over (once).
   CommandOutput take_output() { return std::move(output_); }
 

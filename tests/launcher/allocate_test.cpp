@@ -272,3 +272,104 @@ TEST(ProbeTable, ShowsWhatHostsAnsweredEscaped) {
   EXPECT_NE(table.find("not used: command failed: \\x1b[2J\\x1b]0;owned\\x07"), std::string::npos)
       << table;
 }
+
+// Two sites of two idle 2-core hosts; site b's a little less loaded.
+std::vector<ProbeResult> two_sites() {
+  return {host("a1", 2, 0.10, 0, 0, "a"), host("a2", 2, 0.10, 0, 0, "a"),
+          host("b3", 2, 0.05, 0, 0, "b"), host("b4", 2, 0.05, 0, 0, "b")};
+}
+
+TEST(AllocateSites, SimilarHostsFillTheFewestSites) {
+  for (int p = 1; p <= 4; ++p) {
+    Allocation a = allocate(two_sites(), p);
+    ASSERT_EQ(a.subjobs.size(), 1u) << "p = " << p;
+    EXPECT_EQ(a.subjobs[0].site, "b");
+    EXPECT_EQ(a.subjobs[0].count, p);
+    EXPECT_TRUE(a.spread_reasons.empty());
+  }
+  // p = 2: one process on each host of the site, not two on one host.
+  EXPECT_EQ(counts(allocate(two_sites(), 2)),
+            (std::map<std::string, int>{{"a1", 0}, {"a2", 0}, {"b3", 1}, {"b4", 1}}));
+}
+
+TEST(AllocateSites, TheSiteWithMoreRoomIsTakenFirst) {
+  // a1 is the least loaded host, but site b has room for all three processes.
+  Allocation a = allocate(
+      {host("a1", 2, 0.0, 0, 0, "a"), host("b2", 2, 0.1, 0, 0, "b"), host("b3", 2, 0.1, 0, 0, "b")},
+      3);
+  ASSERT_EQ(a.subjobs.size(), 1u);
+  EXPECT_EQ(a.subjobs[0].site, "b");
+  EXPECT_EQ(a.subjobs[0].count, 3);
+}
+
+TEST(AllocateSites, AFullSiteSpreadsTheJobAndSaysWhy) {
+  Allocation a = allocate(two_sites(), 5);
+  ASSERT_EQ(a.subjobs.size(), 2u);
+  EXPECT_EQ(a.subjobs[0].site, "b");
+  EXPECT_EQ(a.subjobs[0].count, 4);
+  EXPECT_EQ(a.subjobs[1].count, 1);
+  ASSERT_EQ(a.spread_reasons.size(), 1u);
+  EXPECT_EQ(a.spread_reasons[0], "process 4 went to site a: the hosts of b had no slot left");
+  EXPECT_NE(format_probe_table(a).find("spread across sites: process 4 went to site a"),
+            std::string::npos);
+}
+
+TEST(AllocateSites, ABusierSiteSpreadsTheJobAndSaysWhy) {
+  // b1 has two idle cores and four slots, a1 two cores at load 0.1: the third process would
+  // have no core left on b1.
+  Allocation a = allocate({host("a1", 2, 0.1, 0, 0, "a"), host("b1", 2, 0.0, 0, 4, "b")}, 3);
+  EXPECT_EQ(counts(a), (std::map<std::string, int>{{"a1", 1}, {"b1", 2}}));
+  ASSERT_EQ(a.spread_reasons.size(), 1u);
+  EXPECT_EQ(a.spread_reasons[0],
+            "process 2 went to site a: on b it would have had 0.00 of a core free, on a 1.90");
+}
+
+TEST(AllocateSites, ClearlyLessLoadedHostsWinOverFewerSites) {
+  // Site a's hosts are busy (0.5 of 2 cores free): one process each on b's idle hosts first.
+  Allocation a = allocate(
+      {host("a1", 2, 1.5, 0, 0, "a"), host("a2", 2, 1.5, 0, 0, "a"), host("b3", 2, 0.0, 0, 0, "b")},
+      2);
+  EXPECT_EQ(counts(a), (std::map<std::string, int>{{"a1", 0}, {"a2", 0}, {"b3", 2}}));
+  // A third goes to a (0.5 free) rather than to b3 (0 free), and the table says why.
+  a = allocate(
+      {host("a1", 2, 1.5, 0, 0, "a"), host("a2", 2, 1.5, 0, 0, "a"), host("b3", 2, 0.0, 0, 3, "b")},
+      3);
+  EXPECT_EQ(counts(a), (std::map<std::string, int>{{"a1", 1}, {"a2", 0}, {"b3", 2}}));
+  ASSERT_EQ(a.spread_reasons.size(), 1u);
+}
+
+TEST(AllocateSites, FewerProcessesGoWhereTheFirstOfMoreGo) {
+  std::vector<ProbeResult> probes = two_sites();
+  probes.push_back(host("solo5", 4, 1.0));
+  probes.push_back(host("c6", 2, 0.5, 0, 0, "c"));
+  const int total = usable_slot_total(probes);
+  Allocation all = allocate(probes, total);
+  for (int k = 1; k <= total; ++k) {
+    std::map<std::string, int> prefix;
+    for (const auto& c : all.candidates) prefix[c.probe.host.name] = 0;
+    for (int i = 0; i < k; ++i)
+      ++prefix[all.candidates[static_cast<size_t>(all.placement[static_cast<size_t>(i)])]
+                   .probe.host.name];
+    EXPECT_EQ(counts(allocate(probes, k)), prefix) << "first " << k << " processes";
+  }
+}
+
+TEST(ProbeTable, ShowsRoundTripsAndSites) {
+  std::vector<ProbeResult> probes = two_sites();
+  probes[0].round_trip_ms = 50.24;
+  probes[1].round_trip_ms = 51.0;
+  probes[2].round_trip_ms = 0.052;
+  probes.push_back(down("b5", "connection refused"));
+  probes.back().host.site = "b";
+  const std::string table = format_probe_table(allocate(probes, 2));
+  EXPECT_NE(table.find("RTT-MS"), std::string::npos) << table;
+  EXPECT_NE(table.find("   50.2  "), std::string::npos) << table;
+  EXPECT_NE(table.find("site a: 2 of 2 hosts reachable, round trip from here 50.2 ms\n"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("site b: 2 of 3 hosts reachable, round trip from here 0.05 ms\n"),
+            std::string::npos)
+      << table;
+  EXPECT_EQ(table.find("spread across"), std::string::npos) << table;
+  EXPECT_NE(table.find("0 (not needed: the job fits on fewer sites)"), std::string::npos) << table;
+}

@@ -35,7 +35,7 @@ host_down)
   "$EMUHOSTS" down "$dir" 2 >/dev/null
   run_bsprun -p 4 --probe-timeout 3 --hostfile hosts.yaml "$WHERE"
   expect_status 0
-  expect_match "$err" "^emu2 +(127\.0|10\.200)\.[0-9]+\.2 +- +- +- +not used: .*(refused|timed out)"
+  expect_match "$err" "^emu2 +(127\.0|10\.200)\.[0-9]+\.2 +- +- +- +- +not used: .*(refused|timed out)"
   expect_count "$out" "^rank [0-3] of 4 on emu4 " 2
   expect_count "$out" "^rank [0-3] of 4 on emu3 " 2
   expect_count "$out" "on emu[12] " 0
@@ -137,7 +137,8 @@ EOF
 
 sites)
   # emu1 and emu2 form site lab-a: one subjob spanning both; emu3 and emu4 are subjobs of their own.
-  start_hosts 0.1 0.1 0.1 0.1
+  # One slot a host, so that each takes one process (with two, lab-a would take all four).
+  EMU_SLOTS=1 start_hosts 0.1 0.1 0.1 0.1
   awk '/name: emu[12]$/ {print; print "    site: lab-a"; next} {print}' hosts.yaml >sites.yaml
   run_bsprun -p 4 --hostfile sites.yaml --rsl-out job.rsl "$WHERE"
   expect_status 0
@@ -171,6 +172,23 @@ wide_area)
   across=$(connect_ms "10.202.$net.3")
   [ -n "$across" ] && [ "$across" -ge 50 ] || fail "emu1 reached emu3 (the other site) in '$across' ms, under one 50 ms round trip"
   expect_match hosts.yaml "^    site: site2$"
+  # Placement by sites: two processes fit on one site (one slot a host), whichever is less loaded,
+  # every time; the probe measured each site's round trip from here (bsprun is at site 1).
+  for attempt in 1 2 3; do
+    run_bsprun -p 2 --hostfile hosts.yaml "$EXCHANGE"
+    expect_status 0
+    expect_count "$err" "^emu[1-4] .* 1 \\(subjob 0, site site[12]\\)$" 2
+    [ "$(grep -Eo "site site[12]\\)$" "$err" | sort -u | wc -l)" -eq 1 ] || fail "attempt $attempt: -p 2 spread across sites"
+    expect_match "$err" "^site site1: 2 of 2 hosts reachable, round trip from here [0-9.]+ ms$"
+    rtt2=$(sed -n 's/^site site2: 2 of 2 hosts reachable, round trip from here \([0-9.]*\) ms$/\1/p' "$err")
+    awk -v r="$rtt2" 'BEGIN { exit !(r >= 45 && r < 500) }' || fail "site2's round trip '$rtt2' ms is not about 50 ms"
+    if grep -q "^spread across" "$err"; then fail "a spread reason for a job that fits one site"; fi
+  done
+  # Three processes need both sites, and the table says why.
+  run_bsprun -p 3 --hostfile hosts.yaml "$EXCHANGE"
+  expect_status 0
+  expect_match "$err" "^spread across sites: process 2 went to site site[12]: the hosts of site[12] had no slot left$"
+  expect_match "$out" "^bsp_exchange: 3 processes, all correct$"
   run_bsprun -p 4 --hostfile hosts.yaml "$EXCHANGE"
   expect_status 0
   expect_count "$out" "^bsp_exchange: pid [0-3] of 4 on emu[1-4] subjob [01] of 2: ok$" 4
