@@ -42,6 +42,12 @@ void bspg_group_sync(int group);
  * empty superstep costs O(log p) bytes, one that talks to k peers O(k + log p). O(1). */
 size_t bspg_sync_metadata_bytes(void);
 
+/* Bytes this process sent at its last sync to processes of other subjobs (sites): the data of
+ * its puts, gets' requests and replies, and messages to them, with their chunk headers; not the
+ * sync's reduction. 0 where a superstep stayed inside the subjob, which bspg_group_sync of
+ * bspg_subjob_group() would then have ended without a wide-area round trip. O(1). */
+size_t bspg_sync_cross_subjob_bytes(void);
+
 /* Superstep checkpoints: a job outlives the hosts it runs on (bsprun --restarts, --resume).
  * bspg_persist declares an area that every checkpoint saves; a process declares its areas in the
  * same order on every run, typically right after allocating them. Local. O(1). */

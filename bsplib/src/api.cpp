@@ -477,6 +477,10 @@ size_t bspg_sync_metadata_bytes(void) {
   return static_cast<size_t>(spmd("bspg_sync_metadata_bytes").metadata_bytes_last_sync());
 }
 
+size_t bspg_sync_cross_subjob_bytes(void) {
+  return static_cast<size_t>(spmd("bspg_sync_cross_subjob_bytes").cross_subjob_bytes_last_sync());
+}
+
 int bspg_group_split(int color) { return spmd("bspg_group_split").split(color); }
 
 int bspg_subjob_group(void) { return spmd("bspg_subjob_group").subjob_group; }

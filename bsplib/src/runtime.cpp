@@ -179,6 +179,7 @@ void Runtime::put_large(int dst, int slot, std::uint32_t offset, const void* src
       std::uint32_t header[3] = {static_cast<std::uint32_t>(slot) << 2 | kPut, offset, nbytes};
       mailbox_.write(dst, p.mailbox_bytes, header, kHeaderBytes, src, nbytes);
       p.mailbox_bytes += record;
+      if (other_subjob(dst)) cross_subjob_recorded_ += record;
       p.way = Way::Mailbox;
       mailbox_written_ = true;
       return;
@@ -198,6 +199,7 @@ void Runtime::put_large(int dst, int slot, std::uint32_t offset, const void* src
       std::memcpy(direct.copy.get(), src, nbytes);
       direct.src = direct.copy.get();
     }
+    if (other_subjob(dst)) cross_subjob_recorded_ += nbytes;
     direct_puts_.push_back(std::move(direct));
     p.way = Way::Direct;
     return;
@@ -318,6 +320,8 @@ void Runtime::sync(Group& group, SyncCall call) {
   if (agreement.mailbox_short()) grow_mailbox();
   end_superstep();
   last_metadata_bytes_ = group.transport.metadata_bytes();
+  last_cross_subjob_bytes_ = group.transport.across_sites_bytes() + cross_subjob_recorded_;
+  cross_subjob_recorded_ = 0;
   group.transport.end_sync();
   if (&group != world) return;
 

@@ -75,6 +75,7 @@ class Runtime {
 
   // Bytes of metadata this process sent and received at its last sync (see Transport).
   std::uint64_t metadata_bytes_last_sync() const { return last_metadata_bytes_; }
+  std::uint64_t cross_subjob_bytes_last_sync() const { return last_cross_subjob_bytes_; }
 
   // Identity.
   MPI_Comm comm;
@@ -182,6 +183,14 @@ class Runtime {
   std::deque<Stream> replies_;  // (a deque: a reply under way keeps its place as others are added)
   std::size_t replies_used_ = 0;
   std::uint64_t last_metadata_bytes_ = 0;
+  // Bytes of puts to other subjobs that skip the transport's chunks (the one-node mailbox, direct
+  // puts), recorded since the last sync; and what the last sync sent across subjobs in all.
+  std::uint64_t cross_subjob_recorded_ = 0;
+  std::uint64_t last_cross_subjob_bytes_ = 0;
+  bool other_subjob(int dst) const {
+    return subjob_of_pid[static_cast<std::size_t>(dst)] !=
+           subjob_of_pid[static_cast<std::size_t>(pid)];
+  }
 };
 
 // The running process's state: non-null exactly inside the SPMD section.

@@ -622,6 +622,7 @@ void Transport::put_chunk(const Outgoing& chunk, std::uint64_t offset) {
   }
   place(at, stream.buffer() + from, stream.buffer_size() - from);
   if (!self) touched_.push_back(chunk.dst);
+  if (across_sites(chunk.dst)) across_sites_ += sizeof(ChunkHeader) + align8(stream.length());
 }
 
 void Transport::flush_targets() { flush_each(touched_, buffers_[channel_][parity_].win); }
@@ -774,6 +775,7 @@ void Transport::send_wide(ChunkKind kind, const Outgoing& chunk) {
     into.append(bytes, n);
     return;
   }
+  if (across_sites(chunk.dst)) across_sites_ += n;
   wide.sends.push_back(MPI_REQUEST_NULL);
   MPI_Isend(bytes, static_cast<int>(n), MPI_BYTE, chunk.dst, wide_tag(channel(kind)), comm_,
             &wide.sends.back());
@@ -906,6 +908,7 @@ void Transport::end_sync() {
     parity_ ^= 1;
     for (WideChannel& wide : wide_channels_) wide.used = 0;  // the new parity's chunks are read
     metadata_ = 0;
+    across_sites_ = 0;
     return;
   }
   // Nobody reserves in these buffers again before we have entered the next sync (see the top).
@@ -915,6 +918,7 @@ void Transport::end_sync() {
   __atomic_store_n(&counter_base_[2 + parity_], 0, __ATOMIC_RELEASE);
   parity_ ^= 1;
   metadata_ = 0;
+  across_sites_ = 0;
 }
 
 // ---- Mailbox ---------------------------------------------------------------------------------

@@ -221,6 +221,8 @@ class Transport {
   // Bytes of metadata this process sent and received so far in this sync (chunk headers, counter
   // operations and its share of the reductions), for the scale benchmark.
   std::uint64_t metadata_bytes() const { return metadata_; }
+  // Bytes of chunks (headers and data) this process sent in this sync to ranks of another site.
+  std::uint64_t across_sites_bytes() const { return across_sites_; }
 
  private:
   static constexpr int kChannels = 2;  // streams, replies
@@ -284,6 +286,11 @@ class Transport {
   std::unique_ptr<MaxReduction> barrier_;
   std::vector<std::uint64_t> words_;  // the caller's words and "something is late"
   std::uint64_t metadata_ = 0;
+  std::uint64_t across_sites_ = 0;
+  bool across_sites(int rank) const {
+    return !sites_.empty() &&
+           sites_[static_cast<std::size_t>(rank)] != sites_[static_cast<std::size_t>(rank_)];
+  }
 };
 
 // Large puts on one node: copied at call time into a shared-memory region the receiver reads at the

@@ -1,7 +1,8 @@
 #!/bin/sh
 # with_sites.sh "S0 S1 ..." PROGRAM [ARGS...] - run under mpirun/mpiexec: the process of MPI rank r
-# gets BSPG_SUBJOB=Sr (the subjob, as bsprun gives each site) and the two-sided transport, then
-# becomes PROGRAM. Lets the tests run the transport's by-sites reductions on one machine.
+# gets BSPG_SUBJOB=Sr (the subjob, as bsprun gives each site) and the two-sided transport (unless
+# BSPG_TRANSPORT says otherwise), then becomes PROGRAM. Lets the tests run the transport's by-sites
+# reductions on one machine.
 sites=$1
 shift
 rank=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-${PMIX_RANK:-}}}
@@ -10,7 +11,7 @@ set -- "$@"
 i=0
 for site in $sites; do
   if [ "$i" = "$rank" ]; then
-    BSPG_SUBJOB=$site BSPG_TRANSPORT=two-sided exec "$@"
+    BSPG_SUBJOB=$site BSPG_TRANSPORT=${BSPG_TRANSPORT:-two-sided} exec "$@"
   fi
   i=$((i + 1))
 done
