@@ -16,6 +16,7 @@
 
 #include "bench_support.h"
 #include "bsp.h"
+#include "bspg.h"
 #include "hrelation.h"
 
 extern char** environ;
@@ -141,6 +142,171 @@ void time_hrelations(const Options& opt, std::vector<double>& bspg, std::vector<
   bsp_sync();
 }
 
+// ---- Two levels: inside each subjob and across subjobs (a job on several sites) ---------------
+
+// Single-word puts to partners only: the other members of this process's subjob (inside), or the
+// processes of the other subjobs (across). Both relations are symmetric, so a process receives
+// from exactly its partners; each partner's words land in a block of their own.
+class PartnerRelation {
+ public:
+  PartnerRelation(const std::vector<int>& subjob_of, bool inside, long hmax)
+      : subjob_of_(subjob_of), inside_(inside), hmax_(hmax), me_(bsp_pid()) {
+    partners_ = partners_of(me_);
+    send_.assign(static_cast<size_t>(hmax), 0);
+    recv_.assign(partners_.size() * static_cast<size_t>(hmax) + 1, 0);
+    bsp_push_reg(recv_.data(), static_cast<int>(recv_.size() * sizeof(double)));
+    // Where this process's words land at each partner: its index among that partner's partners.
+    for (int q : partners_) {
+      const std::vector<int> theirs = partners_of(q);
+      slot_at_.push_back(
+          static_cast<long>(std::find(theirs.begin(), theirs.end(), me_) - theirs.begin()));
+    }
+  }
+  bool empty() const { return partners_.empty(); }
+  void prepare(long h, int rep) {
+    for (long i = 0; i < h; ++i) send_[static_cast<size_t>(i)] = value(rep, me_, i);
+    std::fill(recv_.begin(), recv_.end(), -1.0);
+  }
+  // Word i to partner i mod n, in the partner's block for this process at position i / n.
+  void exchange(long h) {
+    const long n = static_cast<long>(partners_.size());
+    for (long i = 0; i < h && n > 0; ++i) {
+      const size_t k = static_cast<size_t>(i % n);
+      const long at = slot_at_[k] * hmax_ + i / n;
+      bsp_put(partners_[k], &send_[static_cast<size_t>(i)], recv_.data(),
+              static_cast<int>(at * static_cast<long>(sizeof(double))), sizeof(double));
+    }
+    if (inside_)
+      bspg_group_sync(bspg_subjob_group());
+    else
+      bsp_sync();
+  }
+  // "" when exactly this repetition's words from every partner arrived.
+  std::string check(long h, int rep) const {
+    for (size_t j = 0; j < partners_.size(); ++j) {
+      // Partner j sent me its words i with i mod (its partner count) == my index among them.
+      const int q = partners_[j];
+      const std::vector<int> theirs = partners_of(q);
+      const long n = static_cast<long>(theirs.size());
+      const long mine =
+          static_cast<long>(std::find(theirs.begin(), theirs.end(), me_) - theirs.begin());
+      for (long i = mine; i < h; i += n) {
+        const double got = recv_[j * static_cast<size_t>(hmax_) + static_cast<size_t>(i / n)];
+        if (got != value(rep, q, i))
+          return "word " + std::to_string(i) + " of process " + std::to_string(q) + " is " +
+                 std::to_string(got);
+      }
+    }
+    return "";
+  }
+  void release() { bsp_pop_reg(recv_.data()); }
+
+ private:
+  std::vector<int> partners_of(int pid) const {
+    std::vector<int> out;
+    for (int q = 0; q < static_cast<int>(subjob_of_.size()); ++q)
+      if (q != pid &&
+          (subjob_of_[static_cast<size_t>(q)] == subjob_of_[static_cast<size_t>(pid)]) == inside_)
+        out.push_back(q);
+    return out;
+  }
+  static double value(int rep, int src, long i) { return rep * 1e6 + src * 1e4 + i % 9973; }
+  std::vector<int> subjob_of_;
+  bool inside_;
+  long hmax_;
+  int me_;
+  std::vector<int> partners_;
+  std::vector<long> slot_at_;
+  std::vector<double> send_, recv_;
+};
+
+// The h of the two-level measurements: 9 points from 0 to hmax (each superstep across sites
+// costs a wide-area round trip, so not every h).
+std::vector<long> level_points(long hmax) {
+  std::vector<long> points;
+  for (int k = 0; k <= 8; ++k) {
+    const long h = hmax * k / 8;
+    if (points.empty() || h != points.back()) points.push_back(h);
+  }
+  return points;
+}
+
+// Times the inside or across relation at each h of level_points, reps times; this process's
+// seconds, index point * reps + rep.
+std::vector<double> time_level(const Options& opt, const std::vector<int>& subjob_of, bool inside) {
+  PartnerRelation relation(subjob_of, inside, opt.hmax);
+  bsp_sync();
+  const std::vector<long> points = level_points(opt.hmax);
+  std::vector<double> times(points.size() * static_cast<size_t>(opt.reps), 0);
+  int serial = 0;
+  auto timed = [&](long h) {
+    const int rep = serial++;
+    relation.prepare(h, rep);
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double start = bench::seconds_now();
+    relation.exchange(h);
+    const double seconds = bench::seconds_now() - start;
+    const std::string why = relation.check(h, rep);
+    if (!why.empty())
+      bsp_abort("%s: the h-relation %s delivered wrong data on process %d: %s\n", kProgram,
+                inside ? "inside the subjobs" : "across subjobs", bsp_pid(), why.c_str());
+    return seconds;
+  };
+  timed(opt.hmax);  // warm-up
+  for (size_t k = 0; k < points.size(); ++k)
+    for (long rep = 0; rep < opt.reps; ++rep)
+      times[k * static_cast<size_t>(opt.reps) + static_cast<size_t>(rep)] = timed(points[k]);
+  relation.release();
+  bsp_sync();
+  return times;
+}
+
+struct LevelSummary {
+  std::vector<double> h, inside_median, across_median;  // microseconds
+  bench::LineFit inside_fit, across_fit;
+  int nsubjobs = 0;
+};
+
+LevelSummary summarize_levels(const Options& opt, const std::vector<double>& inside,
+                              const std::vector<double>& across, int nsubjobs) {
+  LevelSummary sum;
+  sum.nsubjobs = nsubjobs;
+  const std::vector<long> points = level_points(opt.hmax);
+  const auto reps = static_cast<size_t>(opt.reps);
+  for (size_t k = 0; k < points.size(); ++k) {
+    std::vector<double> a(inside.begin() + static_cast<long>(k * reps),
+                          inside.begin() + static_cast<long>((k + 1) * reps));
+    std::vector<double> b(across.begin() + static_cast<long>(k * reps),
+                          across.begin() + static_cast<long>((k + 1) * reps));
+    for (double& t : a) t *= 1e6;
+    for (double& t : b) t *= 1e6;
+    sum.h.push_back(static_cast<double>(points[k]));
+    sum.inside_median.push_back(bench::median(a));
+    sum.across_median.push_back(bench::median(b));
+  }
+  sum.inside_fit = bench::fit_line(sum.h, sum.inside_median);
+  sum.across_fit = bench::fit_line(sum.h, sum.across_median);
+  return sum;
+}
+
+void print_levels(const LevelSummary& sum, double r) {
+  const double flops_per_us = r * 1e-6;
+  std::printf("\nTwo levels, %d subjobs (h = 0..%g in %zu steps, medians):\n", sum.nsubjobs,
+              sum.h.back(), sum.h.size() - 1);
+  std::printf("%6s %22s %22s\n", "h", "inside subjobs (us)", "across subjobs (us)");
+  for (size_t k = 0; k < sum.h.size(); ++k)
+    std::printf("%6.0f %22.2f %22.2f\n", sum.h[k], sum.inside_median[k], sum.across_median[k]);
+  auto line = [&](const char* who, const bench::LineFit& fit) {
+    std::printf("  %-16s g = %10.1f flop (%8.4f us) per word    l = %10.0f flop (%8.2f us)\n", who,
+                fit.slope * flops_per_us, fit.slope, fit.intercept * flops_per_us, fit.intercept);
+  };
+  line("inside subjobs:", sum.inside_fit);
+  line("across subjobs:", sum.across_fit);
+  std::printf(
+      "  (inside: puts to the subjob's other members, bspg_group_sync of the subjob;\n"
+      "   across: puts to the other subjobs' processes only, bsp_sync)\n");
+}
+
 struct Summary {
   std::vector<double> h;                        // 0..hmax
   std::vector<double> bspg_median, raw_median;  // microseconds
@@ -206,7 +372,8 @@ std::string gnuplot_quoted(const std::string& text) {
   return out + "'";
 }
 
-void write_data(FILE* file, const Options& opt, const Summary& sum, double r) {
+void write_data(FILE* file, const Options& opt, const Summary& sum, double r,
+                const LevelSummary* levels) {
   const double flops_per_us = r * 1e-6;
   std::fprintf(file, "# bspbench: h-relations of single-word bsp_put vs raw MPI, p = %d\n",
                bsp_nprocs());
@@ -218,6 +385,19 @@ void write_data(FILE* file, const Options& opt, const Summary& sum, double r) {
   std::fprintf(file, "# raw MPI: g = %.6g us = %.6g flop, l = %.6g us = %.6g flop\n",
                sum.raw_fit.slope, sum.raw_fit.slope * flops_per_us, sum.raw_fit.intercept,
                sum.raw_fit.intercept * flops_per_us);
+  if (levels) {
+    std::fprintf(file, "# inside subjobs: g = %.6g us = %.6g flop, l = %.6g us = %.6g flop\n",
+                 levels->inside_fit.slope, levels->inside_fit.slope * flops_per_us,
+                 levels->inside_fit.intercept, levels->inside_fit.intercept * flops_per_us);
+    std::fprintf(file, "# across subjobs: g = %.6g us = %.6g flop, l = %.6g us = %.6g flop\n",
+                 levels->across_fit.slope, levels->across_fit.slope * flops_per_us,
+                 levels->across_fit.intercept, levels->across_fit.intercept * flops_per_us);
+    std::fprintf(file, "# levels (h inside_median_us across_median_us), %d subjobs:\n",
+                 levels->nsubjobs);
+    for (size_t k = 0; k < levels->h.size(); ++k)
+      std::fprintf(file, "# level %ld %.4f %.4f\n", static_cast<long>(levels->h[k]),
+                   levels->inside_median[k], levels->across_median[k]);
+  }
   std::fprintf(file, "# h bspg_median_us raw_median_us ratio bspg_min_us raw_min_us\n");
   for (size_t i = 0; i < sum.h.size(); ++i) {
     std::fprintf(file, "%ld %.4f %.4f %.4f %.4f %.4f\n", static_cast<long>(sum.h[i]),
@@ -227,7 +407,7 @@ void write_data(FILE* file, const Options& opt, const Summary& sum, double r) {
 }
 
 void write_plot_script(FILE* file, const Options& opt, const Summary& sum, double r,
-                       const std::string& prefix) {
+                       const std::string& prefix, const LevelSummary* levels) {
   const double flops_per_us = r * 1e-6;
   std::fprintf(file, "# bspbench: time of an h-relation against h, bspg and raw MPI, with the\n");
   std::fprintf(file, "# least-squares lines T(h) = g*h + l. Redraw with: gnuplot %s.gp\n",
@@ -248,6 +428,10 @@ void write_plot_script(FILE* file, const Options& opt, const Summary& sum, doubl
   std::fprintf(file, "g_bspg = %.9g; l_bspg = %.9g; g_raw = %.9g; l_raw = %.9g\n",
                sum.bspg_fit.slope, sum.bspg_fit.intercept, sum.raw_fit.slope,
                sum.raw_fit.intercept);
+  if (levels)
+    std::fprintf(file, "g_in = %.9g; l_in = %.9g; g_across = %.9g; l_across = %.9g\n",
+                 levels->inside_fit.slope, levels->inside_fit.intercept, levels->across_fit.slope,
+                 levels->across_fit.intercept);
   const std::string data = gnuplot_quoted(prefix + ".dat");
   std::fprintf(file,
                "plot %s using 1:2 with points pt 7 ps 0.7 lc rgb '#c0392b' "
@@ -257,8 +441,25 @@ void write_plot_script(FILE* file, const Options& opt, const Summary& sum, doubl
                "     %s using 1:3 with points pt 5 ps 0.7 lc rgb '#2471a3' "
                "title 'raw MPI, pack + Alltoall + Alltoallv + unpack (median)', \\\n"
                "     g_raw*x + l_raw with lines lw 2 lc rgb '#2471a3' "
-               "title sprintf('raw MPI fit: %%.4f us * h + %%.1f us', g_raw, l_raw)\n",
-               data.c_str(), data.c_str());
+               "title sprintf('raw MPI fit: %%.4f us * h + %%.1f us', g_raw, l_raw)%s\n",
+               data.c_str(), data.c_str(), levels ? ", \\" : "");
+  if (!levels) return;
+  // The two levels: their medians as inline data, and their fits.
+  std::fprintf(file,
+               "     '-' using 1:2 with points pt 9 ps 1 lc rgb '#1e8449' "
+               "title 'inside subjobs, bspg\\_group\\_sync (median)', \\\n"
+               "     g_in*x + l_in with lines lw 2 dt 2 lc rgb '#1e8449' "
+               "title sprintf('inside fit: %%.4f us * h + %%.1f us', g_in, l_in), \\\n"
+               "     '-' using 1:2 with points pt 11 ps 1 lc rgb '#7d3c98' "
+               "title 'across subjobs, bsp\\_sync (median)', \\\n"
+               "     g_across*x + l_across with lines lw 2 dt 2 lc rgb '#7d3c98' "
+               "title sprintf('across fit: %%.4f us * h + %%.1f us', g_across, l_across)\n");
+  for (int which = 0; which < 2; ++which) {
+    for (size_t k = 0; k < levels->h.size(); ++k)
+      std::fprintf(file, "%.0f %.4f\n", levels->h[k],
+                   which == 0 ? levels->inside_median[k] : levels->across_median[k]);
+    std::fprintf(file, "e\n");
+  }
 }
 
 // Runs gnuplot on the script; "" on success, else what went wrong.
@@ -343,14 +544,39 @@ int main(int argc, char** argv) {
   bench::max_to_root(bspg_times);
   bench::max_to_root(raw_times);
 
+  // On several subjobs (sites), g and l inside them and across them.
+  const int nsubjobs = bspg_nsubjobs();
+  std::vector<double> inside_times, across_times;
+  if (nsubjobs > 1) {
+    std::vector<int> subjob_of(static_cast<size_t>(nprocs), 0);
+    bsp_push_reg(subjob_of.data(), nprocs * static_cast<int>(sizeof(int)));
+    bsp_sync();
+    const int mine = bspg_subjob();
+    for (int q = 0; q < nprocs; ++q)
+      bsp_put(q, &mine, subjob_of.data(), pid * static_cast<int>(sizeof(int)), sizeof(int));
+    bsp_sync();
+    bsp_pop_reg(subjob_of.data());
+    bsp_sync();
+    inside_times = time_level(opt, subjob_of, true);
+    across_times = time_level(opt, subjob_of, false);
+    bench::max_to_root(inside_times);
+    bench::max_to_root(across_times);
+  }
+
   bool make_plot = false;
   if (pid == 0) {
     const Summary sum = summarize(opt, bspg_times, raw_times);
     print_results(opt, sum, r, prefix);
-    write_data(data_file, opt, sum, r);
+    LevelSummary levels;
+    if (nsubjobs > 1) {
+      levels = summarize_levels(opt, inside_times, across_times, nsubjobs);
+      print_levels(levels, r);
+    }
+    const LevelSummary* level_summary = nsubjobs > 1 ? &levels : nullptr;
+    write_data(data_file, opt, sum, r, level_summary);
     std::fclose(data_file);
     FILE* script = open_for_writing(prefix + ".gp");
-    write_plot_script(script, opt, sum, r, prefix);
+    write_plot_script(script, opt, sum, r, prefix, level_summary);
     std::fclose(script);
     std::printf("\ndata: %s.dat   gnuplot script: %s.gp", prefix.c_str(), prefix.c_str());
     if (opt.plot) std::printf("   plot: %s.png", prefix.c_str());

@@ -3,7 +3,7 @@
 # delays: bspg's supersteps against plain MPI on the same hosts (issue: grid-grade supersteps).
 #
 #   benchmarks/wan_sites.sh [--build DIR] [--delays "0 5 25"] [--reps N] [--words H] [--procs P]
-#                           [--transport one-sided|two-sided]
+#                           [--transport one-sided|two-sided] [--bspbench]
 #
 # Starts 2P emulated hosts (tests/launcher/emuhosts.sh: an sshd each, in namespaces of its own),
 # P at site 1 and P at site 2, one slot each, the sites' packets held D ms one way by
@@ -13,9 +13,11 @@
 # their ratio. Needs root, unshare, sshd and iptables-legacy; runs sealed (tests/sealed.sh), so no
 # packet leaves the machine. Defaults: build/, delays 0 5 25 ms, 11 repetitions, h = 1000, P = 2;
 # --transport passes BSPG_TRANSPORT (bsp(3)) to the job, to compare bspg's two ways of moving data.
+# --bspbench runs bspbench --hmax H --reps N --no-plot instead, and prints its g and l inside the
+# sites and across them for each delay.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build=$here/build delays="0 5 25" reps=11 words=1000 procs=2 transport=
+build=$here/build delays="0 5 25" reps=11 words=1000 procs=2 transport= program=bspwan
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=$(cd "$2" && pwd); shift 2 ;;
@@ -24,7 +26,8 @@ while [ $# -gt 0 ]; do
     --words) words=$2; shift 2 ;;
     --procs) procs=$2; shift 2 ;;
     --transport) transport=$2; shift 2 ;;
-    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --bspbench) program=bspbench; shift ;;
+    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "wan_sites.sh: unknown argument '$1' (--help)" >&2; exit 2 ;;
   esac
 done
@@ -34,7 +37,7 @@ case "$transport" in ""|one-sided|two-sided) ;; *) echo "wan_sites.sh: --transpo
 for f in "$build/bin/bsprun" "$build/bin/bspwan" "$build/tests/launcher/netdelay"; do
   [ -x "$f" ] || { echo "wan_sites.sh: $f is missing: build first (./bspg.sh build; netdelay needs libnetfilter-queue-dev)" >&2; exit 1; }
 done
-if ! "$here/tests/sealed.sh" --check; then exec "$here/tests/sealed.sh" "$0" --build "$build" --delays "$delays" --reps "$reps" --words "$words" --procs "$procs" ${transport:+--transport "$transport"}; fi
+if ! "$here/tests/sealed.sh" --check; then exec "$here/tests/sealed.sh" "$0" --build "$build" --delays "$delays" --reps "$reps" --words "$words" --procs "$procs" ${transport:+--transport "$transport"} $([ "$program" = bspbench ] && echo --bspbench); fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/bspg-wan-XXXXXX")
 cleanup() { "$here/tests/launcher/emuhosts.sh" stop "$work/hosts" >/dev/null 2>&1 || true; rm -rf "$work"; }
@@ -51,10 +54,29 @@ for d in $delays; do
   # MPICH's proxies connect back to mpiexec by this machine's host name, which the hosts cannot
   # reach in their own networks: Hydra's interface setting names site 1's bridge instead.
   export HYDRA_IFACE="bspgbr$(cat "$work/hosts/net")s1"
-  timeout 900 "$build/bin/bsprun" -p $((2 * procs)) --hostfile "$work/hosts/hosts.yaml" ${transport:+-x BSPG_TRANSPORT="$transport"} ${UCX_TLS:+-x UCX_TLS} \
-    "$build/bin/bspwan" --reps "$reps" --words "$words" --csv "$work/wan-$d.csv" >&2
+  if [ "$program" = bspbench ]; then
+    timeout 1800 "$build/bin/bsprun" -p $((2 * procs)) --hostfile "$work/hosts/hosts.yaml" ${transport:+-x BSPG_TRANSPORT="$transport"} ${UCX_TLS:+-x UCX_TLS} \
+      "$build/bin/bspbench" --hmax "$words" --reps "$reps" --no-plot --out "$work/bench-$d" | tee "$work/bench-$d.out" >&2
+  else
+    timeout 900 "$build/bin/bsprun" -p $((2 * procs)) --hostfile "$work/hosts/hosts.yaml" ${transport:+-x BSPG_TRANSPORT="$transport"} ${UCX_TLS:+-x UCX_TLS} \
+      "$build/bin/bspwan" --reps "$reps" --words "$words" --csv "$work/wan-$d.csv" >&2
+  fi
   "$here/tests/launcher/emuhosts.sh" stop "$work/hosts" >&2
 done
+if [ "$program" = bspbench ]; then
+  echo
+  echo "bspbench across 2 emulated sites of $procs host(s) each, one process per host, hmax = $words, $reps repetitions (g in us per word, l in us):"
+  printf '%-9s | %-34s | %-34s | %s\n' delay "all processes (bspg / raw MPI)" "inside sites" "across sites"
+  for d in $delays; do
+    sed -n 's/^ *bspg: *g = *[-0-9.]* flop ( *\([-0-9.]*\) us) per word *l = *[-0-9.]* flop ( *\([-0-9.]*\) us)$/\1 \2/p;
+            s/^ *raw MPI: *g = *[-0-9.]* flop ( *\([-0-9.]*\) us) per word *l = *[-0-9.]* flop ( *\([-0-9.]*\) us)$/\1 \2/p;
+            s/^ *inside subjobs: *g = *[-0-9.]* flop ( *\([-0-9.]*\) us) per word *l = *[-0-9.]* flop ( *\([-0-9.]*\) us)$/\1 \2/p;
+            s/^ *across subjobs: *g = *[-0-9.]* flop ( *\([-0-9.]*\) us) per word *l = *[-0-9.]* flop ( *\([-0-9.]*\) us)$/\1 \2/p' \
+      "$work/bench-$d.out" | tr '\n' ' ' |
+      awk -v d="$d ms" '{ printf "%-9s | g %7.2f / %7.2f  l %9.1f / %9.1f | g %8.3f  l %10.1f | g %8.3f  l %10.1f\n", d, $1, $3, $2, $4, $5, $6, $7, $8 }'
+  done
+  exit 0
+fi
 echo
 echo "bspwan across 2 emulated sites of $procs host(s) each, one process per host, h = $words, $reps repetitions${transport:+, BSPG_TRANSPORT=$transport} (medians, ms):"
 printf '%-7s' case
