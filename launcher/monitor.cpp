@@ -134,6 +134,12 @@ void HostMonitor::run() {
   StopClock stop_clock(options_.host_timeout_s);
   std::vector<std::vector<JobProcess>> processes;
   std::vector<bool> listed;
+  {
+    // The probe that chose the hosts has just seen them: the first round waits an interval, so
+    // that a job's start makes no second login to each host beside the MPI daemon's.
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (wake_.wait_for(lock, interval, [&] { return stopping_; })) return;
+  }
   for (;;) {
     const auto round = Clock::now();
     // The round ends by the earliest host's deadline (its last answer plus --host-timeout), so
