@@ -155,14 +155,15 @@ class PartnerRelation {
     send_.assign(static_cast<size_t>(hmax), 0);
     recv_.assign(partners_.size() * static_cast<size_t>(hmax) + 1, 0);
     bsp_push_reg(recv_.data(), static_cast<int>(recv_.size() * sizeof(double)));
-    // Where this process's words land at each partner: its index among that partner's partners.
+    // Where this process's words land at each partner: its index among that partner's partners;
+    // and how many partners that partner deals its words to.
     for (int q : partners_) {
       const std::vector<int> theirs = partners_of(q);
       slot_at_.push_back(
           static_cast<long>(std::find(theirs.begin(), theirs.end(), me_) - theirs.begin()));
+      their_count_.push_back(static_cast<long>(theirs.size()));
     }
   }
-  bool empty() const { return partners_.empty(); }
   void prepare(long h, int rep) {
     for (long i = 0; i < h; ++i) send_[static_cast<size_t>(i)] = value(rep, me_, i);
     std::fill(recv_.begin(), recv_.end(), -1.0);
@@ -186,11 +187,8 @@ class PartnerRelation {
     for (size_t j = 0; j < partners_.size(); ++j) {
       // Partner j sent me its words i with i mod (its partner count) == my index among them.
       const int q = partners_[j];
-      const std::vector<int> theirs = partners_of(q);
-      const long n = static_cast<long>(theirs.size());
-      const long mine =
-          static_cast<long>(std::find(theirs.begin(), theirs.end(), me_) - theirs.begin());
-      for (long i = mine; i < h; i += n) {
+      const long n = their_count_[j];
+      for (long i = slot_at_[j]; i < h; i += n) {
         const double got = recv_[j * static_cast<size_t>(hmax_) + static_cast<size_t>(i / n)];
         if (got != value(rep, q, i))
           return "word " + std::to_string(i) + " of process " + std::to_string(q) + " is " +
@@ -216,7 +214,7 @@ class PartnerRelation {
   long hmax_;
   int me_;
   std::vector<int> partners_;
-  std::vector<long> slot_at_;
+  std::vector<long> slot_at_, their_count_;
   std::vector<double> send_, recv_;
 };
 

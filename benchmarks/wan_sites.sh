@@ -68,10 +68,8 @@ if [ "$program" = bspbench ]; then
   echo "bspbench across 2 emulated sites of $procs host(s) each, one process per host, hmax = $words, $reps repetitions (g in us per word, l in us):"
   printf '%-9s | %-34s | %-34s | %s\n' delay "all processes (bspg / raw MPI)" "inside sites" "across sites"
   for d in $delays; do
-    sed -n 's/^ *bspg: *g = *[-0-9.]* flop ( *\([-0-9.]*\) us) per word *l = *[-0-9.]* flop ( *\([-0-9.]*\) us)$/\1 \2/p;
-            s/^ *raw MPI: *g = *[-0-9.]* flop ( *\([-0-9.]*\) us) per word *l = *[-0-9.]* flop ( *\([-0-9.]*\) us)$/\1 \2/p;
-            s/^ *inside subjobs: *g = *[-0-9.]* flop ( *\([-0-9.]*\) us) per word *l = *[-0-9.]* flop ( *\([-0-9.]*\) us)$/\1 \2/p;
-            s/^ *across subjobs: *g = *[-0-9.]* flop ( *\([-0-9.]*\) us) per word *l = *[-0-9.]* flop ( *\([-0-9.]*\) us)$/\1 \2/p' \
+    # g and l in us of: bspg, raw MPI, inside subjobs, across subjobs (bspbench's order).
+    sed -n -E 's/^ *(bspg|raw MPI|inside subjobs|across subjobs): *g = *[-0-9.]+ flop \( *([-0-9.]+) us\) per word *l = *[-0-9.]+ flop \( *([-0-9.]+) us\)$/\2 \3/p' \
       "$work/bench-$d.out" | tr '\n' ' ' |
       awk -v d="$d ms" '{ printf "%-9s | g %7.2f / %7.2f  l %9.1f / %9.1f | g %8.3f  l %10.1f | g %8.3f  l %10.1f\n", d, $1, $3, $2, $4, $5, $6, $7, $8 }'
   done

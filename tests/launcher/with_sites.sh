@@ -7,7 +7,6 @@ sites=$1
 shift
 rank=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-${PMIX_RANK:-}}}
 [ -n "$rank" ] || { echo "with_sites.sh: no MPI rank in the environment" >&2; exit 2; }
-set -- "$@"
 i=0
 for site in $sites; do
   if [ "$i" = "$rank" ]; then
