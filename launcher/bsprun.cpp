@@ -18,6 +18,8 @@
 #include "profile_run.h"
 #include "restart.h"
 #include "runner.h"
+#include "say.h"
+#include "slurm.h"
 
 #ifndef BSPG_VERSION
 #define BSPG_VERSION "unknown"
@@ -72,7 +74,7 @@ void remove_stale_output_directories(const std::string& base, const std::string&
 // of bsprun's for the output files. Throws UsageError for --tag-output where the output cannot
 // be kept apart.
 ProcessOutput separate_output(const Options& opt, const Mpi& mpi) {
-  const bool grid = !opt.hostfile.empty() || !opt.rsl_in.empty();
+  const bool grid = !opt.hostfile.empty() || !opt.rsl_in.empty() || uses_slurm(opt);
   ProcessOutput output;
   output.how = mpi.output_separation(grid);
   if (output.how == OutputSeparation::kNone && opt.tag_output)
@@ -177,7 +179,7 @@ int main(int argc, char** argv) {
 namespace {
 
 int launch(const Options& opt, const MpiSettings& settings) {
-  const bool grid = !opt.hostfile.empty() || !opt.rsl_in.empty();
+  const bool grid = !opt.hostfile.empty() || !opt.rsl_in.empty() || uses_slurm(opt);
   // A dry run starts nothing, so it does not need mpirun.
   if (settings.mpirun.empty() && !opt.dry_run) {
     if (const char* chosen = std::getenv("BSPG_MPIRUN"); chosen && *chosen)
@@ -190,6 +192,10 @@ int launch(const Options& opt, const MpiSettings& settings) {
   if (const std::string why = settings.mpi->grid_master_unavailable();
       grid && opt.nprocs == 0 && opt.rsl_in.empty() && !why.empty() && !opt.dry_run)
     return fail(kExitLaunchFailed, why);
+  if (uses_slurm(opt)) return run_slurm(opt, settings);
+  if (!opt.hostfile.empty() && !slurm_job_id().empty())
+    say("inside Slurm job " + slurm_job_id() + ", but --hostfile was given: the hosts of " +
+        opt.hostfile + " are probed and started over ssh");
   if (!grid) return run_local(opt, settings);
 
   return run_grid(opt, settings);

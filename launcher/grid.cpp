@@ -132,10 +132,6 @@ hosts::ProbeOptions probe_options(const Options& opt) {
   return probe;
 }
 
-// Master mode: one subjob, the master, with the slots for bsp_begin in its environment.
-bool is_master(const std::vector<rsl::Subjob>& subjobs) {
-  return subjobs.size() == 1 && !master_slot_hosts(subjobs[0]).empty();
-}
 
 // Every host the subjobs place processes on (in master mode also where bsp_begin places the
 // others), each once, in order.
@@ -293,9 +289,12 @@ bool stage_everywhere(const Allocation& allocation, const std::string& program,
   return all_ok;
 }
 
-// Master mode (BSP-G's nonpure SPMD): the allocation holds every slot; the RSL names the master
-// alone, on the first slot, with the slots bsp_begin fills in its environment (the paper's
-// MASTERPROCESS). `subjobs` are those of the whole allocation.
+}  // namespace
+
+bool is_master(const std::vector<rsl::Subjob>& subjobs) {
+  return subjobs.size() == 1 && !master_slot_hosts(subjobs[0]).empty();
+}
+
 rsl::Subjob master_subjob(const Allocation& allocation, const std::vector<rsl::Subjob>& subjobs,
                           const MpiSettings& settings) {
   std::map<std::string, int> subjob_of;
@@ -320,8 +319,6 @@ rsl::Subjob master_subjob(const Allocation& allocation, const std::vector<rsl::S
     master.environment.push_back(variable);
   return master;
 }
-
-}  // namespace
 
 int plan_grid(const GridJob& job, const std::map<std::string, std::string>& left_out,
               bool show_table, GridPlan& plan) {
@@ -444,7 +441,7 @@ int write_allocation(const Options& opt, const std::vector<rsl::Subjob>& subjobs
     write_file(opt.rsl_out, rsl_text);
     if (announce)
       say("allocation written to " + opt.rsl_out + " (run it again: bsprun --rsl " + opt.rsl_out +
-          " --hostfile " + opt.hostfile + ")");
+          (opt.hostfile.empty() ? "" : " --hostfile " + opt.hostfile) + ")");
   } catch (const std::exception& e) {
     return fail(kExitLaunchFailed, e.what());
   }

@@ -44,6 +44,15 @@ struct GridPlan {
 int plan_grid(const GridJob& job, const std::map<std::string, std::string>& left_out,
               bool show_table, GridPlan& plan);
 
+// Master mode: one subjob, the master, with the slots for bsp_begin in its environment.
+bool is_master(const std::vector<rsl::Subjob>& subjobs);
+
+// Master mode (BSP-G's nonpure SPMD): the allocation holds every slot; the RSL names the master
+// alone, on the first slot, with the slots bsp_begin fills in its environment (the paper's
+// MASTERPROCESS). `subjobs` are those of the whole allocation. Says where the master starts.
+rsl::Subjob master_subjob(const Allocation& allocation, const std::vector<rsl::Subjob>& subjobs,
+                          const MpiSettings& settings);
+
 // Checks the subjobs as an RSL file would be checked and writes them to opt.rsl_out (none is
 // written without it), saying so when `announce`. 0 or bsprun's exit status.
 int write_allocation(const Options& opt, const std::vector<rsl::Subjob>& subjobs, bool announce);

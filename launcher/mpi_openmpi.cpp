@@ -81,6 +81,16 @@ class OpenMpi : public Mpi {
     if (prrte_) argv.insert(argv.end(), {"--bind-to", "none"});
   }
 
+  void through_slurm(Argv& argv) const override {
+    // ORTE's and PRRTE's plm/slurm start one daemon per node with srun (one step), inside the
+    // allocation Slurm's variables describe; named here so that no other launcher (ssh) is tried.
+    const std::string option = prrte_ ? "--prtemca" : "--mca";
+    argv.insert(argv.end(), {option, "plm", "slurm"});
+    argv.insert(argv.end(),
+                {option, prrte_ ? "prte_keep_fqdn_hostnames" : "orte_keep_fqdn_hostnames", "1"});
+    if (prrte_) argv.insert(argv.end(), {"--bind-to", "none"});
+  }
+
   std::string grid_master_unavailable() const override {
     // Open MPI 5.0.7's daemons crash here: a prted whose host runs processes of a spawned job
     // dies of a segmentation fault in libpmix 5.0.7 as the job ends (after "PMIX ERROR ...

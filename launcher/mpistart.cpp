@@ -106,7 +106,10 @@ std::vector<std::string> subjobs_argv(const MpiSettings& settings,
   const Mpi& mpi = *settings.mpi;
   std::vector<std::string> argv;
   mpi.start(argv, settings);
-  mpi.over_ssh(argv, ssh_config);
+  if (settings.through_slurm)
+    mpi.through_slurm(argv);
+  else
+    mpi.over_ssh(argv, ssh_config);
 
   std::string sizes;
   for (const auto& sj : subjobs) sizes += (sizes.empty() ? "" : ",") + std::to_string(sj.count);

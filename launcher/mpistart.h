@@ -25,6 +25,8 @@ struct MpiSettings {
   bool verbose = false;
   // Grid path: exported to every process as BSPG_JOB_MARKER (remote_stop.h).
   std::string job_marker;
+  // Grid path inside a Slurm allocation: the starter reaches the hosts through Slurm, not ssh.
+  bool through_slurm = false;
   // How the starter keeps each process's output apart (runner.h's JobOutput says the same).
   ProcessOutput output;
 };

@@ -111,6 +111,15 @@ struct CommandResult {
 std::vector<CommandResult> run_on_hosts(const std::vector<HostSpec>& hosts,
                                         const std::string& command, const ProbeOptions& opt);
 
+// The probe for a process already running on the host (a task srun started on a Slurm node): a
+// sh script that prints what the SSH probe reads (opt.program checked when set). It has no
+// bound of its own: the caller bounds the step.
+std::string probe_script(const ProbeOptions& opt);
+// Reads a host's output of probe_script into `result` (hostname, cores, loads, memory, program
+// status; `ok` is not set). Returns "" or what is wrong with the answer, as the SSH probe says it.
+std::string read_probe_script_output(const std::string& output, bool program_checked,
+                                     ProbeResult& result);
+
 // `text` as a printf format that prints it: every byte but letters, digits, '/', '.', '_' and '-'
 // as an octal escape (\ooo), so that it holds no quote, space or other character a shell reads.
 std::string octal_escaped(const std::string& text);

@@ -155,9 +155,17 @@ std::string guarded_command(const std::string& script, int timeout_ms) {
 namespace bspg::hosts::detail {
 
 std::string probe_command(const ProbeOptions& opt) {
+  return guarded_command(probe_script(opt), opt.timeout_ms);
+}
+
+}  // namespace bspg::hosts::detail
+
+namespace bspg::hosts {
+
+std::string probe_script(const ProbeOptions& opt) {
   // The figures, then the program check, then the end marker.
   std::string script =
-      "echo " + std::string(kBegin) +
+      "echo " + std::string(detail::kBegin) +
       "; echo load $(cat /proc/loadavg); "
       "echo cores $(bspg-hostinfo --cores 2>/dev/null || nproc 2>/dev/null || getconf "
       "_NPROCESSORS_ONLN); "
@@ -168,9 +176,18 @@ std::string probe_command(const ProbeOptions& opt) {
               "elif [ ! -f \"$p\" ]; then echo program notregular; "
               "elif [ ! -x \"$p\" ]; then echo program notexec; else echo program ok; fi; ";
   }
-  script += "echo " + std::string(kEnd);
-  return guarded_command(script, opt.timeout_ms);
+  script += "echo " + std::string(detail::kEnd);
+  return script;
 }
+
+std::string read_probe_script_output(const std::string& output, bool program_checked,
+                                     ProbeResult& result) {
+  return detail::read_probe_answer(output, program_checked, result);
+}
+
+}  // namespace bspg::hosts
+
+namespace bspg::hosts::detail {
 
 std::string read_probe_answer(const std::string& output, bool program_checked,
                               ProbeResult& result) {
