@@ -35,7 +35,9 @@ if [ "$mpi" = mpich ]; then test_jobs=$jobs; else test_jobs=$((jobs * 3)); fi
 # (libnetfilter-queue-dev and iptables: the tests' wide-area delay between emulated sites).
 packages=(cmake g++ make pkg-config libssh-dev libhwloc-dev
   libyaml-cpp-dev libgtest-dev libgmock-dev openssh-client openssh-server gnuplot-nox
-  iproute2 util-linux procps man-db libnetfilter-queue-dev iptables)
+  iproute2 util-linux procps man-db libnetfilter-queue-dev iptables
+  # for the tests' emulated Slurm cluster (tests/launcher/emuslurm.sh)
+  slurmctld slurmd slurm-client munge)
 if [ "$mpi" = mpich ]; then
   packages+=(libmpich-dev mpich)
 else

@@ -346,7 +346,15 @@ std::string format_probe_table(const Allocation& allocation) {
     if (!c.probe.ok) {
       status.push_back("not used: " + c.probe.error);
     } else if (c.count == 0) {
-      status.push_back(!c.probe.host.site.empty() && c.free_capacity >= least_chosen - kSimilarCores
+      const bool similar = c.free_capacity >= least_chosen - kSimilarCores;
+      const bool site_chosen =
+          !c.probe.host.site.empty() &&
+          std::any_of(allocation.candidates.begin(), allocation.candidates.end(), [&](const auto& o) {
+            return o.count > 0 && o.probe.host.site == c.probe.host.site;
+          });
+      status.push_back(!similar ? "0 (not needed: less free capacity than the hosts chosen)"
+                       : site_chosen ? "0 (not needed: the hosts before it in order have room)"
+                       : !c.probe.host.site.empty()
                            ? "0 (not needed: the job fits on fewer sites)"
                            : "0 (not needed: less free capacity than the hosts chosen)");
     } else {

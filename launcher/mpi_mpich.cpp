@@ -59,8 +59,8 @@ class Mpich : public Mpi {
     if (!ssh_config.empty())
       argv.insert(argv.end(), {"-launcher-exec", ssh_launcher_path(ssh_config)});
   }
-  // Hydra's Slurm launcher starts its proxies with one srun; the hosts stay those bsprun names.
-  void through_slurm(Argv& argv) const override {
+  // Hydra's Slurm launcher starts its proxies with one srun on the hosts bsprun names (-hosts).
+  void through_slurm(Argv& argv, const std::string&) const override {
     argv.insert(argv.end(), {"-genvnone", "-launcher", "slurm"});
   }
   std::string ssh_launcher_script(const std::string& ssh_config) const override {

@@ -81,11 +81,17 @@ class OpenMpi : public Mpi {
     if (prrte_) argv.insert(argv.end(), {"--bind-to", "none"});
   }
 
-  void through_slurm(Argv& argv) const override {
+  void through_slurm(Argv& argv, const std::string& nodes) const override {
     // ORTE's and PRRTE's plm/slurm start one daemon per node with srun (one step), inside the
     // allocation Slurm's variables describe; named here so that no other launcher (ssh) is tried.
+    // Where the job uses every node of that allocation they leave srun's --nodelist out, and srun
+    // then places the daemons on any nodes of the whole allocation: named here always. --overlap:
+    // a step of an earlier run that lost a node stays listed (holding its CPUs) until Slurm gives
+    // that node up, and the restarted run's daemons must not wait for it.
     const std::string option = prrte_ ? "--prtemca" : "--mca";
     argv.insert(argv.end(), {option, "plm", "slurm"});
+    if (!nodes.empty())
+      argv.insert(argv.end(), {option, "plm_slurm_args", "--overlap --nodelist=" + nodes});
     argv.insert(argv.end(),
                 {option, prrte_ ? "prte_keep_fqdn_hostnames" : "orte_keep_fqdn_hostnames", "1"});
     if (prrte_) argv.insert(argv.end(), {"--bind-to", "none"});

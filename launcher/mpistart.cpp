@@ -96,6 +96,20 @@ std::vector<std::string> host_lists(const std::vector<rsl::Subjob>& subjobs) {
   return lists;
 }
 
+// The host names of an -host value ("a:2,b:1" -> a, b).
+std::vector<std::string> split_host_list(const std::string& list) {
+  std::vector<std::string> names;
+  size_t start = 0;
+  while (start < list.size()) {
+    size_t end = list.find(',', start);
+    if (end == std::string::npos) end = list.size();
+    const std::string entry = list.substr(start, end - start);
+    if (!entry.empty()) names.push_back(entry.substr(0, entry.rfind(':')));
+    start = end + 1;
+  }
+  return names;
+}
+
 // The mpirun command line of the subjobs, the k-th placed by host_lists[k] (an -host value).
 // spawns_contexts: the job's processes start more app contexts themselves (master mode's
 // MPI_Comm_spawn_multiple, one per subjob).
@@ -106,8 +120,15 @@ std::vector<std::string> subjobs_argv(const MpiSettings& settings,
   const Mpi& mpi = *settings.mpi;
   std::vector<std::string> argv;
   mpi.start(argv, settings);
-  if (settings.through_slurm)
-    mpi.through_slurm(argv);
+  if (settings.through_slurm) {
+    std::vector<std::string> nodes;
+    for (const auto& list : lists)
+      for (const auto& entry : split_host_list(list))
+        if (std::find(nodes.begin(), nodes.end(), entry) == nodes.end()) nodes.push_back(entry);
+    std::string joined;
+    for (const auto& n : nodes) joined += (joined.empty() ? "" : ",") + n;
+    mpi.through_slurm(argv, joined);
+  }
   else
     mpi.over_ssh(argv, ssh_config);
 

@@ -273,10 +273,15 @@ Options parse_options(int argc, char** argv) {
   if (!opt.rsl_in.empty() && !opt.rsl_out.empty())
     throw UsageError("--rsl-out cannot be combined with --rsl (the allocation is already a file)");
   check_checkpoint_options(opt);
-  if (opt.hostfile.empty() && opt.rsl_in.empty()) {
-    if (opt.dry_run) throw UsageError("--dry-run needs a host file (--hostfile or BSPG_HOSTFILE)");
+  // Inside a Slurm allocation the allocation's nodes are the candidates (slurm.h).
+  const char* slurm_job = std::getenv("SLURM_JOB_ID");
+  if (opt.hostfile.empty() && opt.rsl_in.empty() && !(slurm_job && *slurm_job)) {
+    if (opt.dry_run)
+      throw UsageError(
+          "--dry-run needs a host file (--hostfile or BSPG_HOSTFILE) or a Slurm allocation");
     if (!opt.rsl_out.empty())
-      throw UsageError("--rsl-out needs a host file (--hostfile or BSPG_HOSTFILE)");
+      throw UsageError(
+          "--rsl-out needs a host file (--hostfile or BSPG_HOSTFILE) or a Slurm allocation");
     if (opt.stage) throw UsageError("--stage needs a host file (--hostfile or BSPG_HOSTFILE)");
   }
   return opt;

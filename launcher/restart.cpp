@@ -29,6 +29,7 @@
 #include "profile_run.h"
 #include "remote_stop.h"
 #include "say.h"
+#include "slurm.h"
 #include "untrusted.h"
 
 namespace bspg::launcher {
@@ -781,7 +782,164 @@ class GridPlace : public JobPlace {
   bool wrote_stop_ = false;  // a stop file of bsprun's may be left on a host
 };
 
+// ---- The nodes of a Slurm allocation -------------------------------------------------------------
+
+// As GridPlace, with srun steps where GridPlace logs in over ssh. Slurm itself notices a node
+// that dies (the starter's daemon there is lost, and the job with it): no monitor of bsprun's.
+class SlurmPlace : public JobPlace {
+ public:
+  explicit SlurmPlace(const SlurmJob& job) : job_(job), dir_(checkpoint_directory(job.opt)) {}
+
+  int plan(const std::map<std::string, std::string>& left_out, bool first) override {
+    left_out_ = left_out;
+    if (const int status = plan_slurm(job_, left_out, first || job_.opt.verbose, plan_);
+        status != 0)
+      return status;
+    reachable_.clear();
+    for (const auto& c : plan_.allocation.candidates)
+      if (c.probe.ok) reachable_.push_back(c.probe.host.name);
+    host_of_pid_.clear();
+    for (const auto& sj : plan_.subjobs)
+      for (const auto& h : rsl::placement(sj))
+        host_of_pid_.insert(host_of_pid_.end(), static_cast<std::size_t>(h.count), h.host);
+    for (const auto& h : plan_.chosen) used_.insert(h.name);
+    return 0;
+  }
+
+  std::vector<Holdings> survey() override {
+    const NodeOutputs outputs =
+        run_on_nodes(reachable_, survey_script(dir_, sibling_hostinfo(), true),
+                     job_.opt.probe_timeout_s + kSurveySeconds, "bsprun-survey");
+    std::vector<Holdings> holdings;
+    for (const auto& node : reachable_) {
+      Holdings h;
+      h.host = node;
+      auto it = outputs.by_node.find(node);
+      const std::string problem =
+          it == outputs.by_node.end() ? "no answer through srun" : read_survey(it->second, h);
+      if (!problem.empty()) {
+        if (job_.opt.verbose) say(node + ": cannot look at the checkpoints in " + dir_ + ": " + problem);
+        continue;
+      }
+      say_skipped(h, dir_);
+      holdings.push_back(std::move(h));
+    }
+    return holdings;
+  }
+
+  std::vector<std::string> host_of_pid() const override { return host_of_pid_; }
+
+  std::string hosts_text() const override {
+    std::string text;
+    for (const auto& h : plan_.chosen) text += (text.empty() ? "" : " ") + h.name;
+    return text;
+  }
+
+  std::string bring(const std::vector<Transfer>& transfers, std::string& failed_host) override {
+    // One after another: a lost node's shards are few, and each copy is two short srun steps.
+    for (const Transfer& t : transfers) {
+      if (job_.opt.verbose)
+        say("copying " + t.from_host + ":" + t.from_name + " to " + t.to_host + ":" + t.to_name);
+      const std::string problem =
+          copy_between_nodes(t.from_host, local_dir(t.from_name), t.to_host, local_dir(t.to_name),
+                             job_.opt.probe_timeout_s + kSurveySeconds);
+      if (!problem.empty()) {
+        failed_host = t.to_host;
+        return problem;
+      }
+    }
+    return "";
+  }
+
+  RunResult run(std::uint64_t resume, const std::string& run_id, double time_limit_s) override {
+    if (const int status = write_allocation(job_.opt, plan_.subjobs, runs_++ == 0); status != 0) {
+      RunResult unwritten;
+      unwritten.started = false;
+      unwritten.error = "the allocation could not be written";
+      return unwritten;
+    }
+    MpiSettings settings = run_settings(job_.settings, dir_, resume, run_id, job_.opt);
+    settings.job_marker = new_job_marker();
+    const bool notes = job_.opt.restarts > 0;
+    if (notes)
+      settings.exports.push_back("BSPG_EXIT_NOTES=" + exit_notes_directory(settings.job_marker));
+    RunResult result =
+        run_slurm_subjobs(job_, plan_.subjobs, settings, job_.opt.restarts > 0, time_limit_s);
+    if (notes) find_killed_process(result, settings);
+    return result;
+  }
+
+  // As GridPlace's: a process killed by a signal, from the exit notes on the nodes.
+  void find_killed_process(RunResult& result, const MpiSettings& settings) const {
+    std::vector<std::string> nodes;
+    for (const auto& h : plan_.chosen) nodes.push_back(h.name);
+    const NodeOutputs outputs = run_on_nodes(nodes, exit_notes_script(settings.job_marker),
+                                             job_.opt.probe_timeout_s, "bsprun-notes");
+    ExitNoteSet notes;
+    bool complete = true;
+    for (const auto& node : nodes) {
+      auto it = outputs.by_node.find(node);
+      complete = it != outputs.by_node.end() && read_exit_notes(it->second, notes) && complete;
+    }
+    const bool crashed = result.exit_status > 128 && is_crash_signal(result.exit_status - 128);
+    if (!complete || !result.started || result.forwarded_signal || result.timed_out || crashed ||
+        result.death.rank >= 0 || !result.lost.empty() || result.start_failure.host_lost ||
+        notes.ended_with_failure())
+      return;
+    const std::vector<int> lost = notes.not_ended();
+    if (lost.empty()) return;
+    std::set<std::string> where;
+    for (int rank : lost)
+      if (static_cast<std::size_t>(rank) < host_of_pid_.size())
+        where.insert(host_of_pid_[static_cast<std::size_t>(rank)]);
+    result.death.rank = lost.front();
+    result.death.host = where.size() == 1 ? *where.begin() : "";
+    result.death.described = lost_processes_text(
+        lost, and_list(std::vector<std::string>(where.begin(), where.end())), settings.mpi->name());
+    if (result.exit_status == 0) result.exit_status = 1;
+  }
+
+  std::string host_calling_itself(const std::string& name) const override {
+    for (const auto& h : plan_.chosen)
+      if (h.name == name || h.name.substr(0, h.name.find('.')) == name.substr(0, name.find('.')))
+        return h.name;
+    return "";
+  }
+
+  void lose(const std::string& host) override {
+    reachable_.erase(std::remove(reachable_.begin(), reachable_.end(), host), reachable_.end());
+  }
+
+  void clean_up(bool remove_directory) override {
+    if (!remove_directory) return;
+    std::vector<std::string> nodes;
+    for (const auto& name : used_)
+      if (!left_out_.count(name)) nodes.push_back(name);
+    run_on_nodes(nodes, remove_script(dir_, remove_directory), job_.opt.probe_timeout_s,
+                 "bsprun-clean-up");
+  }
+
+ private:
+  std::string local_dir(const std::string& name) const {
+    return local_path(dir_) + "/" + name;
+  }
+
+  const SlurmJob& job_;
+  std::string dir_;
+  GridPlan plan_;
+  std::map<std::string, std::string> left_out_;
+  std::vector<std::string> reachable_;
+  std::vector<std::string> host_of_pid_;
+  std::set<std::string> used_;
+  int runs_ = 0;
+};
+
 }  // namespace
+
+int run_slurm_restartable(const SlurmJob& job) {
+  SlurmPlace place(job);
+  return run_restartable(job.opt, place);
+}
 
 int run_local_restartable(const Options& opt, const MpiSettings& settings,
                           const std::string& program) {

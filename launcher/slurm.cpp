@@ -6,16 +6,20 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string_view>
 #include <stdexcept>
 
 #include "allocate.h"
+#include "checkpoints.h"
 #include "grid.h"
 #include "localhost.h"
 #include "remote_stop.h"
@@ -183,8 +187,8 @@ namespace {
 
 // What bsprun learns of the allocation before it probes.
 struct SlurmCandidates {
-  std::vector<hosts::HostSpec> nodes;        // in Slurm's order, slots = the job's CPUs there
-  std::map<std::string, std::string> out;    // nodes that cannot take processes, and why
+  std::vector<hosts::HostSpec> nodes;      // in Slurm's order, slots = the job's CPUs there
+  std::map<std::string, std::string> out;  // nodes that cannot take processes, and why
 };
 
 // The allocation's nodes, their CPUs for this job, their sites and states. "" or why not.
@@ -194,14 +198,12 @@ std::string read_allocation(SlurmCandidates& c) {
   if (!is_host_list(list))
     return "SLURM_JOB_NODELIST='" + list + "' is not a Slurm host list (is this an allocation?)";
   std::string error;
-  const std::string names_text =
-      slurm_command({"scontrol", "show", "hostnames", list}, 30, error);
+  const std::string names_text = slurm_command({"scontrol", "show", "hostnames", list}, 30, error);
   std::vector<std::string> names;
   std::istringstream in(names_text);
   for (std::string name; std::getline(in, name);)
     if (!name.empty()) names.push_back(name);
-  if (!error.empty() || names.empty() ||
-      !std::all_of(names.begin(), names.end(), is_host_name))
+  if (!error.empty() || names.empty() || !std::all_of(names.begin(), names.end(), is_host_name))
     return "scontrol show hostnames could not expand the allocation's nodes" +
            (error.empty() ? ": " + first_line(names_text) : " (" + error + ")");
   std::vector<int> cpus;
@@ -242,54 +244,6 @@ std::string read_allocation(SlurmCandidates& c) {
   return "";
 }
 
-// Probes the nodes through one srun step, one task per node, bounded by the probe timeout.
-std::vector<hosts::ProbeResult> probe_through_srun(const std::vector<hosts::HostSpec>& nodes,
-                                                   const hosts::ProbeOptions& probe,
-                                                   double timeout_s) {
-  std::vector<hosts::ProbeResult> results(nodes.size());
-  for (size_t i = 0; i < nodes.size(); ++i) results[i].host = nodes[i];
-  if (nodes.empty()) return results;
-  std::string list;
-  for (const auto& n : nodes) list += (list.empty() ? "" : ",") + n.name;
-  const std::string script = "echo node \"$SLURMD_NODENAME\"; " + hosts::probe_script(probe);
-  const std::string n = std::to_string(nodes.size());
-  // --overlap: the probe may share the CPUs of steps already running (an sbatch script's);
-  // timeout ends the step (srun cancels it on SIGTERM) when a node does not answer in time.
-  const long long bound = static_cast<long long>(timeout_s + 0.999);
-  const std::vector<std::string> argv = {
-      "timeout",      "-s",          "TERM",    "-k",           "3",
-      std::to_string(bound),         "srun",    "--nodes=" + n, "--ntasks=" + n,
-      "--ntasks-per-node=1",         "--nodelist=" + list,      "--overlap",
-      "--label",      "--input=none", "--kill-on-bad-exit=0",   "--job-name=bsprun-probe",
-      "/bin/sh",      "-c",          script};
-  const auto start = std::chrono::steady_clock::now();
-  std::string error;
-  const std::string text =
-      run_sh_here("exec " + shell_quote_command(argv) + " 2>&1", timeout_s + 10, error);
-  const double elapsed =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::string other;
-  const std::map<std::string, std::string> answers = split_probe_output(text, other);
-  for (auto& r : results) {
-    r.elapsed_s = elapsed;
-    auto it = answers.find(r.host.name);
-    if (it == answers.end()) {
-      const std::string said = first_line(other);
-      r.error = "no answer through srun" +
-                (elapsed >= timeout_s ? " within " + std::to_string(bound) + " s" : "") +
-                (said.empty() ? "" : " (" + said + ")");
-      continue;
-    }
-    if (std::string problem = hosts::read_probe_script_output(it->second, !probe.program.empty(), r);
-        !problem.empty()) {
-      r.error = problem;
-      continue;
-    }
-    r.ok = true;
-  }
-  return results;
-}
-
 std::string current_directory() {
   char buf[PATH_MAX];
   return getcwd(buf, sizeof buf) ? buf : "";
@@ -320,103 +274,320 @@ void end_left_steps(const std::string& job, const std::set<std::string>& before)
   }
 }
 
+// The user's name, for the node-local checkpoint directory.
+std::string user_name() {
+  const std::string user = env("USER").empty() ? env("LOGNAME") : env("USER");
+  if (is_host_name(user)) return user;
+  return std::to_string(getuid());
+}
+
+// Slurm's node-local storage (its TmpFS setting, /tmp by default).
+std::string node_local_storage() {
+  std::string error;
+  const std::string text = slurm_command({"scontrol", "show", "config"}, 15, error);
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.compare(0, 5, "TmpFS") != 0) continue;
+    const size_t eq = line.find('=');
+    if (eq == std::string::npos) break;
+    std::string value = line.substr(eq + 1);
+    value.erase(0, value.find_first_not_of(' '));
+    if (!value.empty() && value[0] == '/' && checkpoint_dir_problem(value + "/x").empty())
+      return value;
+    break;
+  }
+  return "/tmp";
+}
+
+// While it lives, Slurm's variables that describe the allocation name only the nodes the
+// subjobs use (with the job's CPUs on each, as the allocation gave them).
+class ScopedSlurmNodes {
+ public:
+  explicit ScopedSlurmNodes(const std::vector<rsl::Subjob>& subjobs) {
+    std::vector<std::string> used;
+    for (const auto& sj : subjobs) {
+      for (const auto& h : rsl::placement(sj))
+        if (std::find(used.begin(), used.end(), h.host) == used.end()) used.push_back(h.host);
+      for (const auto& h : master_slot_hosts(sj))
+        if (std::find(used.begin(), used.end(), h.host) == used.end()) used.push_back(h.host);
+    }
+    std::string error;
+    const std::string all_text =
+        slurm_command({"scontrol", "show", "hostnames", env("SLURM_JOB_NODELIST")}, 30, error);
+    std::vector<std::string> all;
+    std::istringstream in(all_text);
+    for (std::string name; std::getline(in, name);) all.push_back(name);
+    std::vector<int> cpus;
+    try {
+      cpus = expand_cpus_per_node(env("SLURM_JOB_CPUS_PER_NODE"));
+    } catch (const std::invalid_argument&) {
+      return;
+    }
+    if (!error.empty() || cpus.size() != all.size()) return;
+    // In the allocation's order, which is the order of srun's tasks (the daemons' ranks).
+    std::string list, counts;
+    size_t found = 0;
+    for (size_t i = 0; i < all.size(); ++i) {
+      if (std::find(used.begin(), used.end(), all[i]) == used.end()) continue;
+      ++found;
+      list += (list.empty() ? "" : ",") + all[i];
+      counts += (counts.empty() ? "" : ",") + std::to_string(cpus[i]);
+    }
+    if (found != used.size()) return;
+    const std::string n = std::to_string(used.size());
+    for (const auto& [name, value] :
+         std::vector<std::pair<const char*, std::string>>{{"SLURM_JOB_NODELIST", list},
+                                                          {"SLURM_NODELIST", list},
+                                                          {"SLURM_JOB_CPUS_PER_NODE", counts},
+                                                          {"SLURM_TASKS_PER_NODE", counts},
+                                                          {"SLURM_JOB_NUM_NODES", n},
+                                                          {"SLURM_NNODES", n}}) {
+      const char* old = std::getenv(name);
+      saved_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
+      setenv(name, value.c_str(), 1);
+    }
+  }
+  ~ScopedSlurmNodes() {
+    for (const auto& [name, value] : saved_) {
+      if (value)
+        setenv(name, value->c_str(), 1);
+      else
+        unsetenv(name);
+    }
+  }
+  ScopedSlurmNodes(const ScopedSlurmNodes&) = delete;
+  ScopedSlurmNodes& operator=(const ScopedSlurmNodes&) = delete;
+
+ private:
+  std::vector<std::pair<const char*, std::optional<std::string>>> saved_;
+};
+
 }  // namespace
 
-int run_slurm(const Options& opt, const MpiSettings& base_settings) {
-  const std::string job = slurm_job_id();
-  if (!std::all_of(job.begin(), job.end(), [](unsigned char c) { return std::isdigit(c); }) ||
-      job.size() > 20)
-    return fail(kExitLaunchFailed, "SLURM_JOB_ID='" + job + "' is not a Slurm job id");
-  if (opt.stage)
-    return fail(kExitUsage,
-                "--stage is not available inside a Slurm allocation: copy the program to the "
-                "nodes with Slurm's sbcast, or run it from a shared file system");
-  if (opt.restarts > 0 || opt.resume || opt.migrate_load > 0)
-    return fail(kExitUsage,
-                "--restarts, --resume and --migrate-load are not available inside a Slurm "
-                "allocation yet (the Slurm path starts the job once); run without them, or with "
-                "--hostfile for the SSH path");
-  if (!opt.rsl_in.empty())
-    return fail(kExitUsage,
-                "--rsl inside a Slurm allocation is not available yet: run with -p N, or give "
-                "--hostfile for the SSH path");
+NodeOutputs run_on_nodes(const std::vector<std::string>& nodes, const std::string& script,
+                         double timeout_s, const std::string& step_name) {
+  NodeOutputs outputs;
+  if (nodes.empty()) return outputs;
+  std::string list;
+  for (const auto& n : nodes) list += (list.empty() ? "" : ",") + n;
+  const std::string n = std::to_string(nodes.size());
+  // --overlap: the step may share the CPUs of steps already running (an sbatch script's);
+  // timeout ends the step (srun cancels it on SIGTERM) when a node does not answer in time.
+  const long long bound = std::max(1LL, static_cast<long long>(timeout_s + 0.999));
+  const std::vector<std::string> argv = {"timeout",
+                                         "-s",
+                                         "TERM",
+                                         "-k",
+                                         "3",
+                                         std::to_string(bound),
+                                         "srun",
+                                         "--nodes=" + n,
+                                         "--ntasks=" + n,
+                                         "--ntasks-per-node=1",
+                                         "--nodelist=" + list,
+                                         "--overlap",
+                                         "--label",
+                                         "--input=none",
+                                         "--kill-on-bad-exit=0",
+                                         "--job-name=" + step_name,
+                                         "/bin/sh",
+                                         "-c",
+                                         "echo node \"$SLURMD_NODENAME\"; " + script};
+  const auto start = std::chrono::steady_clock::now();
+  std::string error;
+  const std::string text =
+      run_sh_here("exec " + shell_quote_command(argv) + " 2>&1", static_cast<double>(bound) + 10,
+                  error);
+  outputs.elapsed_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  outputs.timed_out = outputs.elapsed_s >= static_cast<double>(bound);
+  outputs.by_node = split_probe_output(text, outputs.srun_said);
+  return outputs;
+}
 
-  ResolvedProgram prog = resolve_program(opt.program);
-  if (prog.problem == ResolvedProgram::kNotFound) return fail(kExitNotFound, prog.message);
-  if (prog.problem != ResolvedProgram::kNone) return fail(kExitNotExecutable, prog.message);
+std::string copy_between_nodes(const std::string& from, const std::string& from_path,
+                               const std::string& to, const std::string& to_path,
+                               double timeout_s) {
+  char local[] = "/tmp/bsprun-copy-XXXXXX";
+  const int fd = mkstemp(local);
+  if (fd < 0) return std::string("cannot make a file in /tmp: ") + std::strerror(errno);
+  close(fd);
+  const std::string bound = std::to_string(std::max(1LL, static_cast<long long>(timeout_s + 1)));
+  const auto one_task = [&](const std::string& node) {
+    return std::vector<std::string>{"timeout",    "-s",         "TERM",         "-k",
+                                    "3",          bound,        "srun",         "--nodes=1",
+                                    "--ntasks=1", "--nodelist=" + node,         "--overlap",
+                                    "--kill-on-bad-exit=1", "--job-name=bsprun-copy"};
+  };
+  std::vector<std::string> read_argv = one_task(from);
+  read_argv.insert(read_argv.end(), {"cat", "--", from_path});
+  std::vector<std::string> write_argv = one_task(to);
+  write_argv.insert(write_argv.end(),
+                    {"/bin/sh", "-c",
+                     "umask 077 && mkdir -p \"${1%/*}\" && cat > \"$1.part\" && "
+                     "mv -f \"$1.part\" \"$1\"",
+                     "sh", to_path});
+  std::string error;
+  const std::string said = run_sh_here(
+      shell_quote_command(read_argv) + " > " + shell_quote_command({local}) +
+          " 2>/dev/null </dev/null && " + shell_quote_command(write_argv) + " < " +
+          shell_quote_command({local}) + " 2>&1 || echo failed",
+      2 * timeout_s + 20, error);
+  unlink(local);
+  if (!error.empty()) return "copying " + from + ":" + from_path + " to " + to + " " + error;
+  if (said.find("failed") != std::string::npos)
+    return "copying " + from + ":" + from_path + " to " + to + ":" + to_path + " failed: " +
+           first_line(said);
+  return "";
+}
 
+int plan_slurm(const SlurmJob& job, const std::map<std::string, std::string>& left_out,
+               bool show_table, GridPlan& plan) {
+  const Options& opt = job.opt;
   SlurmCandidates candidates;
   if (const std::string why = read_allocation(candidates); !why.empty())
-    return fail(kExitLaunchFailed, "inside Slurm job " + job + ": " + why);
-  std::vector<hosts::HostSpec> asked;
+    return fail(kExitLaunchFailed, "inside Slurm job " + job.job_id + ": " + why);
+  for (const auto& [name, why] : left_out) candidates.out.emplace(name, why);
+  std::vector<std::string> asked;
   for (const auto& n : candidates.nodes)
-    if (!candidates.out.count(n.name)) asked.push_back(n);
-  std::cerr << "bsprun: inside Slurm job " << job << ": probing its " << asked.size() << " node"
-            << (asked.size() == 1 ? "" : "s") << " through srun (timeout " << opt.probe_timeout_s
-            << " s; no ssh)\n";
+    if (!candidates.out.count(n.name)) asked.push_back(n.name);
+  if (show_table)
+    std::cerr << "bsprun: inside Slurm job " << job.job_id << ": probing its " << asked.size()
+              << " node" << (asked.size() == 1 ? "" : "s") << " through srun (timeout "
+              << opt.probe_timeout_s << " s; no ssh)\n";
 
   hosts::ProbeOptions probe;
-  probe.program = prog.path;
-  const auto probe_start = std::chrono::steady_clock::now();
-  std::vector<hosts::ProbeResult> asked_probes =
-      probe_through_srun(asked, probe, opt.probe_timeout_s);
-  const double probe_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - probe_start).count();
+  probe.program = job.program;
+  const NodeOutputs answers =
+      run_on_nodes(asked, hosts::probe_script(probe), opt.probe_timeout_s, "bsprun-probe");
   std::vector<hosts::ProbeResult> probes;
-  for (size_t i = 0, next = 0; i < candidates.nodes.size(); ++i) {
-    if (auto it = candidates.out.find(candidates.nodes[i].name); it != candidates.out.end()) {
-      hosts::ProbeResult left;
-      left.host = candidates.nodes[i];
-      left.error = it->second;
-      probes.push_back(left);
+  for (const auto& node : candidates.nodes) {
+    hosts::ProbeResult r;
+    r.host = node;
+    r.elapsed_s = answers.elapsed_s;
+    if (auto out = candidates.out.find(node.name); out != candidates.out.end()) {
+      r.error = out->second;
+    } else if (auto it = answers.by_node.find(node.name); it == answers.by_node.end()) {
+      const std::string said = first_line(answers.srun_said);
+      r.error = std::string("no answer through srun") +
+                (answers.timed_out ? " in time" : "") + (said.empty() ? "" : " (" + said + ")");
+    } else if (std::string problem = hosts::read_probe_script_output(it->second, true, r);
+               !problem.empty()) {
+      r.error = problem;
     } else {
-      probes.push_back(asked_probes[next++]);
+      r.ok = true;
     }
+    probes.push_back(r);
   }
 
   int wanted = opt.nprocs;
   if (wanted == 0)
     wanted = opt.max_procs > 0 ? opt.max_procs : std::max(1, usable_slot_total(probes));
-  Allocation allocation;
+  Allocation& allocation = plan.allocation;
   try {
     allocation = allocate(probes, wanted);
   } catch (const AllocationError& e) {
     std::cerr << format_probe_table(probes);
     return fail(kExitLaunchFailed, std::string(e.what()) + "; nothing was started");
   }
-  std::cerr << format_probe_table(allocation);
+  if (show_table) std::cerr << format_probe_table(allocation);
   if (opt.verbose) {
     char buf[96];
-    std::snprintf(buf, sizeof buf, "probing through srun took %.2f s", probe_s);
+    std::snprintf(buf, sizeof buf, "probing through srun took %.2f s", answers.elapsed_s);
     say(buf);
   }
-  if (const ProgramProblem problem = program_problem(allocation, prog.path);
+  if (const ProgramProblem problem = program_problem(allocation, job.program);
       problem.exit_status != 0)
     return fail(problem.exit_status, problem.message + "; nothing was started");
 
-  std::vector<rsl::Subjob> subjobs =
-      subjobs_for(allocation, prog.path, opt.program_args, current_directory());
-  MpiSettings settings = base_settings;
-  settings.through_slurm = true;
-  if (opt.nprocs == 0) subjobs = {master_subjob(allocation, subjobs, settings)};
-  if (int status = write_allocation(opt, subjobs, true); status != 0 || opt.dry_run)
-    return status;
+  plan.subjobs = subjobs_for(allocation, job.program, opt.program_args, current_directory());
+  // The starters' Slurm support numbers the processes of a subjob in the allocation's order of
+  // the nodes, whatever order the hosts are named in: name them in that order, so that the plan
+  // says where each process runs (the restart loop brings each its checkpoint there).
+  const auto position = [&](const std::string& entry) {
+    const std::string host = entry.substr(0, entry.rfind(':'));
+    for (size_t i = 0; i < candidates.nodes.size(); ++i)
+      if (candidates.nodes[i].name == host) return i;
+    return candidates.nodes.size();
+  };
+  for (auto& sj : plan.subjobs)
+    std::stable_sort(sj.hosts.begin(), sj.hosts.end(),
+                     [&](const std::string& a, const std::string& b) {
+                       return position(a) < position(b);
+                     });
+  if (opt.nprocs == 0) plan.subjobs = {master_subjob(allocation, plan.subjobs, job.settings)};
+  plan.chosen.clear();
+  for (const auto& c : allocation.candidates)
+    if (c.count > 0) plan.chosen.push_back(c.probe.host);
+  return 0;
+}
 
-  settings.job_marker = new_job_marker();
+RunResult run_slurm_subjobs(const SlurmJob& job, const std::vector<rsl::Subjob>& subjobs,
+                            const MpiSettings& base, bool quiet_losses, double time_limit_s) {
+  MpiSettings settings = base;
+  settings.through_slurm = true;
+  if (settings.job_marker.empty()) settings.job_marker = new_job_marker();
   std::vector<std::string> argv;
   try {
     argv = is_master(subjobs) ? master_grid_mpirun_argv(settings, subjobs[0], "")
                               : grid_mpirun_argv(settings, subjobs, "");
   } catch (const std::invalid_argument& e) {
-    return fail(kExitLaunchFailed, std::string("bad allocation: ") + e.what());
+    RunResult bad;
+    bad.started = false;
+    bad.error = std::string("bad allocation: ") + e.what();
+    return bad;
   }
-  const std::set<std::string> steps_before = job_steps(job);
+  const std::set<std::string> steps_before = job_steps(job.job_id);
+  // The starter's Slurm support reads the allocation from these variables and starts a daemon
+  // on every node they name: they name the nodes of this run alone, so that a node lost earlier
+  // (still in the allocation with --no-kill) is not waited for.
+  ScopedSlurmNodes nodes(subjobs);
   JobWatch watch;
+  watch.quiet_losses = quiet_losses;
   watch.starter_may_wait_for_ever = !settings.mpi->ends_on_start_failure();
-  const RunResult result = run_mpirun(argv, opt.verbose, opt.time_limit_s, {}, watch);
+  RunResult result = run_mpirun(argv, settings.verbose, time_limit_s, {}, watch);
   if (result.exit_status != 0 || result.forwarded_signal != 0 || result.timed_out)
-    end_left_steps(job, steps_before);
-  return exit_status_of(result, opt.time_limit_s);
+    end_left_steps(job.job_id, steps_before);
+  return result;
+}
+
+int run_slurm(const Options& given, const MpiSettings& settings) {
+  const std::string job_id = slurm_job_id();
+  if (job_id.empty() || job_id.size() > 20 ||
+      !std::all_of(job_id.begin(), job_id.end(), [](unsigned char c) { return std::isdigit(c); }))
+    return fail(kExitLaunchFailed, "SLURM_JOB_ID='" + job_id + "' is not a Slurm job id");
+  if (given.stage)
+    return fail(kExitUsage,
+                "--stage is not available inside a Slurm allocation: copy the program to the "
+                "nodes with Slurm's sbcast, or run it from a shared file system");
+  if (given.migrate_load > 0)
+    return fail(kExitUsage,
+                "--migrate-load is not available inside a Slurm allocation: Slurm gives the job "
+                "its CPUs, so no owner comes back to them");
+  if (!given.rsl_in.empty())
+    return fail(kExitUsage,
+                "--rsl inside a Slurm allocation is not available: run with -p N (bsprun places "
+                "the processes on the allocation's nodes), or give --hostfile for the SSH path");
+
+  ResolvedProgram prog = resolve_program(given.program);
+  if (prog.problem == ResolvedProgram::kNotFound) return fail(kExitNotFound, prog.message);
+  if (prog.problem != ResolvedProgram::kNone) return fail(kExitNotExecutable, prog.message);
+
+  // Checkpoints go to each node's own storage (its copies on a buddy node), not to a home
+  // directory that the nodes share.
+  Options opt = given;
+  if (opt.checkpoint_dir.empty() && uses_checkpoints(opt))
+    opt.checkpoint_dir =
+        node_local_storage() + "/bspg-" + user_name() + "/checkpoints/" + opt.job_id;
+  SlurmJob job{opt, settings, prog.path, job_id};
+  if (opt.nprocs > 0 && !opt.dry_run) return run_slurm_restartable(job);
+
+  GridPlan plan;
+  if (int status = plan_slurm(job, {}, true, plan); status != 0) return status;
+  if (int status = write_allocation(opt, plan.subjobs, true); status != 0 || opt.dry_run)
+    return status;
+  return exit_status_of(run_slurm_subjobs(job, plan.subjobs, settings, false, opt.time_limit_s),
+                        opt.time_limit_s);
 }
 
 }  // namespace bspg::launcher

@@ -15,6 +15,8 @@
 #include "hosts.h"
 #include "mpistart.h"
 #include "options.h"
+#include "rsl.h"
+#include "runner.h"
 
 namespace bspg::launcher {
 
@@ -60,6 +62,48 @@ std::map<std::string, std::string> split_probe_output(const std::string& text, s
 
 // Runs bsprun's Slurm path (uses_slurm(opt)). Returns bsprun's exit status.
 int run_slurm(const Options& opt, const MpiSettings& settings);
+
+// A job on the Slurm path, before it probes.
+struct SlurmJob {
+  const Options& opt;  // with the checkpoint directory on node-local storage by default
+  const MpiSettings& settings;
+  std::string program;  // absolute path
+  std::string job_id;   // Slurm's
+};
+
+// What one srun step running a script on some nodes gave: each node's output (untrusted), the
+// lines srun printed itself, and whether the step was ended at its bound.
+struct NodeOutputs {
+  std::map<std::string, std::string> by_node;
+  std::string srun_said;
+  bool timed_out = false;
+  double elapsed_s = 0;
+};
+// Runs the sh `script` on each node (one srun step, one task per node, within the job's
+// allocation, sharing its CPUs with running steps), ended after timeout_s.
+NodeOutputs run_on_nodes(const std::vector<std::string>& nodes, const std::string& script,
+                         double timeout_s, const std::string& step_name);
+
+// Copies the file `from_path` of node `from` to `to_path` on node `to` through this machine (two
+// srun steps; the target is written beside and renamed). "" or what went wrong.
+std::string copy_between_nodes(const std::string& from, const std::string& from_path,
+                               const std::string& to, const std::string& to_path,
+                               double timeout_s);
+
+// Reads the allocation (nodes in left_out are shown as not used, with the reason), probes its
+// nodes through srun, places the processes and makes the subjobs, as plan_grid does for hosts.
+// 0 or bsprun's exit status once it said why not.
+struct GridPlan;
+int plan_slurm(const SlurmJob& job, const std::map<std::string, std::string>& left_out,
+               bool show_table, GridPlan& plan);
+
+// Runs the subjobs as one starter through Slurm (MpiSettings::through_slurm), then cancels the
+// job's steps it left running.
+RunResult run_slurm_subjobs(const SlurmJob& job, const std::vector<rsl::Subjob>& subjobs,
+                            const MpiSettings& settings, bool quiet_losses, double time_limit_s);
+
+// The restart loop on the Slurm path (restart.cpp).
+int run_slurm_restartable(const SlurmJob& job);
 
 }  // namespace bspg::launcher
 

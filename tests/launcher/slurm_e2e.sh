@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# slurm_e2e.sh SCENARIO - bsprun inside a Slurm allocation, on an emulated Slurm cluster
+# (emuslurm.sh: slurmctld, munged and one slurmd per emulated node, each node with its own
+# hostname, load, network and node-local /tmp-like storage (Slurm's TmpFS)).
+# No ssh may be used on this path: `ssh` on PATH is a program that records its use and fails,
+# and the nodes' sshd logs must show no login.
+#   placement   salloc -N 4: the least-loaded nodes are chosen (through srun), the job's answer
+#               is right; --dry-run prints the RSL; --hostfile inside the allocation says ssh
+#   restart     salloc --no-kill, a node killed mid-run, --restarts 2: the job finishes on the
+#               allocation's spare node from its last checkpoint, with the right answer
+#   scancel     an sbatch job running bsprun is cancelled: nothing of it is left on any node
+#   sbatch      hostfiles/slurm-job.sbatch (restarts, a checkpointing program) runs as a batch job
+# Environment: BSPRUN, EMUHOSTS, EMUSLURM, CKPT_JOB, HELLO, SBATCH_EXAMPLE. Sealed, skipped
+# without root, Slurm or munge.
+set -u
+scenario=${1:?scenario}
+: "${EMUSLURM:?}" "${CKPT_JOB:?}" "${HELLO:?}"
+export EMU_NETNS=1  # emuslurm.sh's nodes always have networks of their own
+# shellcheck source=e2e_lib.sh
+. "$(dirname "$0")/e2e_lib.sh"
+for tool in slurmctld slurmd munged salloc; do
+  command -v "$tool" >/dev/null || [ -x "/usr/sbin/$tool" ] || { echo "SKIP: no $tool (Slurm, munge)"; exit 77; }
+done
+cleanup() {
+  "$EMUSLURM" stop "$dir" >/dev/null 2>&1
+  rm -rf "$dir"
+}
+
+# ssh must not be used: any use is recorded in $dir/ssh-used.
+mkdir -p "$dir/nossh"
+printf '#!/bin/sh\necho "$0 $*" >> %s/ssh-used\nexit 255\n' "$dir" >"$dir/nossh/ssh"
+chmod +x "$dir/nossh/ssh"
+export PATH="$dir/nossh:$PATH"
+no_ssh_used() {
+  [ ! -s "$dir/ssh-used" ] || fail "ssh was run: $(head -3 "$dir/ssh-used")"
+  if grep -hs "Accepted" "$dir"/emu*/sshd.log | head -3 | grep -q .; then
+    fail "a node's sshd accepted a login: $(grep -hs Accepted "$dir"/emu*/sshd.log | head -1)"
+  fi
+}
+
+start_cluster() {
+  "$EMUSLURM" start "$dir" "$@" >"$dir/emuslurm.out" 2>&1 ||
+    { cat "$dir/emuslurm.out"; echo "FAIL: emuslurm.sh start failed"; exit 1; }
+  # shellcheck disable=SC1091
+  . "$dir/slurm.env"
+}
+
+tag=slurm-e2e-$$
+# Processes of the job (its tag on their command line) on node I, or here with I = here.
+job_processes() {
+  local p n=0
+  if [ "$1" = here ]; then
+    pgrep -f "$tag" | grep -vx "$$" | wc -l
+    return
+  fi
+  for p in $("$EMUHOSTS" pids "$dir" "$1"); do
+    grep -q "$tag" "/proc/$p/cmdline" 2>/dev/null && n=$((n + 1))
+  done
+  echo "$n"
+}
+expect_nothing_left() {
+  local t where left
+  for ((t = 0; t < 150; t++)); do
+    left=
+    for where in here $(seq 1 "$1"); do
+      [ "$(job_processes "$where")" -eq 0 ] || left="$left $where"
+    done
+    [ -z "$left" ] && return 0
+    sleep 0.1
+  done
+  fail "processes of the job left on:$left"
+}
+
+case "$scenario" in
+  placement)
+    start_cluster 0.5 3 0.2 1
+    wrap=(salloc --quiet -N 4 --exclusive)
+    run_bsprun -p 4 "$HELLO"
+    expect_status 0
+    expect_match "$err" "^bsprun: inside Slurm job [0-9]+: probing its 4 nodes through srun"
+    expect_match "$err" "^emu2 .* 0 \\(not needed: less free capacity"
+    expect_match "$err" "^emu3 .* 2 \\(subjob 0, site emu\\)"
+    expect_count "$out" "^hello from process [0-3] of 4$" 4
+    expect_match "$out" "collected pids summing to 6 \\(expected 6\\)"
+    run_bsprun -p 3 --dry-run "$HELLO"
+    expect_status 0
+    expect_match "$out" '^ +\(hosts=\("emu[134]:1" "emu[134]:1" "emu[134]:1"\)\)$'
+    expect_count "$out" '"emu2:' 0
+    no_ssh_used
+    # With --hostfile inside an allocation bsprun says it takes the SSH path.
+    wrap=(salloc --quiet -N 1)
+    run_bsprun -p 2 --hostfile /nonexistent.yaml "$HELLO"
+    expect_match "$err" "^bsprun: inside Slurm job [0-9]+, but --hostfile was given: .* over ssh$"
+    ;;
+  restart)
+    steps=40 every=4
+    want=$(reference 3)
+    [ -n "$want" ] || fail "no reference answer"
+    EMU_SLOTS=1 start_cluster 0 0 0 0
+    out=$dir/out err=$dir/err
+    echo "---- salloc --no-kill -N 4 bsprun -p 3 --restarts 2 (in the background)"
+    setsid salloc --quiet --no-kill -N 4 "$BSPRUN" -p 3 --restarts 2 "$CKPT_JOB" "$steps" "$every" --ms 100 "$tag" \
+      >"$out" 2>"$err" </dev/null &
+    pid=$!
+    group=$pid
+    wait_for "$out" "^checkpoint 2 at step" 60
+    victim=$(grep -Eo "^pid 1 of 3 on emu[0-9]" "$out" | grep -Eo "[0-9]$")
+    echo "---- node emu$victim dies"
+    "$EMUSLURM" down "$dir" "$victim" >/dev/null
+    wait_job 150
+    kill -KILL -- "-$group" 2>/dev/null  # what a failed wait left
+    show
+    expect_status 0
+    expect_match "$err" "^bsprun: restart 1 of 2: from checkpoint [0-9]+ on "
+    expect_count "$out" "^$want$" 1
+    expect_nothing_left 4
+    no_ssh_used
+    ;;
+  scancel)
+    start_cluster 0 0
+    out=$dir/out err=$dir/err
+    printf '#!/bin/sh\nexec %q -p 4 %q 100000 1000 --ms 100 %q\n' "$BSPRUN" "$CKPT_JOB" "$tag" >"$dir/job.sh"
+    job=$(sbatch --parsable -N 2 --exclusive --output="$out" --error="$err" "$dir/job.sh") ||
+      fail "sbatch failed"
+    pid=$$  # wait_for polls while this shell lives
+    wait_for "$out" "^pid 3 of 4 on emu" 60
+    [ "$(job_processes 1)" -gt 0 ] && [ "$(job_processes 2)" -gt 0 ] ||
+      fail "the job does not run on both nodes"
+    echo "---- scancel $job"
+    scancel "$job"
+    expect_nothing_left 2
+    for ((t = 0; t < 100; t++)); do
+      [ -z "$(squeue --noheader --jobs="$job" 2>/dev/null)" ] && break
+      sleep 0.2
+    done
+    [ -z "$(squeue --noheader --jobs="$job" 2>/dev/null)" ] || fail "job $job still in squeue"
+    show
+    no_ssh_used
+    ;;
+  sbatch)
+    : "${SBATCH_EXAMPLE:?}"
+    steps=24 every=4
+    want=$(reference 4)
+    EMU_SLOTS=1 start_cluster 0 0 0 0 0
+    out=$dir/out
+    job=$(BSPRUN_DIR=$(dirname "$BSPRUN") PROGRAM="$CKPT_JOB" PROGRAM_ARGS="$steps $every --ms 50 $tag" \
+      sbatch --parsable --export=ALL --output="$out" "$SBATCH_EXAMPLE") || fail "sbatch failed"
+    for ((t = 0; t < 600; t++)); do
+      [ -z "$(squeue --noheader --jobs="$job" 2>/dev/null)" ] && break
+      sleep 0.2
+    done
+    sed 's/^/    | /' "$out"
+    expect_count "$out" "^$want$" 1
+    expect_match "$out" "^bsprun: inside Slurm job $job: probing its 5 nodes through srun"
+    expect_nothing_left 5
+    no_ssh_used
+    ;;
+  *)
+    echo "unknown scenario $scenario" >&2
+    exit 2
+    ;;
+esac
+finish
