@@ -41,6 +41,7 @@ struct Options {
   double host_timeout_s = 30;        // --host-timeout: a host silent this long is lost
   bool host_timeout_given = false;   // --host-timeout was given
   std::string checkpoint_dir;        // --checkpoint-dir; empty: default_checkpoint_dir(job_id)
+  std::string slurm_checkpoint_dir;  // the Slurm path's default (node-local storage); empty: none
   std::string job_id;                // --job-id; empty: a new one
   bool job_id_given = false;         // job_id came from --job-id (not made up by bsprun)
   bool resume = false;               // --resume: continue from the last whole checkpoint

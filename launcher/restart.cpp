@@ -220,7 +220,9 @@ MpiSettings run_settings(const MpiSettings& settings, const std::string& dir, st
 }
 
 std::string checkpoint_directory(const Options& opt) {
-  return opt.checkpoint_dir.empty() ? default_checkpoint_dir(opt.job_id) : opt.checkpoint_dir;
+  if (!opt.checkpoint_dir.empty()) return opt.checkpoint_dir;
+  return opt.slurm_checkpoint_dir.empty() ? default_checkpoint_dir(opt.job_id)
+                                          : opt.slurm_checkpoint_dir;
 }
 
 int run_restartable(const Options& opt, JobPlace& place) {

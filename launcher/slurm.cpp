@@ -560,6 +560,11 @@ int run_slurm(const Options& given, const MpiSettings& settings) {
     return fail(kExitUsage,
                 "--stage is not available inside a Slurm allocation: copy the program to the "
                 "nodes with Slurm's sbcast, or run it from a shared file system");
+  if (given.nprocs == 0)
+    return fail(kExitLaunchFailed,
+                "master mode is not available inside a Slurm allocation yet (the processes "
+                "bsp_begin spawns would need room in a job step that has none): give the number "
+                "of processes with -p N");
   if (given.migrate_load > 0)
     return fail(kExitUsage,
                 "--migrate-load is not available inside a Slurm allocation: Slurm gives the job "
@@ -576,9 +581,8 @@ int run_slurm(const Options& given, const MpiSettings& settings) {
   // Checkpoints go to each node's own storage (its copies on a buddy node), not to a home
   // directory that the nodes share.
   Options opt = given;
-  if (opt.checkpoint_dir.empty() && uses_checkpoints(opt))
-    opt.checkpoint_dir =
-        node_local_storage() + "/bspg-" + user_name() + "/checkpoints/" + opt.job_id;
+  opt.slurm_checkpoint_dir =
+      node_local_storage() + "/bspg-" + user_name() + "/checkpoints/" + opt.job_id;
   SlurmJob job{opt, settings, prog.path, job_id};
   if (opt.nprocs > 0 && !opt.dry_run) return run_slurm_restartable(job);
 

@@ -10,6 +10,8 @@
 #               allocation's spare node from its last checkpoint, with the right answer
 #   scancel     an sbatch job running bsprun is cancelled: nothing of it is left on any node
 #   sbatch      hostfiles/slurm-job.sbatch (restarts, a checkpointing program) runs as a batch job
+#   time_limit  Slurm's signal before the time limit: bsprun stops the job and prints the --resume
+#               command, which finishes it in a new allocation with the right answer
 # Environment: BSPRUN, EMUHOSTS, EMUSLURM, CKPT_JOB, HELLO, SBATCH_EXAMPLE. Sealed, skipped
 # without root, Slurm or munge.
 set -u
@@ -86,6 +88,9 @@ case "$scenario" in
     expect_status 0
     expect_match "$out" '^ +\(hosts=\("emu[134]:1" "emu[134]:1" "emu[134]:1"\)\)$'
     expect_count "$out" '"emu2:' 0
+    run_bsprun --max-procs 2 "$HELLO"
+    expect_status 125
+    expect_match "$err" "^bsprun: master mode is not available inside a Slurm allocation yet .*: give the number of processes with -p N$"
     no_ssh_used
     # With --hostfile inside an allocation bsprun says it takes the SSH path.
     wrap=(salloc --quiet -N 1)
@@ -153,6 +158,37 @@ case "$scenario" in
     expect_count "$out" "^$want$" 1
     expect_match "$out" "^bsprun: inside Slurm job $job: probing its 5 nodes through srun"
     expect_nothing_left 5
+    no_ssh_used
+    ;;
+  time_limit)
+    # Slurm's signal before the time limit (the example's --signal=B:TERM@120, sent here at once
+    # with scancel --batch --signal=TERM): bsprun stops the job and prints the command that
+    # continues it, which finishes it in a new allocation of the same nodes with the right answer.
+    : "${SBATCH_EXAMPLE:?}"
+    steps=40 every=4
+    want=$(reference 2)
+    EMU_SLOTS=1 start_cluster 0 0 0
+    out=$dir/out
+    job=$(BSPRUN_DIR=$(dirname "$BSPRUN") PROGRAM="$CKPT_JOB" PROGRAM_ARGS="$steps $every --ms 100 $tag" P=2 \
+      sbatch --parsable --export=ALL -N 3 --output="$out" "$SBATCH_EXAMPLE") || fail "sbatch failed"
+    pid=$$
+    wait_for "$out" "^checkpoint 2 at step" 60
+    scancel --batch --signal=TERM "$job"
+    for ((t = 0; t < 300; t++)); do
+      [ -z "$(squeue --noheader --jobs="$job" 2>/dev/null)" ] && break
+      sleep 0.2
+    done
+    sed 's/^/    | /' "$out"
+    expect_count "$out" "^$want$" 0
+    expect_match "$out" "^bsprun: to continue the job from its last checkpoint: bsprun --resume -p 2 --restarts 3 --job-id slurm-$job "
+    expect_nothing_left 3
+    resume=$(grep -Eo -- "--resume -p 2 --restarts 3 --job-id slurm-$job .*" "$out" | head -1)
+    # shellcheck disable=SC2086  # the command bsprun printed, as a user pastes it
+    wrap=(salloc --quiet -N 3)
+    run_bsprun $resume
+    expect_status 0
+    expect_match "$out" "^resumed from checkpoint [0-9]+ at step"
+    expect_count "$out" "^$want$" 1
     no_ssh_used
     ;;
   *)
