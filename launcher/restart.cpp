@@ -215,6 +215,9 @@ MpiSettings run_settings(const MpiSettings& settings, const std::string& dir, st
   run.exports.push_back("BSPG_JOB_ID=" + opt.job_id);
   run.exports.push_back("BSPG_RUN=" + run_id);
   run.exports.push_back("BSPG_PROGRAM_ID=" + program_id(opt.program, opt.program_args));
+  // bsprun's default directory is the job's alone: the processes remove it at bsp_end, so that
+  // bsprun need not log in to every host after a job that ended well (clean_up).
+  if (opt.checkpoint_dir.empty()) run.exports.push_back("BSPG_CHECKPOINT_CLEANUP=end");
   if (profiling()) run.exports.push_back(next_profile_attempt());
   return run;
 }
@@ -746,9 +749,16 @@ class GridPlace : public JobPlace {
 
   void clean_up(bool remove_directory) override {
     if (!remove_directory && !wrote_stop_) return;
+    // A job that ended well: the last run's processes removed the directory on their hosts
+    // themselves (BSPG_CHECKPOINT_CLEANUP), so only hosts of earlier runs need a login.
+    std::set<std::string> done;
+    if (remove_directory)
+      for (const auto& h : plan_.chosen) done.insert(h.name);
     std::vector<hosts::HostSpec> hosts;
     for (const auto& h : job_.candidates)
-      if (used_.count(h.name) && !left_out_.count(h.name)) hosts.push_back(h);
+      if (used_.count(h.name) && !left_out_.count(h.name) && !done.count(h.name))
+        hosts.push_back(h);
+    if (hosts.empty()) return;
     hosts::run_on_hosts(
         hosts, hosts::guarded_command(remove_script(dir_, remove_directory), job_.probe.timeout_ms),
         job_.probe);
@@ -914,9 +924,13 @@ class SlurmPlace : public JobPlace {
 
   void clean_up(bool remove_directory) override {
     if (!remove_directory) return;
+    // The last run's processes removed the directory on their nodes (BSPG_CHECKPOINT_CLEANUP).
+    std::set<std::string> done;
+    for (const auto& h : plan_.chosen) done.insert(h.name);
     std::vector<std::string> nodes;
     for (const auto& name : used_)
-      if (!left_out_.count(name)) nodes.push_back(name);
+      if (!left_out_.count(name) && !done.count(name)) nodes.push_back(name);
+    if (nodes.empty()) return;
     run_on_nodes(nodes, remove_script(dir_, remove_directory), job_.opt.probe_timeout_s,
                  "bsprun-clean-up");
   }

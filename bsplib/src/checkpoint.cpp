@@ -354,6 +354,8 @@ Checkpoints::Checkpoints(Runtime& runtime) : rt_(runtime) {
   }
   while (directory_.size() > 1 && directory_.back() == '/') directory_.pop_back();
   if (const char* resume = std::getenv("BSPG_RESUME")) resume_ = resume;
+  if (const char* cleanup = std::getenv("BSPG_CHECKPOINT_CLEANUP"))
+    remove_at_end_ = std::strcmp(cleanup, "end") == 0;
   const char* program = std::getenv("BSPG_PROGRAM_ID");
   program_id_ = program ? program : kNoProgram;
   if (!is_hex_id(program_id_))
@@ -361,9 +363,53 @@ Checkpoints::Checkpoints(Runtime& runtime) : rt_(runtime) {
 }
 
 void Checkpoints::close() {
+  // The job's own directory (bsprun's default) is not needed once every process ended its last
+  // superstep: removing it here spares bsprun a login to each host after the job. Only where
+  // this run opened it (a program that never checkpoints leaves none); the lowest pid of each
+  // host removes it, after the others stopped writing there.
+  if (remove_at_end_ && planned_ && comm_ != MPI_COMM_NULL && dir_fd_ >= 0) {
+    MPI_Barrier(comm_);
+    if (lowest_on_host_) remove_directory();
+  }
   if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
   if (dir_fd_ >= 0) ::close(dir_fd_), dir_fd_ = -1;
   if (lock_fd_ >= 0) ::close(lock_fd_), lock_fd_ = -1;  // releases the lock
+}
+
+// Two levels, as the layout has them (c<N>/files, and files at the top); a directory deeper
+// than that, or an entry that cannot go, stays, and so does the directory (bsprun's clean-up
+// after a failed job, or the user, removes what is left). Failures are not errors: the job's
+// results are out already.
+void Checkpoints::remove_directory() {
+  const auto remove_entries = [](int dir, bool descend, const auto& self) -> void {
+    const int listing = dup(dir);
+    if (listing < 0) return;
+    DIR* d = fdopendir(listing);
+    if (!d) {
+      ::close(listing);
+      return;
+    }
+    std::vector<std::string> names;
+    while (const dirent* e = readdir(d))
+      if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
+        names.emplace_back(e->d_name);
+    closedir(d);
+    for (const auto& name : names) {
+      struct stat st;
+      if (fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+      if (!S_ISDIR(st.st_mode)) {
+        unlinkat(dir, name.c_str(), 0);
+      } else if (descend) {
+        const int sub = openat(dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sub < 0) continue;
+        self(sub, false, self);
+        ::close(sub);
+        unlinkat(dir, name.c_str(), AT_REMOVEDIR);
+      }
+    }
+  };
+  remove_entries(dir_fd_, true, remove_entries);
+  rmdir(directory_.c_str());
 }
 
 void Checkpoints::persist(void* address, std::uint64_t bytes) {

@@ -41,7 +41,10 @@ class Checkpoints {
   int checkpoint();  // collective, right after the sync that ends the superstep: its number
 
   const std::string& directory() const { return directory_; }
-  void close();  // frees the communicator, the directory and its lock (at bsp_end, collective)
+  // Frees the communicator, the directory and its lock (at bsp_end, collective). With
+  // BSPG_CHECKPOINT_CLEANUP=end (bsprun's default directory) it first removes the directory on
+  // every host, once all processes got here: one barrier, and a directory listing per host.
+  void close();
 
   // What went wrong with a file of the checkpoint directory: its full path and strerror.
   struct Problem {
@@ -84,6 +87,7 @@ class Checkpoints {
   std::uint64_t newest_readable_everywhere(std::uint64_t& run);
   void clean_up_first();
   bool stop_requested();
+  void remove_directory();  // the whole checkpoint directory, never following a symbolic link
 
   Runtime& rt_;
   std::string directory_;
@@ -93,6 +97,7 @@ class Checkpoints {
   bool planned_ = false;
   bool cleaned_ = false;           // the first checkpoint's clean-up is done
   bool lowest_on_host_ = false;    // the lowest pid on this host (set by plan)
+  bool remove_at_end_ = false;     // BSPG_CHECKPOINT_CLEANUP=end: the directory goes at bsp_end
   int buddy_ = -1;                 // who keeps our copy (-1: nobody, p = 1)
   std::vector<int> wards_;         // whose copies we keep
   MPI_Comm comm_ = MPI_COMM_NULL;  // a communicator of its own for shard traffic

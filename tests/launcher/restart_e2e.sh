@@ -23,6 +23,8 @@
 #                   (exit 75) and the command that continues it, which works once there is room
 #   copy_fails      the spare the job restarts on cannot take the shards: left out, the job
 #                   restarts on the next spare
+#   logins          a job that ends well: two ssh logins a host (probe, MPI daemon), and its
+#                   default checkpoint directory removed by its processes at bsp_end
 set -u
 scenario=${1:?scenario}
 : "${CKPT_JOB:?}"
@@ -344,6 +346,31 @@ copy_fails)
   expect_last_run_on 4 "emu1|emu4"
   expect_answer "$want"
   expect_nothing_left 4
+  ;;
+
+logins)
+  # A job that ends well costs each host two ssh logins (the probe, the MPI daemon's): its
+  # processes remove the default checkpoint directory themselves at bsp_end, so bsprun does not
+  # log in again to clean up, and the directory is gone all the same.
+  home=$(getent passwd "$(id -un)" | cut -d: -f6)
+  export EMU_PRIVATE_DIRS="$home/.cache/bspg/checkpoints"
+  start_hosts 0.1 0.2
+  steps=8 every=4
+  want=$(reference 2)
+  job=("$CKPT_JOB" "$steps" "$every" "$tag")
+  id=e2e-logins-$$
+  run_bsprun -p 2 --hostfile hosts.yaml --job-id "$id" "${job[@]}"
+  expect_status 0
+  expect_answer "$want"
+  expect_count "$out" "^checkpoint 2 at step 8" 1
+  for i in 1 2; do
+    n=$(grep -c "Accepted publickey" "$dir/emu$i/sshd.log")
+    [ "$n" -eq 2 ] || { fail "emu$i: $n ssh logins for the job, not 2 (probe, MPI daemon)"; grep -E "Accepted publickey|Starting session" "$dir/emu$i/sshd.log" | sed "s/^/    | /"; }
+  done
+  for h in emu1 emu2; do
+    ssh -F ssh_config "$h" "test ! -e ~/.cache/bspg/checkpoints/$id" || fail "~/.cache/bspg/checkpoints/$id is still on $h"
+  done
+  expect_nothing_left 2
   ;;
 
 *)
