@@ -93,6 +93,24 @@ std::string site_lines(const std::vector<hosts::ProbeResult>& probes) {
     if (site.rtt >= 0) text += ", round trip from here " + rtt_text(site.rtt) + " ms";
     text += "\n";
   }
+  // Between two sites: the shortest connect from a host of one to the first host of the other,
+  // either way (the hosts' own measures, ProbeOptions::round_trip_targets).
+  for (size_t i = 0; i < sites.size(); ++i)
+    for (size_t j = i + 1; j < sites.size(); ++j) {
+      double best = -1;
+      for (const auto& p : probes) {
+        if (!p.ok) continue;
+        for (const auto& [to, ms] : p.site_round_trips_ms) {
+          const bool between = (p.host.site == sites[i].first && to == sites[j].first) ||
+                               (p.host.site == sites[j].first && to == sites[i].first);
+          if (between && (best < 0 || ms < best)) best = ms;
+        }
+      }
+      if (best >= 0)
+        text += "sites " + untrusted::printable(sites[i].first) + " and " +
+                untrusted::printable(sites[j].first) + ": round trip " + rtt_text(best) +
+                " ms (measured by their hosts)\n";
+    }
   return text;
 }
 

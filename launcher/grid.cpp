@@ -289,6 +289,22 @@ bool stage_everywhere(const Allocation& allocation, const std::string& program,
   return all_ok;
 }
 
+// Where the hosts lie on several sites, each probed host times a connect to the first host of
+// every site: the round trips between sites, for the probe table. Only for a pool of at most 64
+// hosts, where the connects cost little (a representative gets one from every host).
+std::vector<hosts::RoundTripTarget> round_trip_targets(const std::vector<hosts::HostSpec>& asked) {
+  std::vector<hosts::RoundTripTarget> targets;
+  if (asked.size() > 64) return targets;
+  for (const auto& h : asked) {
+    if (h.site.empty()) continue;
+    if (std::none_of(targets.begin(), targets.end(),
+                     [&](const auto& t) { return t.site == h.site; }))
+      targets.push_back({h.site, h.address.empty() ? h.name : h.address, h.port});
+  }
+  if (targets.size() < 2) targets.clear();
+  return targets;
+}
+
 }  // namespace
 
 bool is_master(const std::vector<rsl::Subjob>& subjobs) {
@@ -334,6 +350,7 @@ int plan_grid(const GridJob& job, const std::map<std::string, std::string>& left
   // where it is missing).
   hosts::ProbeOptions probe = job.probe;
   if (!opt.stage) probe.program = job.program;
+  probe.round_trip_targets = round_trip_targets(asked);
   auto probe_start = std::chrono::steady_clock::now();
   std::vector<hosts::ProbeResult> asked_probes = hosts::probe_hosts(asked, probe);
   double probe_s =

@@ -54,11 +54,21 @@ HostSpec host_named(const std::vector<HostSpec>& hosts, const std::string& name)
 // this wait for a free slot. Fitted to the open-file limit (RLIMIT_NOFILE) when that is lower.
 constexpr int kDefaultFanout = 4096;
 
+// A site's first host, to which every probed host measures a TCP round trip (connect to its ssh
+// port): the round trips between sites.
+struct RoundTripTarget {
+  std::string site, address;
+  int port = 22;
+};
+
 struct ProbeOptions {
   int timeout_ms = 5000;                  // bound for one host: connect, key check, login, command
   bool accept_unknown_host_keys = false;  // accept (and record in known_hosts) an unlisted host
   int fanout = kDefaultFanout;            // most hosts probed at once (at least 1)
   std::string program;  // absolute path to check on each host, in the same command; empty = none
+  // Each host also times a TCP connect to each of these (bash's /dev/tcp, where bash exists; at
+  // most 1 s each): ProbeResult::site_round_trips_ms.
+  std::vector<RoundTripTarget> round_trip_targets;
   // Problems of this machine (memory, open files, threads), one line each, each said once.
   // Empty: written to stderr as "<program name>: <line>".
   std::function<void(const std::string&)> report_local;
@@ -86,6 +96,8 @@ struct ProbeResult {
   ProgramStatus program_status = ProgramStatus::kUnchecked;  // when ok and opt.program is set
   double elapsed_s = 0;                                      // how long this probe took
   double round_trip_ms = -1;  // TCP round trip from this machine (kernel's estimate); -1 unknown
+  // From this host to the first host of each site it reached (ProbeOptions::round_trip_targets).
+  std::vector<std::pair<std::string, double>> site_round_trips_ms;
 };
 
 // Probes the hosts with at most opt.fanout at once, from a few threads whatever the number of hosts

@@ -2,6 +2,8 @@
 #include "probe_answer.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -93,6 +95,30 @@ std::string read_program(const std::string& rest, ProbeResult& result) {
   return "";
 }
 
+// "SITE T0 T1": a connect to SITE's first host, timed by bash's $EPOCHREALTIME before and after.
+std::string read_round_trip(const std::string& rest, ProbeResult& result) {
+  std::istringstream words(rest);
+  std::string site, t0, t1;
+  words >> site >> t0 >> t1;
+  const auto seconds = [](const std::string& text, double& value) {
+    if (text.empty() || text.size() > 24 ||
+        !std::all_of(text.begin(), text.end(),
+                     [](unsigned char c) { return std::isdigit(c) || c == '.'; }))
+      return false;
+    value = std::strtod(text.c_str(), nullptr);
+    return true;
+  };
+  double a = 0, b = 0;
+  const bool name_ok =
+      !site.empty() && site.size() <= 64 && std::all_of(site.begin(), site.end(), [](unsigned char c) {
+        return std::isalnum(c) || c == '.' || c == '_' || c == '-';
+      });
+  if (!name_ok || !seconds(t0, a) || !seconds(t1, b) || b < a || b - a > 60)
+    return "impossible round trip " + quoted(rest);
+  result.site_round_trips_ms.emplace_back(site, (b - a) * 1000);
+  return "";
+}
+
 }  // namespace
 
 }  // namespace bspg::hosts::detail
@@ -176,6 +202,16 @@ std::string probe_script(const ProbeOptions& opt) {
               "elif [ ! -f \"$p\" ]; then echo program notregular; "
               "elif [ ! -x \"$p\" ]; then echo program notexec; else echo program ok; fi; ";
   }
+  if (!opt.round_trip_targets.empty()) {
+    // One bash per target, bounded by timeout: a target that does not answer costs 1 s at most.
+    script += shell_assignment("b", "t0=$EPOCHREALTIME; exec 3<>\"/dev/tcp/$1/$2\" && echo \"rtt $3 $t0 $EPOCHREALTIME\"") +
+              "if command -v bash >/dev/null 2>&1 && command -v timeout >/dev/null 2>&1; then ";
+    for (const auto& t : opt.round_trip_targets)
+      script += shell_assignment("a", t.address) + shell_assignment("s", t.site) +
+                "LC_ALL=C timeout 1 bash -c \"$b\" rtt \"$a\" " + std::to_string(t.port) +
+                " \"$s\" 2>/dev/null; ";
+    script += "fi; ";
+  }
   script += "echo " + std::string(detail::kEnd);
   return script;
 }
@@ -217,6 +253,8 @@ std::string read_probe_answer(const std::string& output, bool program_checked,
     } else if (key == "hostname") {
       problem = read_hostname(rest, result);
       have_name = true;
+    } else if (key == "rtt") {
+      problem = read_round_trip(rest, result);
     } else if (key == "program" && program_checked) {
       problem = read_program(rest, result);
       have_program = true;

@@ -372,4 +372,17 @@ TEST(ProbeTable, ShowsRoundTripsAndSites) {
       << table;
   EXPECT_EQ(table.find("spread across"), std::string::npos) << table;
   EXPECT_NE(table.find("0 (not needed: the job fits on fewer sites)"), std::string::npos) << table;
+  EXPECT_EQ(table.find("sites a and b"), std::string::npos) << table;  // nothing measured
+}
+
+TEST(ProbeTable, ShowsTheShortestRoundTripBetweenSitesEitherWay) {
+  std::vector<ProbeResult> probes = two_sites();
+  probes[0].site_round_trips_ms = {{"a", 0.2}, {"b", 51.5}};
+  probes[1].site_round_trips_ms = {{"b", 50.4}};
+  probes[2].site_round_trips_ms = {{"a", 50.9}};
+  probes[2].ok = true;
+  const std::string table = format_probe_table(allocate(probes, 2));
+  EXPECT_NE(table.find("sites a and b: round trip 50.4 ms (measured by their hosts)\n"),
+            std::string::npos)
+      << table;
 }

@@ -182,6 +182,9 @@ wide_area)
     expect_match "$err" "^site site1: 2 of 2 hosts reachable, round trip from here [0-9.]+ ms$"
     rtt2=$(sed -n 's/^site site2: 2 of 2 hosts reachable, round trip from here \([0-9.]*\) ms$/\1/p' "$err")
     awk -v r="$rtt2" 'BEGIN { exit !(r >= 45 && r < 500) }' || fail "site2's round trip '$rtt2' ms is not about 50 ms"
+    # ... and between the sites, by the hosts themselves.
+    between=$(sed -n 's/^sites site1 and site2: round trip \([0-9.]*\) ms (measured by their hosts)$/\1/p' "$err")
+    awk -v r="$between" 'BEGIN { exit !(r >= 45 && r < 500) }' || fail "the round trip between the sites '$between' ms is not about 50 ms"
     if grep -q "^spread across" "$err"; then fail "a spread reason for a job that fits one site"; fi
   done
   # Three processes need both sites, and the table says why.

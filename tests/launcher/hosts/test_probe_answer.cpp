@@ -135,3 +135,34 @@ TEST(ProbeCommand, OneLineForAnyLoginShellAndBoundedByTheTimeout) {
 }
 
 }  // namespace
+
+TEST(ProbeAnswer, RoundTripsToSitesAreReadInMilliseconds) {
+  ProbeResult result;
+  std::string text = answer("", "");
+  text.insert(text.find("bspg-probe-end"), "rtt site2 1795749115.065000 1795749115.115250\n"
+                                           "rtt site1 1795749115.2 1795749115.2001\n");
+  ASSERT_EQ(detail::read_probe_answer(text, false, result), "");
+  ASSERT_EQ(result.site_round_trips_ms.size(), 2u);
+  EXPECT_EQ(result.site_round_trips_ms[0].first, "site2");
+  EXPECT_NEAR(result.site_round_trips_ms[0].second, 50.25, 0.01);
+  EXPECT_NEAR(result.site_round_trips_ms[1].second, 0.1, 0.01);
+}
+
+TEST(ProbeAnswer, ImpossibleRoundTripsAreRefused) {
+  for (const std::string bad : {"rtt site2 5 4", "rtt site2 1 100", "rtt a;b 1 2", "rtt site2 1 x",
+                                "rtt site2 -1 2", "rtt site2 1"})
+    EXPECT_EQ(problem("end", bad + "\nbspg-probe-end"),
+              "impossible round trip '" + bad.substr(4) + "'")
+        << bad;
+}
+
+TEST(ProbeScript, TimesAConnectToEachSiteWhenAsked) {
+  ProbeOptions opt;
+  EXPECT_EQ(probe_script(opt).find("/dev/tcp"), std::string::npos);
+  opt.round_trip_targets = {{"site1", "10.0.0.1", 22}, {"site2", "10.0.1.1", 2222}};
+  const std::string script = probe_script(opt);
+  EXPECT_NE(script.find("timeout 1 bash -c"), std::string::npos) << script;
+  EXPECT_NE(script.find(" 2222 "), std::string::npos) << script;
+  EXPECT_EQ(script.find('\''), std::string::npos) << script;   // guarded_command's quoting
+  EXPECT_EQ(script.find("\\\\"), std::string::npos) << script;
+}
