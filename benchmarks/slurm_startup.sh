@@ -9,7 +9,7 @@
 # slurmd per node in namespaces of its own), then inside `salloc -N N --exclusive` times R runs of
 # each command, interleaved, and prints the median wall time of each, its ratio to srun's, and
 # the median time bsprun spent probing (bsprun -v). The programs do no work: the build's `hello`
-# for bsprun, a plain MPI hello (MPI_Init, MPI_Allreduce, MPI_Finalize) built with the MPI's
+# for bsprun, benchmarks/mpi_hello.c (MPI_Init, MPI_Allreduce, MPI_Finalize) built with the MPI's
 # compiler for the others. Needs root, unshare, Slurm and munge; runs sealed (tests/sealed.sh).
 # Defaults: build/, N = 4, P = 8, R = 11.
 set -euo pipefail
@@ -35,17 +35,7 @@ dir=$(mktemp -d /tmp/bspg-slurm-bench-XXXXXX)
 trap '"$here/tests/launcher/emuslurm.sh" stop "$dir" >/dev/null 2>&1; rm -rf "$dir"' EXIT
 mpicc=$(sed -n 's/^MPI_C_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt" | head -1)
 [ -x "${mpicc:-}" ] || mpicc=mpicc
-cat >"$dir/mpi_hello.c" <<'EOF'
-#include <mpi.h>
-int main(int argc, char **argv) {
-  int one = 1, sum = 0;
-  MPI_Init(&argc, &argv);
-  MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  MPI_Finalize();
-  return 0;
-}
-EOF
-"$mpicc" -O2 -o "$dir/mpi_hello" "$dir/mpi_hello.c"
+"$mpicc" -O2 -o "$dir/mpi_hello" "$here/benchmarks/mpi_hello.c"
 loads=()
 for ((i = 0; i < nodes; i++)); do loads+=(0); done
 echo "starting $nodes emulated Slurm nodes in $dir" >&2

@@ -3,7 +3,7 @@
 # delays: bspg's supersteps against plain MPI on the same hosts (issue: grid-grade supersteps).
 #
 #   benchmarks/wan_sites.sh [--build DIR] [--delays "0 5 25"] [--reps N] [--words H] [--procs P]
-#                           [--transport one-sided|two-sided] [--bspbench]
+#                           [--transport one-sided|two-sided] [--bspbench] [--startup]
 #
 # Starts 2P emulated hosts (tests/launcher/emuhosts.sh: an sshd each, in namespaces of its own),
 # P at site 1 and P at site 2, one slot each, the sites' packets held D ms one way by
@@ -14,7 +14,10 @@
 # packet leaves the machine. Defaults: build/, delays 0 5 25 ms, 11 repetitions, h = 1000, P = 2;
 # --transport passes BSPG_TRANSPORT (bsp(3)) to the job, to compare bspg's two ways of moving data.
 # --bspbench runs bspbench --hmax H --reps N --no-plot instead, and prints its g and l inside the
-# sites and across them for each delay.
+# sites and across them for each delay. --startup times start-up instead (Open MPI): N runs of
+# `bsprun -p 2P --hostfile hosts.yaml hello` interleaved with plain `mpirun -np 2P` of the same
+# hello and of benchmarks/mpi_hello.c (no bspg) on the same hosts over the same ssh
+# configuration; medians, and bsprun's ratio to mpirun of the same program.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=$here/build delays="0 5 25" reps=11 words=1000 procs=2 transport= program=bspwan
@@ -27,7 +30,8 @@ while [ $# -gt 0 ]; do
     --procs) procs=$2; shift 2 ;;
     --transport) transport=$2; shift 2 ;;
     --bspbench) program=bspbench; shift ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --startup) program=startup; shift ;;
+    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "wan_sites.sh: unknown argument '$1' (--help)" >&2; exit 2 ;;
   esac
 done
@@ -37,7 +41,7 @@ case "$transport" in ""|one-sided|two-sided) ;; *) echo "wan_sites.sh: --transpo
 for f in "$build/bin/bsprun" "$build/bin/bspwan" "$build/tests/launcher/netdelay"; do
   [ -x "$f" ] || { echo "wan_sites.sh: $f is missing: build first (./bspg.sh build; netdelay needs libnetfilter-queue-dev)" >&2; exit 1; }
 done
-if ! "$here/tests/sealed.sh" --check; then exec "$here/tests/sealed.sh" "$0" --build "$build" --delays "$delays" --reps "$reps" --words "$words" --procs "$procs" ${transport:+--transport "$transport"} $([ "$program" = bspbench ] && echo --bspbench); fi
+if ! "$here/tests/sealed.sh" --check; then exec "$here/tests/sealed.sh" "$0" --build "$build" --delays "$delays" --reps "$reps" --words "$words" --procs "$procs" ${transport:+--transport "$transport"} $([ "$program" = bspbench ] && echo --bspbench) $([ "$program" = startup ] && echo --startup); fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/bspg-wan-XXXXXX")
 cleanup() { "$here/tests/launcher/emuhosts.sh" stop "$work/hosts" >/dev/null 2>&1 || true; rm -rf "$work"; }
@@ -54,7 +58,24 @@ for d in $delays; do
   # MPICH's proxies connect back to mpiexec by this machine's host name, which the hosts cannot
   # reach in their own networks: Hydra's interface setting names site 1's bridge instead.
   export HYDRA_IFACE="bspgbr$(cat "$work/hosts/net")s1"
-  if [ "$program" = bspbench ]; then
+  if [ "$program" = startup ]; then
+    [ -x "$work/mpi_hello" ] || "$(sed -n 's/^MPI_C_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")" -O2 \
+      -o "$work/mpi_hello" "$here/benchmarks/mpi_hello.c"
+    hostlist=$(for ((i = 1; i <= 2 * procs; i++)); do printf 'emu%d:1,' "$i"; done)
+    root=(); [ "$(id -u)" -ne 0 ] || root=(--allow-run-as-root)
+    for ((r = 0; r < reps; r++)); do
+      t0=$(date +%s.%N)
+      timeout 300 "$build/bin/bsprun" -p $((2 * procs)) --hostfile "$work/hosts/hosts.yaml" "$build/bin/hello" >/dev/null 2>&1
+      t1=$(date +%s.%N)
+      timeout 300 mpirun "${root[@]}" --mca plm_rsh_agent "ssh -F $work/hosts/ssh_config" --mca plm_rsh_no_tree_spawn 1 \
+        -host "${hostlist%,}" -np $((2 * procs)) "$work/mpi_hello" >/dev/null 2>&1
+      t2=$(date +%s.%N)
+      timeout 300 mpirun "${root[@]}" --mca plm_rsh_agent "ssh -F $work/hosts/ssh_config" --mca plm_rsh_no_tree_spawn 1 \
+        --mca osc sm,pt2pt -host "${hostlist%,}" -np $((2 * procs)) "$build/bin/hello" >/dev/null 2>&1
+      t3=$(date +%s.%N)
+      echo "$t0 $t1 $t2 $t3"
+    done >"$work/startup-$d"
+  elif [ "$program" = bspbench ]; then
     timeout 1800 "$build/bin/bsprun" -p $((2 * procs)) --hostfile "$work/hosts/hosts.yaml" ${transport:+-x BSPG_TRANSPORT="$transport"} ${UCX_TLS:+-x UCX_TLS} \
       "$build/bin/bspbench" --hmax "$words" --reps "$reps" --no-plot --out "$work/bench-$d" | tee "$work/bench-$d.out" >&2
   else
@@ -63,6 +84,23 @@ for d in $delays; do
   fi
   "$here/tests/launcher/emuhosts.sh" stop "$work/hosts" >&2
 done
+if [ "$program" = startup ]; then
+  echo
+  echo "start-up across 2 emulated sites of $procs host(s) each, bsprun at site 1, medians of $reps runs:"
+  echo "| delay | bsprun -p $((2 * procs)) hello | mpirun -np $((2 * procs)) hello | ratio | mpirun of plain MPI mpi_hello |"
+  echo "|---|---|---|---|---|"
+  for d in $delays; do
+    awk -v d="$d" '
+      function median(a, n,   i, j, t) {
+        for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+        return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+      }
+      { n++; b[n] = $2 - $1; m[n] = $3 - $2; h[n] = $4 - $3 }
+      END { mb = median(b, n); mm = median(m, n); mh = median(h, n)
+            printf "| %s ms | %.2f s | %.2f s | %.2fx | %.2f s |\n", d, mb, mh, mb / mh, mm }' "$work/startup-$d"
+  done
+  exit 0
+fi
 if [ "$program" = bspbench ]; then
   echo
   echo "bspbench across 2 emulated sites of $procs host(s) each, one process per host, hmax = $words, $reps repetitions (g in us per word, l in us):"
