@@ -63,6 +63,33 @@ inline void pack_put(ByteBuffer& out, int slot, std::uint32_t offset, const void
   copy_bytes(at + kHeaderBytes, src, nbytes);
 }
 
+// A put into a stream. One that continues the stream's last record (a put into the same area
+// whose bytes end where this one's begin, a multiple of 4 long so that no padding lies between)
+// grows that record instead: a run of single-word puts to consecutive words travels as one
+// record, 8 bytes a word instead of 20, what a wide-area link carries in fewer round trips. The
+// receiver applies it as the puts would have been (the ranges are adjacent, in order).
+inline void pack_put(Stream& out, int slot, std::uint32_t offset, const void* src,
+                     std::uint32_t nbytes) {
+  ByteBuffer& buf = out.records();
+  const std::uint32_t word0 = static_cast<std::uint32_t>(slot) << 2 | kPut;
+  if (const std::size_t last = out.last_put(); last != 0) {
+    std::uint32_t head[3];
+    std::memcpy(head, buf.data() + last, sizeof head);
+    if (head[0] == word0 && head[2] % 4 == 0 && last + kHeaderBytes + head[2] == buf.size() &&
+        head[1] + head[2] == offset && head[1] <= offset && nbytes < (1u << 30) &&
+        head[2] < (1u << 30)) {
+      char* at = buf.extend(align4(nbytes));
+      copy_bytes(at, src, nbytes);
+      const std::uint32_t grown = head[2] + nbytes;
+      std::memcpy(buf.data() + last + 8, &grown, 4);
+      if (nbytes % 4) out.set_last_put(0);  // padded now: nothing may follow inside it
+      return;
+    }
+  }
+  out.set_last_put(buf.size());
+  pack_put(buf, slot, offset, src, nbytes);
+}
+
 inline void pack_get(ByteBuffer& out, int slot, std::uint32_t offset, std::uint32_t nbytes) {
   write_header(out.extend(kHeaderBytes), static_cast<std::uint32_t>(slot) << 2 | kGet, offset,
                nbytes);

@@ -204,7 +204,7 @@ void Runtime::put_large(int dst, int slot, std::uint32_t offset, const void* src
     p.way = Way::Direct;
     return;
   }
-  pack_put(p.stream.records(), slot, offset, src, nbytes);
+  pack_put(p.stream, slot, offset, src, nbytes);
   p.way = Way::Stream;
 }
 
@@ -221,7 +221,25 @@ void Runtime::get(int server, int slot, std::uint32_t offset, void* dst, std::ui
         {server, remote_address(slot, server, offset), static_cast<char*>(dst), nbytes});
     return;
   }
-  pack_get(p.stream.records(), slot, offset, nbytes);
+  // A get that continues the stream's last record (the next bytes of the same area, into the
+  // next bytes of dst) grows it: a run of single-word gets travels as one request and one reply
+  // piece, a twelfth of the request bytes.
+  ByteBuffer& records = p.stream.records();
+  if (const std::size_t last = p.stream.last_get();
+      last != 0 && last + kHeaderBytes == records.size() && !p.gets.empty() &&
+      p.gets.back().dst + p.gets.back().nbytes == static_cast<char*>(dst)) {
+    std::uint32_t head[3];
+    std::memcpy(head, records.data() + last, sizeof head);
+    if (head[0] == (static_cast<std::uint32_t>(slot) << 2 | kGet) && head[1] + head[2] == offset &&
+        head[1] <= offset && head[2] < (1u << 30) && nbytes < (1u << 30)) {
+      const std::uint32_t grown = head[2] + nbytes;
+      std::memcpy(records.data() + last + 8, &grown, 4);
+      p.gets.back().nbytes = grown;
+      return;
+    }
+  }
+  p.stream.set_last_get(records.size());
+  pack_get(records, slot, offset, nbytes);
   p.gets.push_back({static_cast<char*>(dst), nbytes});
 }
 

@@ -52,7 +52,7 @@ class Runtime {
            bool unbuffered) {
     if (nbytes < kMailboxBytes) {  // the common case, inline: into the stream
       Peer& p = peer(dst);
-      pack_put(p.stream.records(), slot, offset, src, nbytes);
+      pack_put(p.stream, slot, offset, src, nbytes);
       p.way = Way::Stream;
       return;
     }

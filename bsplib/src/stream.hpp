@@ -110,12 +110,21 @@ class Stream {
   // The records before them must end 8-aligned.
   void add_external(const void* data, std::size_t n) {
     records();
+    last_put_ = last_get_ = 0;  // a put or get after this must not grow a record before it
     externals_.push_back({buffer_.size(), static_cast<const char*>(data), n, align8(n)});
     external_bytes_ += align8(n);
   }
   const std::vector<External>& externals() const { return externals_; }
 
+  // Where the last put record starts in the buffer (0: none yet, or no longer growable).
+  std::size_t last_put() const { return last_put_; }
+  void set_last_put(std::size_t at) { last_put_ = at; }
+  // The same for get requests.
+  std::size_t last_get() const { return last_get_; }
+  void set_last_get(std::size_t at) { last_get_ = at; }
+
   void clear() {
+    last_put_ = last_get_ = 0;
     // A buffer grown by one huge superstep is given back rather than kept for every later one.
     if (buffer_.capacity() > kKeepBytes) buffer_.release();
     buffer_.clear();
@@ -128,6 +137,8 @@ class Stream {
   ByteBuffer buffer_;
   std::vector<External> externals_;
   std::size_t external_bytes_ = 0;
+  std::size_t last_put_ = 0;
+  std::size_t last_get_ = 0;
 };
 
 }  // namespace bspg

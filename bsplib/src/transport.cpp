@@ -844,20 +844,32 @@ void Transport::round_wide(const std::vector<Outgoing>& out, std::uint64_t* word
   }
   WideChannel& own = wide_channels_[channel_];
   const std::size_t first = own.used;
-  for (const Outgoing& chunk : out) send_wide(kind_, chunk);
+  // A small group without early replies also sums, per process, the chunks it is sent (one word
+  // each): every process then knows after the first reduction how many chunks to wait for, and
+  // no second reduction confirms (a wide-area round trip saved where the first one overtook the
+  // data). Replies are sent as requests arrive, so their number is not known ahead: with them,
+  // and in larger groups (a word per process in every reduction), the sums must agree instead.
+  const std::size_t group = pids_.size();
+  const bool exact = on_arrival == nullptr && group <= kMaxExactCountProcesses;
+  sent_to_.assign(exact ? group : 0, 0);
+  for (const Outgoing& chunk : out) {
+    send_wide(kind_, chunk);
+    if (exact && chunk.dst != rank_) ++sent_to_[static_cast<std::size_t>(chunk.dst)];
+  }
   if (on_arrival)  // ours, which no message brings
     for (std::size_t i = first; i < own.used; ++i)
       (*on_arrival)(wide_incoming(channel_, own.chunks[parity_][i]));
 
   // The caller's words (MAX), then per channel the chunks sent and received (summed): once the
   // sums agree, every chunk of the round has arrived. The first reduction travels with the data;
-  // where it overtook a chunk, another follows.
+  // where it overtook a chunk, another follows (or, exact, this process waits for its count).
   const int channels = last - channel_ + 1;
-  const auto count = static_cast<std::size_t>(nwords + 2 * channels);
+  const auto count = static_cast<std::size_t>(nwords + 2 * channels) + sent_to_.size();
   std::unique_ptr<MaxReduction>& reduction = reductions_[channel_];
   if (!reduction || static_cast<std::size_t>(reduction->words()) != count)
-    reduction = std::make_unique<MaxReduction>(comm_, static_cast<int>(count),
-                                               1000 + 100 * channel_, 2 * channels, sites_);
+    reduction = std::make_unique<MaxReduction>(
+        comm_, static_cast<int>(count), 1000 + 100 * channel_,
+        2 * channels + static_cast<int>(sent_to_.size()), sites_);
   const auto take_in = [this, on_arrival, last] {
     for (int c = channel_; c <= last; ++c) take_in_wide(c, c == channel_ ? on_arrival : nullptr);
   };
@@ -870,8 +882,22 @@ void Transport::round_wide(const std::vector<Outgoing>& out, std::uint64_t* word
       words_.push_back(wide_channels_[c].sends.size());
       words_.push_back(wide_channels_[c].received);
     }
+    words_.insert(words_.end(), sent_to_.begin(), sent_to_.end());
     reduction->run(words_.data(), &meanwhile);
     metadata_ += reduction->bytes_per_run();
+    if (exact) {
+      // Every chunk sent to this process was counted before the reduction: wait for them all.
+      const std::uint64_t expected = words_[static_cast<std::size_t>(nwords + 2 * channels + rank_)];
+      IdlePacer pacer;
+      for (;;) {
+        const std::uint64_t before = own.received;
+        take_in();
+        if (own.received >= expected) break;
+        if (own.received != before) pacer.reset();
+        pacer.idle();
+      }
+      break;
+    }
     bool all_arrived = true;
     for (int c = 0; c < channels; ++c)
       all_arrived = all_arrived && words_[static_cast<std::size_t>(nwords + 2 * c)] ==

@@ -285,6 +285,10 @@ class Transport {
   std::unique_ptr<MaxReduction> reductions_[kChannels];
   std::unique_ptr<MaxReduction> barrier_;
   std::vector<std::uint64_t> words_;  // the caller's words and "something is late"
+  // Wide rounds: the chunks this round sends to each group rank (exact counts, round_wide), for
+  // groups of at most this many processes.
+  static constexpr std::size_t kMaxExactCountProcesses = 256;
+  std::vector<std::uint64_t> sent_to_;
   std::uint64_t metadata_ = 0;
   std::uint64_t across_sites_ = 0;
   bool across_sites(int rank) const {

@@ -133,3 +133,48 @@ TEST(Records, UnbufferedMessagePayloadIsPlacedWhereTheCopyWouldBe) {
       }));
   EXPECT_EQ(events, (std::vector<std::string>{"put ab", "msg TG 1500 qqq", "msg T2 3 xyz"}));
 }
+
+namespace {
+// The stream's records without the headroom, read back.
+std::vector<std::string> events_of(Stream& stream) {
+  ByteBuffer copy;
+  copy.append(stream.buffer() + Stream::kHeadroom, stream.buffer_size() - Stream::kHeadroom);
+  Seen seen;
+  EXPECT_TRUE(read_back(copy, seen));
+  return seen.events;
+}
+}  // namespace
+
+TEST(Records, PutsToConsecutiveWordsOfOneAreaBecomeOneRecord) {
+  Stream s;
+  pack_put(s, 3, 0, "abcd", 4);
+  pack_put(s, 3, 4, "efgh", 4);
+  pack_put(s, 3, 8, "ijklmnop", 8);
+  EXPECT_EQ(events_of(s), (std::vector<std::string>{"put 3 0 abcdefghijklmnop"}));
+  EXPECT_EQ(s.buffer_size() - Stream::kHeadroom, kHeaderBytes + 16);
+}
+
+TEST(Records, OnlyWhatContinuesTheLastRecordIsMerged) {
+  Stream s;
+  pack_put(s, 1, 0, "abcd", 4);
+  pack_put(s, 2, 4, "efgh", 4);      // another area
+  pack_put(s, 2, 12, "ijkl", 4);     // a gap
+  pack_put(s, 2, 8, "mnop", 4);      // backwards
+  pack_put(s, 2, 12, "qrs", 3);      // continues the last record, odd length: padded, last
+  pack_put(s, 2, 15, "t", 1);        // continues it, but after padding: a record of its own
+  pack_get(s.records(), 2, 0, 4);    // a get ends the run
+  pack_put(s, 2, 16, "uvwx", 4);
+  EXPECT_EQ(events_of(s), (std::vector<std::string>{"put 1 0 abcd", "put 2 4 efgh",
+                                                     "put 2 12 ijkl", "put 2 8 mnopqrs",
+                                                     "put 2 15 t", "get 2 0 4", "put 2 16 uvwx"}));
+}
+
+TEST(Records, APutAfterAnUnbufferedPayloadIsNotMergedBeforeIt) {
+  Stream s;
+  pack_put(s, 1, 0, "abcd", 4);
+  pad_to_8(s.records());
+  const char payload[8] = {'P', 'P', 'P', 'P', 'P', 'P', 'P', 'P'};
+  s.add_external(payload, 8);
+  pack_put(s, 1, 4, "efgh", 4);
+  EXPECT_EQ(s.last_put(), s.buffer_size() - kHeaderBytes - 4);
+}
