@@ -70,8 +70,11 @@ class Mpi {
   virtual void over_ssh(Argv& argv, const std::string& ssh_config) const = 0;
   // Inside a Slurm allocation (slurm.h): start every remote process as one Slurm job step (the
   // starter's own Slurm launcher runs srun for its daemons) on `nodes` ("a,b,c": every node the
-  // job uses, no other), with host names used as given.
-  virtual void through_slurm(Argv& argv, const std::string& nodes) const = 0;
+  // job uses, no other), with host names used as given. launch_address: this machine's address
+  // as srun's tasks saw it (SLURM_LAUNCH_NODE_IPADDR; "" when unknown), where the starter's
+  // daemons connect back to it.
+  virtual void through_slurm(Argv& argv, const std::string& nodes,
+                             const std::string& launch_address) const = 0;
   // Where the starter runs ssh through a program of bsprun's instead of a command line (Hydra's
   // -launcher-exec takes a program and no arguments): that program's text, a shell script that
   // bsprun writes executable at ssh_launcher_path(ssh_config) beside the configuration. "" where

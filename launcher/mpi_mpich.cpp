@@ -60,8 +60,13 @@ class Mpich : public Mpi {
       argv.insert(argv.end(), {"-launcher-exec", ssh_launcher_path(ssh_config)});
   }
   // Hydra's Slurm launcher starts its proxies with one srun on the hosts bsprun names (-hosts).
-  void through_slurm(Argv& argv, const std::string&) const override {
+  // The proxies connect back to mpiexec at the one name it gives them, by default its host name:
+  // that may not resolve on the nodes, or resolve to a loopback address (Debian's /etc/hosts
+  // maps it to 127.0.1.1). -localhost gives them the address srun's tasks saw this machine at.
+  void through_slurm(Argv& argv, const std::string&,
+                     const std::string& launch_address) const override {
     argv.insert(argv.end(), {"-genvnone", "-launcher", "slurm"});
+    if (!launch_address.empty()) argv.insert(argv.end(), {"-localhost", launch_address});
   }
   std::string ssh_launcher_script(const std::string& ssh_config) const override {
     return "#!/bin/sh\n# bsprun: MPICH's mpiexec reaches the hosts through this\nexec ssh -F " +

@@ -81,13 +81,14 @@ class OpenMpi : public Mpi {
     if (prrte_) argv.insert(argv.end(), {"--bind-to", "none"});
   }
 
-  void through_slurm(Argv& argv, const std::string& nodes) const override {
+  void through_slurm(Argv& argv, const std::string& nodes, const std::string&) const override {
     // ORTE's and PRRTE's plm/slurm start one daemon per node with srun (one step), inside the
     // allocation Slurm's variables describe; named here so that no other launcher (ssh) is tried.
     // Where the job uses every node of that allocation they leave srun's --nodelist out, and srun
     // then places the daemons on any nodes of the whole allocation: named here always. --overlap:
     // a step of an earlier run that lost a node stays listed (holding its CPUs) until Slurm gives
-    // that node up, and the restarted run's daemons must not wait for it.
+    // that node up, and the restarted run's daemons must not wait for it. (Their daemons report
+    // every address of their host back, so no launch address is needed.)
     const std::string option = prrte_ ? "--prtemca" : "--mca";
     argv.insert(argv.end(), {option, "plm", "slurm"});
     if (!nodes.empty())

@@ -623,6 +623,24 @@ std::string MpirunStderr::take_hydra_line(const std::string& line) {
         failure_ =
             StartFailure{126, host, host + ": cannot execute " + file + ": " + reason, false, ""};
     }
+  } else if (line.rfind("[proxy:", 0) == 0 && failure_.exit_status == 0 &&
+             (contains(line, "unable to connect to server ") ||
+              contains(line, "unable to connect from ") ||
+              contains(line, "unable to get host address for "))) {
+    // A proxy that cannot reach mpiexec back (at the name or address mpiexec gave it: a name the
+    // host cannot resolve, or one it resolves to itself): Hydra then waits for ever.
+    const std::string host = hydra_host(line);
+    const auto said = line.find("): ");
+    std::string detail = said == std::string::npos ? line : trim(line.substr(said + 3));
+    detail = detail.substr(0, detail.find(" (check for firewalls!)"));
+    failure_ =
+        StartFailure{125, host,
+                     host + ": MPICH's proxy there could not connect back to mpiexec (" + detail +
+                         "); where this machine has several networks, name the one the "
+                         "hosts reach in HYDRA_IFACE",
+                     false, ""};
+    ssh_lines_.clear();
+    return say_failure_once();
   } else if (!ssh_lines_.empty() && failure_.exit_status == 0) {
     not_started_over_ssh("MPICH's proxy did not start (mpiexec gives no reason)");
   } else if (failure_.exit_status == 0 && !stopping_ && contains(line, "[mpiexec@") &&

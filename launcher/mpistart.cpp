@@ -127,7 +127,7 @@ std::vector<std::string> subjobs_argv(const MpiSettings& settings,
         if (std::find(nodes.begin(), nodes.end(), entry) == nodes.end()) nodes.push_back(entry);
     std::string joined;
     for (const auto& n : nodes) joined += (joined.empty() ? "" : ",") + n;
-    mpi.through_slurm(argv, joined);
+    mpi.through_slurm(argv, joined, settings.slurm_launch_address);
   }
   else
     mpi.over_ssh(argv, ssh_config);

@@ -27,6 +27,8 @@ struct MpiSettings {
   std::string job_marker;
   // Grid path inside a Slurm allocation: the starter reaches the hosts through Slurm, not ssh.
   bool through_slurm = false;
+  // There: this machine's address as the nodes' srun tasks saw it ("" when unknown).
+  std::string slurm_launch_address;
   // How the starter keeps each process's output apart (runner.h's JobOutput says the same).
   ProcessOutput output;
 };

@@ -877,8 +877,30 @@ class SlurmPlace : public JobPlace {
       settings.exports.push_back("BSPG_EXIT_NOTES=" + exit_notes_directory(settings.job_marker));
     RunResult result =
         run_slurm_subjobs(job_, plan_.subjobs, settings, job_.opt.restarts > 0, time_limit_s);
+    name_lost_node(result);
     if (notes) find_killed_process(result, settings);
     return result;
+  }
+
+  // MPICH's Hydra says only that a proxy hung up (a start failure of no host), also when a node
+  // died under a running job; on the SSH path the host that no longer answers ssh is the lost
+  // one (RemoteStop), here the node that no longer answers through srun.
+  void name_lost_node(RunResult& result) const {
+    if (result.exit_status == 0 || result.forwarded_signal || result.timed_out ||
+        !result.lost.empty() || result.start_failure.host_lost ||
+        result.start_failure.exit_status == 0)
+      return;
+    std::vector<std::string> nodes;
+    for (const auto& h : plan_.chosen) nodes.push_back(h.name);
+    const NodeOutputs outputs =
+        run_on_nodes(nodes, "true", job_.opt.probe_timeout_s, "bsprun-check");
+    for (const auto& node : nodes) {
+      if (outputs.by_node.count(node)) continue;
+      result.start_failure.host_lost = true;
+      result.start_failure.host = node;
+      result.start_failure.message = "lost contact with " + node + " while the job ran";
+      return;
+    }
   }
 
   // As GridPlace's: a process killed by a signal, from the exit notes on the nodes.

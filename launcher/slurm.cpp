@@ -2,21 +2,22 @@
 // RSL -> one starter whose Slurm launcher makes one job step.
 #include "slurm.h"
 
+#include <arpa/inet.h>
 #include <limits.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <optional>
 #include <set>
 #include <sstream>
-#include <string_view>
 #include <stdexcept>
+#include <string_view>
 
 #include "allocate.h"
 #include "checkpoints.h"
@@ -71,6 +72,17 @@ std::string slurm_command(const std::vector<std::string>& argv, double timeout_s
   const std::string text =
       run_sh_here("exec " + shell_quote_command(argv) + " 2>&1; ", timeout_s, error);
   return text;
+}
+
+// The address srun's tasks last saw this machine at (run_on_nodes), "" before any answered.
+std::string& seen_launch_address() {
+  static std::string address;
+  return address;
+}
+
+bool is_ip_address(const std::string& text) {
+  unsigned char buf[sizeof(struct in6_addr)];
+  return inet_pton(AF_INET, text.c_str(), buf) == 1 || inet_pton(AF_INET6, text.c_str(), buf) == 1;
 }
 
 // The first line of a command's output, for a message.
@@ -300,10 +312,15 @@ std::string node_local_storage() {
 }
 
 // While it lives, Slurm's variables that describe the allocation name only the nodes the
-// subjobs use (with the job's CPUs on each, as the allocation gave them).
+// subjobs use (with the job's CPUs on each, as the allocation gave them), and every srun the
+// starter runs shares CPUs with other steps (SLURM_OVERLAP, srun's --overlap): a step of an
+// earlier run that lost a node stays listed, holding its CPUs, until Slurm gives that node up,
+// and the restarted run's daemons must not wait for it. (Open MPI's plm/slurm is also given
+// --overlap in plm_slurm_args; MPICH's Hydra has no option that every version reads.)
 class ScopedSlurmNodes {
  public:
   explicit ScopedSlurmNodes(const std::vector<rsl::Subjob>& subjobs) {
+    set("SLURM_OVERLAP", "1");
     std::vector<std::string> used;
     for (const auto& sj : subjobs) {
       for (const auto& h : rsl::placement(sj))
@@ -341,11 +358,8 @@ class ScopedSlurmNodes {
                                                           {"SLURM_JOB_CPUS_PER_NODE", counts},
                                                           {"SLURM_TASKS_PER_NODE", counts},
                                                           {"SLURM_JOB_NUM_NODES", n},
-                                                          {"SLURM_NNODES", n}}) {
-      const char* old = std::getenv(name);
-      saved_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
-      setenv(name, value.c_str(), 1);
-    }
+                                                          {"SLURM_NNODES", n}})
+      set(name, value);
   }
   ~ScopedSlurmNodes() {
     for (const auto& [name, value] : saved_) {
@@ -359,6 +373,12 @@ class ScopedSlurmNodes {
   ScopedSlurmNodes& operator=(const ScopedSlurmNodes&) = delete;
 
  private:
+  void set(const char* name, const std::string& value) {
+    const char* old = std::getenv(name);
+    saved_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
+    setenv(name, value.c_str(), 1);
+  }
+
   std::vector<std::pair<const char*, std::optional<std::string>>> saved_;
 };
 
@@ -392,7 +412,9 @@ NodeOutputs run_on_nodes(const std::vector<std::string>& nodes, const std::strin
                                          "--job-name=" + step_name,
                                          "/bin/sh",
                                          "-c",
-                                         "echo node \"$SLURMD_NODENAME\"; " + script};
+                                         "echo node \"$SLURMD_NODENAME\"; echo launcher "
+                                         "\"$SLURM_LAUNCH_NODE_IPADDR\"; " +
+                                             script};
   const auto start = std::chrono::steady_clock::now();
   std::string error;
   const std::string text =
@@ -402,6 +424,15 @@ NodeOutputs run_on_nodes(const std::vector<std::string>& nodes, const std::strin
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   outputs.timed_out = outputs.elapsed_s >= static_cast<double>(bound);
   outputs.by_node = split_probe_output(text, outputs.srun_said);
+  // Each node's second line names the address srun connected from: taken out of its output.
+  for (auto& [node, output] : outputs.by_node) {
+    if (output.compare(0, 9, "launcher ") != 0) continue;
+    const size_t end = output.find('\n');
+    const std::string address = output.substr(9, end == std::string::npos ? end : end - 9);
+    output.erase(0, end == std::string::npos ? output.size() : end + 1);
+    if (outputs.launch_address.empty() && is_ip_address(address)) outputs.launch_address = address;
+  }
+  if (!outputs.launch_address.empty()) seen_launch_address() = outputs.launch_address;
   return outputs;
 }
 
@@ -526,6 +557,7 @@ RunResult run_slurm_subjobs(const SlurmJob& job, const std::vector<rsl::Subjob>&
                             const MpiSettings& base, bool quiet_losses, double time_limit_s) {
   MpiSettings settings = base;
   settings.through_slurm = true;
+  settings.slurm_launch_address = seen_launch_address();
   if (settings.job_marker.empty()) settings.job_marker = new_job_marker();
   std::vector<std::string> argv;
   try {

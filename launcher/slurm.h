@@ -78,6 +78,8 @@ struct NodeOutputs {
   std::string srun_said;
   bool timed_out = false;
   double elapsed_s = 0;
+  // This machine's address as the tasks saw it (Slurm's SLURM_LAUNCH_NODE_IPADDR), "" if none.
+  std::string launch_address;
 };
 // Runs the sh `script` on each node (one srun step, one task per node, within the job's
 // allocation, sharing its CPUs with running steps), ended after timeout_s.

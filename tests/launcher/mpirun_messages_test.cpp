@@ -500,6 +500,21 @@ TEST(HydraMessages, AProgramAProxyCouldNotExecuteIsOneLineNamingTheHost) {
   EXPECT_EQ(other.failure().exit_status, 126);
 }
 
+TEST(HydraMessages, AProxyThatCannotReachMpiexecIsOneLineNamingTheHost) {
+  MpirunStderr filter;
+  filter.starter_waits_on_failure();
+  EXPECT_EQ(through(filter,
+                    "[proxy:0:0@emu2] HYDU_sock_connect (utils/sock/sock.c:141): unable to connect "
+                    "from \"emu2\" to \"vm\" (Connection refused)\n"
+                    "[proxy:0:0@emu2] main (pm/pmiserv/pmip.c:149): unable to connect to server vm "
+                    "at port 33595 (check for firewalls!)\n"),
+            "bsprun: emu2: MPICH's proxy there could not connect back to mpiexec (unable to "
+            "connect from \"emu2\" to \"vm\" (Connection refused)); where this machine has "
+            "several networks, name the one the hosts reach in HYDRA_IFACE\n");
+  EXPECT_EQ(filter.failure().exit_status, 125);
+  EXPECT_EQ(filter.failure().host, "emu2");
+}
+
 TEST(HydraMessages, AWorkingDirectoryIs125WhetherTheProxySaysItOrNot) {
   MpirunStderr said;
   said.starter_waits_on_failure();

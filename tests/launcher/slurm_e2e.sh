@@ -88,6 +88,13 @@ case "$scenario" in
     expect_status 0
     expect_match "$out" '^ +\(hosts=\("emu[134]:1" "emu[134]:1" "emu[134]:1"\)\)$'
     expect_count "$out" '"emu2:' 0
+    # A program that exists here but not on the nodes (their TmpFS is their own): one line
+    # naming a node, exit 127, nothing started.
+    cp "$HELLO" "$dir/nodetmp/hello-here-only"
+    run_bsprun -p 2 "$dir/nodetmp/hello-here-only"
+    expect_status 127
+    expect_match "$err" "^bsprun: .*emu[1-4].*not found"
+    expect_count "$out" "^hello from" 0
     run_bsprun --max-procs 2 "$HELLO"
     expect_status 125
     expect_match "$err" "^bsprun: master mode is not available inside a Slurm allocation yet .*: give the number of processes with -p N$"
@@ -182,7 +189,7 @@ case "$scenario" in
     expect_count "$out" "^$want$" 0
     expect_match "$out" "^bsprun: to continue the job from its last checkpoint: bsprun --resume -p 2 --restarts 3 --job-id slurm-$job "
     expect_nothing_left 3
-    resume=$(grep -Eo -- "--resume -p 2 --restarts 3 --job-id slurm-$job .*" "$out" | head -1)
+    resume=$(grep -aEo -- "--resume -p 2 --restarts 3 --job-id slurm-$job .*" "$out" | head -1)
     # shellcheck disable=SC2086  # the command bsprun printed, as a user pastes it
     wrap=(salloc --quiet -N 3)
     run_bsprun $resume

@@ -112,3 +112,25 @@ TEST(SlurmStart, EachMpiStartsThroughItsSlurmLauncherWithoutSsh) {
     EXPECT_NE(line.find("emu1"), std::string::npos) << line;
   }
 }
+
+TEST(SlurmStart, HydraIsToldTheAddressItsProxiesReachItAt) {
+  bspg::rsl::Subjob sj;
+  sj.contact = "emu1";
+  sj.executable = "/bin/prog";
+  sj.count = 2;
+  sj.hosts = {"emu1:1", "emu2:1"};
+  for (MpiFamily family : {MpiFamily::kOpenMpi4, MpiFamily::kOpenMpi5, MpiFamily::kMpich}) {
+    MpiSettings s;
+    s.mpi = &mpi_of(family);
+    s.mpirun = "mpirun";
+    s.through_slurm = true;
+    s.slurm_launch_address = "10.200.1.254";
+    const auto argv = grid_mpirun_argv(s, {sj}, "");
+    // Open MPI's daemons report their host's addresses themselves.
+    EXPECT_EQ(has_sequence(argv, {"-localhost", "10.200.1.254"}), family == MpiFamily::kMpich)
+        << shell_quote_command(argv);
+    s.slurm_launch_address.clear();
+    const auto unknown = grid_mpirun_argv(s, {sj}, "");
+    EXPECT_EQ(std::find(unknown.begin(), unknown.end(), "-localhost"), unknown.end());
+  }
+}
