@@ -41,11 +41,6 @@ std::string temp_dir() {
   return (t && *t) ? t : "/tmp";
 }
 
-std::string current_directory() {
-  char buf[PATH_MAX];
-  return getcwd(buf, sizeof buf) ? buf : "";
-}
-
 // Writes all of text to fd, then closes it; false (errno set) when a write fails.
 bool write_and_close(int fd, const std::string& text) {
   size_t done = 0;
@@ -368,18 +363,9 @@ int plan_grid(const GridJob& job, const std::map<std::string, std::string>& left
     }
   }
 
-  // Master mode: every slot (or --max-procs of them) is available to the master's bsp_begin.
-  int wanted = opt.nprocs;
-  if (wanted == 0)
-    wanted = opt.max_procs > 0 ? opt.max_procs : std::max(1, usable_slot_total(probes));
   Allocation& allocation = plan.allocation;
-  try {
-    allocation = allocate(probes, wanted);
-  } catch (const AllocationError& e) {
-    std::cerr << format_probe_table(probes);
-    return fail(kExitLaunchFailed, std::string(e.what()) + "; nothing was started");
-  }
-  if (show_table) std::cerr << format_probe_table(allocation);
+  if (const int status = allocate_processes(opt, probes, show_table, allocation); status != 0)
+    return status;
   if (opt.verbose) {
     double slowest = 0, sum = 0;
     for (const auto& p : probes) {
@@ -429,10 +415,31 @@ int plan_grid(const GridJob& job, const std::map<std::string, std::string>& left
                     "every process runs the master's; run without --stage");
     subjobs = {master_subjob(allocation, subjobs, job.settings)};
   }
-  plan.chosen.clear();
-  for (const auto& c : allocation.candidates)
-    if (c.count > 0) plan.chosen.push_back(c.probe.host);
+  plan.chosen = chosen_hosts(allocation);
   return 0;
+}
+
+int allocate_processes(const Options& opt, const std::vector<hosts::ProbeResult>& probes,
+                       bool show_table, Allocation& allocation) {
+  // Master mode: every slot (or --max-procs of them) is available to the master's bsp_begin.
+  int wanted = opt.nprocs;
+  if (wanted == 0)
+    wanted = opt.max_procs > 0 ? opt.max_procs : std::max(1, usable_slot_total(probes));
+  try {
+    allocation = allocate(probes, wanted);
+  } catch (const AllocationError& e) {
+    std::cerr << format_probe_table(probes);
+    return fail(kExitLaunchFailed, std::string(e.what()) + "; nothing was started");
+  }
+  if (show_table) std::cerr << format_probe_table(allocation);
+  return 0;
+}
+
+std::vector<hosts::HostSpec> chosen_hosts(const Allocation& allocation) {
+  std::vector<hosts::HostSpec> chosen;
+  for (const auto& c : allocation.candidates)
+    if (c.count > 0) chosen.push_back(c.probe.host);
+  return chosen;
 }
 
 int write_allocation(const Options& opt, const std::vector<rsl::Subjob>& subjobs, bool announce) {

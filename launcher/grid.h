@@ -44,6 +44,14 @@ struct GridPlan {
 int plan_grid(const GridJob& job, const std::map<std::string, std::string>& left_out,
               bool show_table, GridPlan& plan);
 
+// Places opt.nprocs processes on the probed hosts (master mode: every slot, or --max-procs)
+// and prints the table when show_table; where they do not fit, prints the table and says why.
+// 0 or bsprun's exit status.
+int allocate_processes(const Options& opt, const std::vector<hosts::ProbeResult>& probes,
+                       bool show_table, Allocation& allocation);
+// The hosts the allocation gives processes, in candidate order.
+std::vector<hosts::HostSpec> chosen_hosts(const Allocation& allocation);
+
 // Master mode: one subjob, the master, with the slots for bsp_begin in its environment.
 bool is_master(const std::vector<rsl::Subjob>& subjobs);
 

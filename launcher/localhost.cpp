@@ -2,6 +2,7 @@
 #include "localhost.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -100,6 +101,11 @@ std::string find_mpirun() {
   // first in PATH (Debian installs several MPIs side by side).
   const std::string configured = configured_mpi().starter();
   return is_executable_file(configured) ? configured : "";
+}
+
+std::string current_directory() {
+  char buf[PATH_MAX];
+  return getcwd(buf, sizeof buf) ? buf : "";
 }
 
 std::string run_sh_here(const std::string& script, double timeout_s, std::string& error) {

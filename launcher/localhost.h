@@ -18,6 +18,9 @@ struct ResolvedProgram {
 };
 ResolvedProgram resolve_program(const std::string& name);
 
+// The working directory ("" when it cannot be told, e.g. removed).
+std::string current_directory();
+
 // Runs a sh script on this machine (stdin and stderr /dev/null, the stop signals unblocked): its
 // standard output, or "" with `error` set. Killed after timeout_s.
 std::string run_sh_here(const std::string& script, double timeout_s, std::string& error);

@@ -579,6 +579,73 @@ class LocalPlace : public JobPlace {
 
 // ---- Hosts -------------------------------------------------------------------------------------
 
+// What GridPlace and SlurmPlace share: their plan is a GridPlan, and they read what the hosts
+// say (checkpoint listings, exit notes) each its own way, then the same way.
+
+// Each process's host under the plan, in pid order.
+std::vector<std::string> hosts_of_pids(const GridPlan& plan) {
+  std::vector<std::string> hosts;
+  for (const auto& sj : plan.subjobs)
+    for (const auto& h : rsl::placement(sj))
+      hosts.insert(hosts.end(), static_cast<std::size_t>(h.count), h.host);
+  return hosts;
+}
+
+// The plan's hosts, for messages: "emu1 emu3".
+std::string chosen_text(const GridPlan& plan) {
+  std::string text;
+  for (const auto& h : plan.chosen) text += (text.empty() ? "" : " ") + h.name;
+  return text;
+}
+
+// The plan's host that calls itself `name` (its host name, or the short form of one), or "".
+std::string chosen_calling_itself(const GridPlan& plan, const std::string& name) {
+  for (const auto& h : plan.chosen)
+    if (h.name == name) return h.name;
+  // "node1" for "node1.example.org", or the other way round.
+  const auto short_name = [](const std::string& n) { return n.substr(0, n.find('.')); };
+  if (name.find_first_not_of("0123456789.") == std::string::npos) return "";  // an address
+  for (const auto& h : plan.chosen)
+    if (short_name(h.name) == short_name(name) && !short_name(name).empty()) return h.name;
+  return "";
+}
+
+// One host's checkpoint listing: kept, or (problem) left out and, with -v, said why.
+void keep_listing(const std::string& host, const std::string& problem, Holdings&& h,
+                  const Options& opt, const std::string& dir, std::vector<Holdings>& holdings) {
+  if (!problem.empty()) {
+    if (opt.verbose) say(host + ": cannot look at the checkpoints in " + dir + ": " + problem);
+    return;
+  }
+  say_skipped(h, dir);
+  holdings.push_back(std::move(h));
+}
+
+// A process of the run killed by a signal, from the exit notes of the run's hosts (`complete`:
+// every host's were read): the job's loss, unless a process failed by exit (the program's
+// failure) or the run ended otherwise (a crash said so itself, a lost host (other_loss: one the
+// place noticed itself), a stop).
+void take_killed_process(RunResult& result, const ExitNoteSet& notes, bool complete,
+                         bool other_loss, const std::vector<std::string>& host_of_pid,
+                         const std::string& mpi_name) {
+  const bool crashed = result.exit_status > 128 && is_crash_signal(result.exit_status - 128);
+  if (!complete || !result.started || result.forwarded_signal || result.timed_out || crashed ||
+      result.death.rank >= 0 || !result.lost.empty() || result.start_failure.host_lost ||
+      other_loss || notes.ended_with_failure())
+    return;
+  const std::vector<int> lost = notes.not_ended();
+  if (lost.empty()) return;
+  std::set<std::string> where;
+  for (int rank : lost)
+    if (static_cast<std::size_t>(rank) < host_of_pid.size())
+      where.insert(host_of_pid[static_cast<std::size_t>(rank)]);
+  result.death.rank = lost.front();
+  result.death.host = where.size() == 1 ? *where.begin() : "";
+  result.death.described = lost_processes_text(
+      lost, and_list(std::vector<std::string>(where.begin(), where.end())), mpi_name);
+  if (result.exit_status == 0) result.exit_status = 1;
+}
+
 class GridPlace : public JobPlace {
  public:
   explicit GridPlace(const GridJob& job) : job_(job), dir_(checkpoint_directory(job.opt)) {}
@@ -590,10 +657,7 @@ class GridPlace : public JobPlace {
     reachable_.clear();
     for (const auto& c : plan_.allocation.candidates)
       if (c.probe.ok) reachable_.push_back(c.probe.host);
-    host_of_pid_.clear();
-    for (const auto& sj : plan_.subjobs)
-      for (const auto& h : rsl::placement(sj))
-        host_of_pid_.insert(host_of_pid_.end(), static_cast<std::size_t>(h.count), h.host);
+    host_of_pid_ = hosts_of_pids(plan_);
     for (const auto& h : plan_.chosen) used_.insert(h.name);
     return 0;
   }
@@ -612,24 +676,14 @@ class GridPlace : public JobPlace {
                                   : run.exit_status != 0
                                       ? "exit status " + std::to_string(run.exit_status)
                                       : read_survey(run.out, h);
-      if (!problem.empty()) {
-        if (job_.opt.verbose)
-          say(run.host.name + ": cannot look at the checkpoints in " + dir_ + ": " + problem);
-        continue;
-      }
-      say_skipped(h, dir_);
-      holdings.push_back(std::move(h));
+      keep_listing(run.host.name, problem, std::move(h), job_.opt, dir_, holdings);
     }
     return holdings;
   }
 
   std::vector<std::string> host_of_pid() const override { return host_of_pid_; }
 
-  std::string hosts_text() const override {
-    std::string text;
-    for (const auto& h : plan_.chosen) text += (text.empty() ? "" : " ") + h.name;
-    return text;
-  }
+  std::string hosts_text() const override { return chosen_text(plan_); }
 
   std::string bring(const std::vector<Transfer>& transfers, std::string& failed_host) override {
     hosts::ProbeOptions opt = job_.probe;
@@ -701,33 +755,12 @@ class GridPlace : public JobPlace {
              hosts::guarded_command(exit_notes_script(remote_.marker), job_.probe.timeout_ms),
              job_.probe))
       complete = listed.ok && read_exit_notes(listed.out, notes) && complete;
-    const bool crashed = result.exit_status > 128 && is_crash_signal(result.exit_status - 128);
-    if (!complete || !result.started || result.forwarded_signal || result.timed_out || crashed ||
-        result.death.rank >= 0 || !result.lost.empty() || result.start_failure.host_lost ||
-        !lost_host_.empty() || notes.ended_with_failure())
-      return;
-    const std::vector<int> lost = notes.not_ended();
-    if (lost.empty()) return;
-    std::set<std::string> where;
-    for (int rank : lost)
-      if (static_cast<std::size_t>(rank) < host_of_pid_.size())
-        where.insert(host_of_pid_[static_cast<std::size_t>(rank)]);
-    result.death.rank = lost.front();
-    result.death.host = where.size() == 1 ? *where.begin() : "";
-    result.death.described = lost_processes_text(
-        lost, and_list(std::vector<std::string>(where.begin(), where.end())), settings.mpi->name());
-    if (result.exit_status == 0) result.exit_status = 1;
+    take_killed_process(result, notes, complete, !lost_host_.empty(), host_of_pid_,
+                        settings.mpi->name());
   }
 
   std::string host_calling_itself(const std::string& name) const override {
-    for (const auto& h : plan_.chosen)
-      if (h.name == name) return h.name;
-    // "node1" for "node1.example.org", or the other way round.
-    const auto short_name = [](const std::string& n) { return n.substr(0, n.find('.')); };
-    if (name.find_first_not_of("0123456789.") == std::string::npos) return "";  // an address
-    for (const auto& h : plan_.chosen)
-      if (short_name(h.name) == short_name(name) && !short_name(name).empty()) return h.name;
-    return "";
+    return chosen_calling_itself(plan_, name);
   }
 
   void lose(const std::string& host) override {
@@ -810,10 +843,7 @@ class SlurmPlace : public JobPlace {
     reachable_.clear();
     for (const auto& c : plan_.allocation.candidates)
       if (c.probe.ok) reachable_.push_back(c.probe.host.name);
-    host_of_pid_.clear();
-    for (const auto& sj : plan_.subjobs)
-      for (const auto& h : rsl::placement(sj))
-        host_of_pid_.insert(host_of_pid_.end(), static_cast<std::size_t>(h.count), h.host);
+    host_of_pid_ = hosts_of_pids(plan_);
     for (const auto& h : plan_.chosen) used_.insert(h.name);
     return 0;
   }
@@ -829,23 +859,14 @@ class SlurmPlace : public JobPlace {
       auto it = outputs.by_node.find(node);
       const std::string problem =
           it == outputs.by_node.end() ? "no answer through srun" : read_survey(it->second, h);
-      if (!problem.empty()) {
-        if (job_.opt.verbose) say(node + ": cannot look at the checkpoints in " + dir_ + ": " + problem);
-        continue;
-      }
-      say_skipped(h, dir_);
-      holdings.push_back(std::move(h));
+      keep_listing(node, problem, std::move(h), job_.opt, dir_, holdings);
     }
     return holdings;
   }
 
   std::vector<std::string> host_of_pid() const override { return host_of_pid_; }
 
-  std::string hosts_text() const override {
-    std::string text;
-    for (const auto& h : plan_.chosen) text += (text.empty() ? "" : " ") + h.name;
-    return text;
-  }
+  std::string hosts_text() const override { return chosen_text(plan_); }
 
   std::string bring(const std::vector<Transfer>& transfers, std::string& failed_host) override {
     // One after another: a lost node's shards are few, and each copy is two short srun steps.
@@ -876,7 +897,7 @@ class SlurmPlace : public JobPlace {
     if (notes)
       settings.exports.push_back("BSPG_EXIT_NOTES=" + exit_notes_directory(settings.job_marker));
     RunResult result =
-        run_slurm_subjobs(job_, plan_.subjobs, settings, job_.opt.restarts > 0, time_limit_s);
+        run_slurm_subjobs(job_, plan_, settings, job_.opt.restarts > 0, time_limit_s);
     name_lost_node(result);
     if (notes) find_killed_process(result, settings);
     return result;
@@ -915,29 +936,11 @@ class SlurmPlace : public JobPlace {
       auto it = outputs.by_node.find(node);
       complete = it != outputs.by_node.end() && read_exit_notes(it->second, notes) && complete;
     }
-    const bool crashed = result.exit_status > 128 && is_crash_signal(result.exit_status - 128);
-    if (!complete || !result.started || result.forwarded_signal || result.timed_out || crashed ||
-        result.death.rank >= 0 || !result.lost.empty() || result.start_failure.host_lost ||
-        notes.ended_with_failure())
-      return;
-    const std::vector<int> lost = notes.not_ended();
-    if (lost.empty()) return;
-    std::set<std::string> where;
-    for (int rank : lost)
-      if (static_cast<std::size_t>(rank) < host_of_pid_.size())
-        where.insert(host_of_pid_[static_cast<std::size_t>(rank)]);
-    result.death.rank = lost.front();
-    result.death.host = where.size() == 1 ? *where.begin() : "";
-    result.death.described = lost_processes_text(
-        lost, and_list(std::vector<std::string>(where.begin(), where.end())), settings.mpi->name());
-    if (result.exit_status == 0) result.exit_status = 1;
+    take_killed_process(result, notes, complete, false, host_of_pid_, settings.mpi->name());
   }
 
   std::string host_calling_itself(const std::string& name) const override {
-    for (const auto& h : plan_.chosen)
-      if (h.name == name || h.name.substr(0, h.name.find('.')) == name.substr(0, name.find('.')))
-        return h.name;
-    return "";
+    return chosen_calling_itself(plan_, name);
   }
 
   void lose(const std::string& host) override {

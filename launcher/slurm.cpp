@@ -49,12 +49,9 @@ std::vector<std::string> split(const std::string& text, char separator) {
   return parts;
 }
 
-bool is_host_name(const std::string& name) {
-  if (name.empty() || name.size() > 64 || name[0] == '-') return false;
-  return std::all_of(name.begin(), name.end(), [](unsigned char c) {
-    return std::isalnum(c) || c == '.' || c == '_' || c == '-';
-  });
-}
+// A name that reaches the starter's command line or a message: the rule every host name of
+// bsprun's follows (untrusted.h).
+bool is_host_name(const std::string& name) { return untrusted::host_name_problem(name).empty(); }
 
 // A Slurm host list expression ("emu[1-3,5],gpu01") as Slurm's own tools accept it.
 bool is_host_list(const std::string& list) {
@@ -256,11 +253,6 @@ std::string read_allocation(SlurmCandidates& c) {
   return "";
 }
 
-std::string current_directory() {
-  char buf[PATH_MAX];
-  return getcwd(buf, sizeof buf) ? buf : "";
-}
-
 // The ids of the job's steps that Slurm lists now ("123.0", ...); empty when squeue fails.
 std::set<std::string> job_steps(const std::string& job) {
   std::string error;
@@ -319,39 +311,16 @@ std::string node_local_storage() {
 // --overlap in plm_slurm_args; MPICH's Hydra has no option that every version reads.)
 class ScopedSlurmNodes {
  public:
-  explicit ScopedSlurmNodes(const std::vector<rsl::Subjob>& subjobs) {
+  // nodes: the run's, in the allocation's order (which is the order of srun's tasks, the
+  // daemons' ranks), each with the job's CPUs there as its slots (plan_slurm's chosen hosts).
+  explicit ScopedSlurmNodes(const std::vector<hosts::HostSpec>& nodes) {
     set("SLURM_OVERLAP", "1");
-    std::vector<std::string> used;
-    for (const auto& sj : subjobs) {
-      for (const auto& h : rsl::placement(sj))
-        if (std::find(used.begin(), used.end(), h.host) == used.end()) used.push_back(h.host);
-      for (const auto& h : master_slot_hosts(sj))
-        if (std::find(used.begin(), used.end(), h.host) == used.end()) used.push_back(h.host);
-    }
-    std::string error;
-    const std::string all_text =
-        slurm_command({"scontrol", "show", "hostnames", env("SLURM_JOB_NODELIST")}, 30, error);
-    std::vector<std::string> all;
-    std::istringstream in(all_text);
-    for (std::string name; std::getline(in, name);) all.push_back(name);
-    std::vector<int> cpus;
-    try {
-      cpus = expand_cpus_per_node(env("SLURM_JOB_CPUS_PER_NODE"));
-    } catch (const std::invalid_argument&) {
-      return;
-    }
-    if (!error.empty() || cpus.size() != all.size()) return;
-    // In the allocation's order, which is the order of srun's tasks (the daemons' ranks).
     std::string list, counts;
-    size_t found = 0;
-    for (size_t i = 0; i < all.size(); ++i) {
-      if (std::find(used.begin(), used.end(), all[i]) == used.end()) continue;
-      ++found;
-      list += (list.empty() ? "" : ",") + all[i];
-      counts += (counts.empty() ? "" : ",") + std::to_string(cpus[i]);
+    for (const auto& node : nodes) {
+      list += (list.empty() ? "" : ",") + node.name;
+      counts += (counts.empty() ? "" : ",") + std::to_string(node.slots);
     }
-    if (found != used.size()) return;
-    const std::string n = std::to_string(used.size());
+    const std::string n = std::to_string(nodes.size());
     for (const auto& [name, value] :
          std::vector<std::pair<const char*, std::string>>{{"SLURM_JOB_NODELIST", list},
                                                           {"SLURM_NODELIST", list},
@@ -511,17 +480,9 @@ int plan_slurm(const SlurmJob& job, const std::map<std::string, std::string>& le
     probes.push_back(r);
   }
 
-  int wanted = opt.nprocs;
-  if (wanted == 0)
-    wanted = opt.max_procs > 0 ? opt.max_procs : std::max(1, usable_slot_total(probes));
   Allocation& allocation = plan.allocation;
-  try {
-    allocation = allocate(probes, wanted);
-  } catch (const AllocationError& e) {
-    std::cerr << format_probe_table(probes);
-    return fail(kExitLaunchFailed, std::string(e.what()) + "; nothing was started");
-  }
-  if (show_table) std::cerr << format_probe_table(allocation);
+  if (const int status = allocate_processes(opt, probes, show_table, allocation); status != 0)
+    return status;
   if (opt.verbose) {
     char buf[96];
     std::snprintf(buf, sizeof buf, "probing through srun took %.2f s", answers.elapsed_s);
@@ -547,14 +508,13 @@ int plan_slurm(const SlurmJob& job, const std::map<std::string, std::string>& le
                        return position(a) < position(b);
                      });
   if (opt.nprocs == 0) plan.subjobs = {master_subjob(allocation, plan.subjobs, job.settings)};
-  plan.chosen.clear();
-  for (const auto& c : allocation.candidates)
-    if (c.count > 0) plan.chosen.push_back(c.probe.host);
+  plan.chosen = chosen_hosts(allocation);
   return 0;
 }
 
-RunResult run_slurm_subjobs(const SlurmJob& job, const std::vector<rsl::Subjob>& subjobs,
-                            const MpiSettings& base, bool quiet_losses, double time_limit_s) {
+RunResult run_slurm_subjobs(const SlurmJob& job, const GridPlan& plan, const MpiSettings& base,
+                            bool quiet_losses, double time_limit_s) {
+  const std::vector<rsl::Subjob>& subjobs = plan.subjobs;
   MpiSettings settings = base;
   settings.through_slurm = true;
   settings.slurm_launch_address = seen_launch_address();
@@ -573,7 +533,7 @@ RunResult run_slurm_subjobs(const SlurmJob& job, const std::vector<rsl::Subjob>&
   // The starter's Slurm support reads the allocation from these variables and starts a daemon
   // on every node they name: they name the nodes of this run alone, so that a node lost earlier
   // (still in the allocation with --no-kill) is not waited for.
-  ScopedSlurmNodes nodes(subjobs);
+  ScopedSlurmNodes nodes(plan.chosen);
   JobWatch watch;
   watch.quiet_losses = quiet_losses;
   watch.starter_may_wait_for_ever = !settings.mpi->ends_on_start_failure();
@@ -622,7 +582,7 @@ int run_slurm(const Options& given, const MpiSettings& settings) {
   if (int status = plan_slurm(job, {}, true, plan); status != 0) return status;
   if (int status = write_allocation(opt, plan.subjobs, true); status != 0 || opt.dry_run)
     return status;
-  return exit_status_of(run_slurm_subjobs(job, plan.subjobs, settings, false, opt.time_limit_s),
+  return exit_status_of(run_slurm_subjobs(job, plan, settings, false, opt.time_limit_s),
                         opt.time_limit_s);
 }
 

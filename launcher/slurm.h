@@ -99,10 +99,11 @@ struct GridPlan;
 int plan_slurm(const SlurmJob& job, const std::map<std::string, std::string>& left_out,
                bool show_table, GridPlan& plan);
 
-// Runs the subjobs as one starter through Slurm (MpiSettings::through_slurm), then cancels the
+// Runs the plan's subjobs as one starter through Slurm (MpiSettings::through_slurm) on its chosen
+// nodes (in the allocation's order, as plan_slurm leaves them), then cancels the
 // job's steps it left running.
-RunResult run_slurm_subjobs(const SlurmJob& job, const std::vector<rsl::Subjob>& subjobs,
-                            const MpiSettings& settings, bool quiet_losses, double time_limit_s);
+RunResult run_slurm_subjobs(const SlurmJob& job, const GridPlan& plan, const MpiSettings& settings,
+                            bool quiet_losses, double time_limit_s);
 
 // The restart loop on the Slurm path (restart.cpp).
 int run_slurm_restartable(const SlurmJob& job);

@@ -8,6 +8,7 @@
 #   run_bsprun ARGS...          bsprun, bounded by `timeout`: stdout in $out, stderr in $err,
 #                               exit status in $status (under the command prefix in array wrap)
 #   fail MESSAGE                counts a failed check; finish reports them
+#   job_processes I, expect_nothing_left N [SECONDS]   the job's processes ($tag) on host I, none left
 #   expect_status N|nonzero     expect_count FILE REGEX N     expect_match FILE REGEX
 #   finish                      the scenario's verdict: exit 1 after failed checks, else "ok: ..."
 : "${BSPRUN:?}" "${EMUHOSTS:?}"
@@ -70,6 +71,35 @@ expect_refused() {
   expect_status "$want"
   expect_match "$err" "$pattern"
   expect_count "$out" "^(rank|pid) " 0
+}
+
+# Processes of the job (the script's $tag on their command line) on emulated host I (its private
+# namespaces), or here with I = here.
+job_processes() {
+  local p n=0
+  if [ "$1" = here ]; then
+    pgrep -f "$tag" | grep -vx "$$" | wc -l
+    return
+  fi
+  for p in $("$EMUHOSTS" pids "$dir" "$1"); do
+    grep -q "$tag" "/proc/$p/cmdline" 2>/dev/null && n=$((n + 1))
+  done
+  echo "$n"
+}
+
+# expect_nothing_left N [SECONDS]: no process of the job left anywhere (hosts 1..N and here),
+# allowing SECONDS (default 10) for them to go.
+expect_nothing_left() {
+  local t where left
+  for ((t = 0; t < ${2:-10} * 10; t++)); do
+    left=
+    for where in here $(seq 1 "$1"); do
+      [ "$(job_processes "$where")" -eq 0 ] || left="$left $where"
+    done
+    [ -z "$left" ] && return 0
+    sleep 0.1
+  done
+  fail "processes of the job still running on:$left"
 }
 
 start_hosts() { "$EMUHOSTS" start "$dir" "$@" >/dev/null || { echo "FAIL: emuhosts.sh start failed"; exit 1; }; }

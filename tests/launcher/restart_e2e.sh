@@ -31,38 +31,12 @@ scenario=${1:?scenario}
 # shellcheck source=e2e_lib.sh
 . "$(dirname "$0")/e2e_lib.sh"
 
-tag=restart-e2e-$$                  # on every process's command line
+tag=restart-e2e-$$                  # on every process's command line (job_processes)
 ckpt=$dir/ckpt                      # the checkpoint directory, private on each host
 steps=40 every=4
 [ "$scenario" = migrate ] && steps=80  # room for the probes that see the load before the end
 job=("$CKPT_JOB" "$steps" "$every" --ms 100 "$tag")
 
-# Processes of the job on host I (its private namespace), or here with I = here.
-job_processes() {
-  local p n=0
-  if [ "$1" = here ]; then
-    pgrep -f "$tag" | grep -vx "$$" | wc -l
-    return
-  fi
-  for p in $("$EMUHOSTS" pids "$dir" "$1"); do
-    grep -q "$tag" "/proc/$p/cmdline" 2>/dev/null && n=$((n + 1))
-  done
-  echo "$n"
-}
-
-# No process of the job left anywhere (hosts 1..N and here), allowing a few seconds to go.
-expect_nothing_left() {
-  local t where left
-  for ((t = 0; t < 100; t++)); do
-    left=
-    for where in here $(seq 1 "$1"); do
-      [ "$(job_processes "$where")" -eq 0 ] || left="$left $where"
-    done
-    [ -z "$left" ] && return 0
-    sleep 0.1
-  done
-  fail "processes of the job still running on:$left"
-}
 
 # The job's answer, and on which hosts its last run's processes were.
 expect_answer() {

@@ -47,31 +47,17 @@ start_cluster() {
   . "$dir/slurm.env"
 }
 
-tag=slurm-e2e-$$
-# Processes of the job (its tag on their command line) on node I, or here with I = here.
-job_processes() {
-  local p n=0
-  if [ "$1" = here ]; then
-    pgrep -f "$tag" | grep -vx "$$" | wc -l
-    return
-  fi
-  for p in $("$EMUHOSTS" pids "$dir" "$1"); do
-    grep -q "$tag" "/proc/$p/cmdline" 2>/dev/null && n=$((n + 1))
+# wait_gone JOB SECONDS: until Slurm no longer lists the job (status 1 if it still does then).
+wait_gone() {
+  local t
+  for ((t = 0; t < $2 * 5; t++)); do
+    [ -z "$(squeue --noheader --jobs="$1" 2>/dev/null)" ] && return 0
+    sleep 0.2
   done
-  echo "$n"
+  return 1
 }
-expect_nothing_left() {
-  local t where left
-  for ((t = 0; t < 150; t++)); do
-    left=
-    for where in here $(seq 1 "$1"); do
-      [ "$(job_processes "$where")" -eq 0 ] || left="$left $where"
-    done
-    [ -z "$left" ] && return 0
-    sleep 0.1
-  done
-  fail "processes of the job left on:$left"
-}
+
+tag=slurm-e2e-$$  # on every process's command line (job_processes)
 
 case "$scenario" in
   placement)
@@ -125,7 +111,7 @@ case "$scenario" in
     expect_status 0
     expect_match "$err" "^bsprun: restart 1 of 2: from checkpoint [0-9]+ on "
     expect_count "$out" "^$want$" 1
-    expect_nothing_left 4
+    expect_nothing_left 4 15
     no_ssh_used
     ;;
   scancel)
@@ -140,12 +126,8 @@ case "$scenario" in
       fail "the job does not run on both nodes"
     echo "---- scancel $job"
     scancel "$job"
-    expect_nothing_left 2
-    for ((t = 0; t < 100; t++)); do
-      [ -z "$(squeue --noheader --jobs="$job" 2>/dev/null)" ] && break
-      sleep 0.2
-    done
-    [ -z "$(squeue --noheader --jobs="$job" 2>/dev/null)" ] || fail "job $job still in squeue"
+    expect_nothing_left 2 15
+    wait_gone "$job" 20 || fail "job $job still in squeue"
     show
     no_ssh_used
     ;;
@@ -157,14 +139,11 @@ case "$scenario" in
     out=$dir/out
     job=$(BSPRUN_DIR=$(dirname "$BSPRUN") PROGRAM="$CKPT_JOB" PROGRAM_ARGS="$steps $every --ms 50 $tag" \
       sbatch --parsable --export=ALL --output="$out" "$SBATCH_EXAMPLE") || fail "sbatch failed"
-    for ((t = 0; t < 600; t++)); do
-      [ -z "$(squeue --noheader --jobs="$job" 2>/dev/null)" ] && break
-      sleep 0.2
-    done
+    wait_gone "$job" 120
     sed 's/^/    | /' "$out"
     expect_count "$out" "^$want$" 1
     expect_match "$out" "^bsprun: inside Slurm job $job: probing its 5 nodes through srun"
-    expect_nothing_left 5
+    expect_nothing_left 5 15
     no_ssh_used
     ;;
   time_limit)
@@ -181,14 +160,11 @@ case "$scenario" in
     pid=$$
     wait_for "$out" "^checkpoint 2 at step" 60
     scancel --batch --signal=TERM "$job"
-    for ((t = 0; t < 300; t++)); do
-      [ -z "$(squeue --noheader --jobs="$job" 2>/dev/null)" ] && break
-      sleep 0.2
-    done
+    wait_gone "$job" 60
     sed 's/^/    | /' "$out"
     expect_count "$out" "^$want$" 0
     expect_match "$out" "^bsprun: to continue the job from its last checkpoint: bsprun --resume -p 2 --restarts 3 --job-id slurm-$job "
-    expect_nothing_left 3
+    expect_nothing_left 3 15
     resume=$(grep -aEo -- "--resume -p 2 --restarts 3 --job-id slurm-$job .*" "$out" | head -1)
     # shellcheck disable=SC2086  # the command bsprun printed, as a user pastes it
     wrap=(salloc --quiet -N 3)
