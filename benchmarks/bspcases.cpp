@@ -23,6 +23,7 @@ constexpr int kWarmupRepetitions = 2;
 constexpr int kSyncsPerRepetition = 16;  // supersteps too short to time alone
 constexpr long kMessages = 100000;
 constexpr int kFitIterations = 100;  // supersteps per h in the fit, as BSPedupack's bspbench
+constexpr int kFitPasses = 5;        // fits made; the medians of their g, l, T(0) and l / T(0)
 
 const char* const kUsage =
     "NAME\n"
@@ -62,14 +63,15 @@ const char* const kUsage =
     "             supersteps of h single-word puts per process; g and l fitted over\n"
     "             h = p..hmax. Target: 0 < l <= 2 T(0), T(0) the empty superstep measured\n"
     "             the same way (a straight line, no step where one way of sending hands over\n"
-    "             to another)\n"
+    "             to another). The fit is made 5 times (once with --quick); the medians of\n"
+    "             g, l, T(0) and l / T(0) count, and the range of l / T(0) is shown\n"
     "\n"
     "    Meant for P = 2 on one machine; any P works (P = 1 sends to itself). For the empty\n"
     "    superstep of many processes on few cores: mpirun -np 8 bspcases --cases sync.\n"
     "\n"
     "OPTIONS\n"
     "    --reps N      repetitions per case, size and variant (default 21; 1 to 100000)\n"
-    "    --quick       7 repetitions (unless --reps is given) and hmax 256\n"
+    "    --quick       7 repetitions (unless --reps is given), hmax 256 and one fit\n"
     "    --cases LIST  the cases to run, comma-separated (default: all of them)\n"
     "    --hmax N      the largest h of the fit (default 1024; 16 to 65536)\n"
     "    --csv FILE    also write the table to FILE as CSV\n"
@@ -319,9 +321,10 @@ void run_messages(const Options& opt, Table& table) {
 
 // BSPedupack's way: the mean of 100 back-to-back supersteps per h (slowest process), g and l
 // from a least-squares line over h = p..hmax.
-void run_fit(const Options& opt, Table& table) {
+// One pass of BSPedupack's method: T(h) for h = 0..hmax, the mean of kFitIterations supersteps
+// each; on process 0 the slowest process's times.
+std::vector<double> measure_h_relations(long hmax) {
   const int p = bsp_nprocs(), s = bsp_pid();
-  const long hmax = opt.hmax;
   std::vector<double> src(static_cast<std::size_t>(hmax)), dest(2 * hmax + p);
   std::vector<int> dest_pid(static_cast<std::size_t>(hmax)),
       dest_index(static_cast<std::size_t>(hmax));
@@ -347,23 +350,47 @@ void run_fit(const Options& opt, Table& table) {
   bench::max_to_root(t);
   bsp_pop_reg(dest.data());
   bsp_sync();
-  if (s != 0) return;
-  std::vector<double> x, y;
-  for (long h = p; h <= hmax; ++h) {
-    x.push_back(static_cast<double>(h));
-    y.push_back(t[h]);
+  return t;
+}
+
+double median_of(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+void run_fit(const Options& opt, Table& table) {
+  const int p = bsp_nprocs();
+  // BSPedupack measures T(0) once, over 100 supersteps of a fraction of a microsecond: one pass
+  // is at the mercy of a moment's noise, so the fit is made several times and the medians count.
+  const int passes = opt.quick ? 1 : kFitPasses;
+  std::vector<double> g, l, t0, ratio;
+  for (int pass = 0; pass < passes; ++pass) {
+    const std::vector<double> t = measure_h_relations(opt.hmax);
+    if (bsp_pid() != 0) continue;
+    std::vector<double> x, y;
+    for (long h = p; h <= opt.hmax; ++h) {
+      x.push_back(static_cast<double>(h));
+      y.push_back(t[h]);
+    }
+    const bench::LineFit fit = bench::fit_line(x, y);
+    g.push_back(fit.slope);
+    l.push_back(fit.intercept);
+    t0.push_back(t[0]);
+    ratio.push_back(t[0] > 0 ? fit.intercept / t[0] : 0.0);
   }
-  const bench::LineFit fit = bench::fit_line(x, y);
-  const double l = fit.intercept, t0 = t[0];
-  const bool pass = l > 0 && l <= 2 * t0;
+  if (bsp_pid() != 0) return;
+  const double l_median = median_of(l), t0_median = median_of(t0), ratio_median = median_of(ratio);
+  const bool pass = l_median > 0 && ratio_median <= 2;
   table.count(pass);
   std::printf(
-      "\nfit      BSPedupack's method, h = %d..%ld, mean of %d supersteps per h:\n"
-      "         g = %.2f ns per word, l = %.3f us, T(0) = %.3f us (l / T(0) = %.2f; target 0 < l "
-      "<= "
-      "2 T(0))  %s\n",
-      p, hmax, kFitIterations, fit.slope * 1e9, l * 1e6, t0 * 1e6, t0 > 0 ? l / t0 : 0.0,
-      pass ? "PASS" : "FAIL");
+      "\nfit      BSPedupack's method, h = %d..%ld, mean of %d supersteps per h, medians of %d "
+      "fits:\n"
+      "         g = %.2f ns per word, l = %.3f us, T(0) = %.3f us (l / T(0) = %.2f, from %.2f to "
+      "%.2f; target 0 < l <= 2 T(0))  %s\n",
+      p, opt.hmax, kFitIterations, passes, median_of(g) * 1e9, l_median * 1e6, t0_median * 1e6,
+      ratio_median, *std::min_element(ratio.begin(), ratio.end()),
+      *std::max_element(ratio.begin(), ratio.end()), pass ? "PASS" : "FAIL");
   std::fflush(stdout);
 }
 

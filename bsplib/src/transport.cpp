@@ -223,8 +223,8 @@ void MaxReduction::combine(std::uint64_t* into, const std::uint64_t* from) const
 }
 
 MaxReduction::MaxReduction(MPI_Comm comm, int words, int tag, int sum_words,
-                           const std::vector<int>& sites)
-    : comm_(comm), sum_words_(static_cast<std::size_t>(sum_words)) {
+                           const std::vector<int>& sites, bool notes)
+    : comm_(comm), sum_words_(static_cast<std::size_t>(sum_words)), notes_(notes) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
@@ -318,8 +318,10 @@ bool MaxReduction::open_shared(int rank, int size) {
   MPI_Allreduce(&fits, &all_fit, 1, MPI_INT, MPI_MIN, comm_);
   if (!all_fit) return false;
   rank_ = rank, size_ = size;
-  // A run number, then the words; 64-byte lines of their own per slot.
-  slot_words_ = (1 + mine_.size() + 7) / 8 * 8;
+  // A run number, then the words; 64-byte lines of their own per slot. The notes in lines of
+  // their own after them, so that a reader who wants none never loads them.
+  notes_at_ = (1 + mine_.size() + 7) / 8 * 8;
+  slot_words_ = notes_at_ + (notes_ ? (static_cast<std::size_t>(size) + 7) / 8 * 8 : 0);
   std::uint64_t* base = nullptr;
   MPI_Win_allocate_shared(static_cast<MPI_Aint>(2 * slot_words_ * sizeof(std::uint64_t)),
                           sizeof(std::uint64_t), MPI_INFO_NULL, comm_, &base, &shared_);
@@ -340,10 +342,17 @@ std::uint64_t* MaxReduction::slot(int rank, std::uint64_t run) const {
   return shared_bases_[static_cast<std::size_t>(rank)] + (run & 1) * slot_words_;
 }
 
-void MaxReduction::run_shared(std::uint64_t* words, const std::function<void()>* while_waiting) {
+void MaxReduction::run_shared(std::uint64_t* words, const std::function<void()>* while_waiting,
+                              const std::uint64_t* notes) {
   const std::uint64_t run = ++runs_;
   std::uint64_t* mine = slot(rank_, run);
   std::copy(words, words + mine_.size(), mine + 1);
+  if (notes_) {  // always written: a reader may ask for them whatever this process sent
+    if (notes)
+      std::copy(notes, notes + size_, mine + notes_at_);
+    else
+      std::fill(mine + notes_at_, mine + notes_at_ + size_, 0);
+  }
   __atomic_store_n(mine, run, __ATOMIC_RELEASE);
   for (int q = 0; q < size_; ++q) {
     if (q == rank_) continue;
@@ -472,9 +481,10 @@ MaxReduction::~MaxReduction() {
   if (persistent_) MPI_Request_free(&collective_);
 }
 
-void MaxReduction::run(std::uint64_t* words, const std::function<void()>* while_waiting) {
+void MaxReduction::run(std::uint64_t* words, const std::function<void()>* while_waiting,
+                       const std::uint64_t* notes) {
   if (in_site_) return run_sites(words, while_waiting);
-  if (shared_ != MPI_WIN_NULL) return run_shared(words, while_waiting);
+  if (shared_ != MPI_WIN_NULL) return run_shared(words, while_waiting, notes);
   std::copy(words, words + mine_.size(), mine_.begin());
   if (collective_steps_) {
     if (persistent_) {
@@ -511,18 +521,46 @@ Transport::Transport(MPI_Comm comm, std::vector<int> pids, int rank)
     MPI_Comm_size(node, &node_size);
     MPI_Comm_free(&node);
     want = node_size < size() ? 1 : 0;
+    // Shared memory needs every rank on this node; MPI's calls, a user who asked for them.
+    int local = node_size == size() ? 1 : 0;
     if (const char* chosen = std::getenv("BSPG_TRANSPORT"); chosen && *chosen) {
       if (std::strcmp(chosen, "two-sided") == 0)
         want = 1;
       else if (std::strcmp(chosen, "one-sided") == 0)
         want = 0;
+      else if (std::strcmp(chosen, "mpi-rma") == 0)
+        want = 0, local = 0;
       else
-        fail("bsp_begin", "BSPG_TRANSPORT='%s': choose one-sided or two-sided (or leave it unset)",
+        fail("bsp_begin",
+             "BSPG_TRANSPORT='%s': choose one-sided, two-sided or mpi-rma (or leave it unset)",
              chosen);
     }
-    int wide = 0;
-    MPI_Allreduce(&want, &wide, 1, MPI_INT, MPI_MAX, comm_);
-    wide_ = wide != 0;
+    int mine[2] = {want, 1 - local}, all[2] = {0, 0};
+    MPI_Allreduce(mine, all, 2, MPI_INT, MPI_MAX, comm_);
+    wide_ = all[0] != 0;
+    local_ = !wide_ && all[1] == 0;
+  }
+}
+
+void Transport::allocate_window(std::uint64_t bytes, int disp_unit, MPI_Info info, char** base,
+                                MPI_Win* win, std::vector<char*>* peers) {
+  if (!local_) {
+    MPI_Win_allocate(static_cast<MPI_Aint>(bytes), disp_unit, info, comm_, base, win);
+    return;
+  }
+  MPI_Info shared_info;
+  if (info == MPI_INFO_NULL)
+    MPI_Info_create(&shared_info);
+  else
+    MPI_Info_dup(info, &shared_info);
+  MPI_Info_set(shared_info, "alloc_shared_noncontig", "true");  // each part near its process
+  MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes), disp_unit, shared_info, comm_, base, win);
+  MPI_Info_free(&shared_info);
+  peers->resize(static_cast<std::size_t>(size()));
+  for (int q = 0; q < size(); ++q) {
+    MPI_Aint peer_bytes = 0;
+    int unit = 0;
+    MPI_Win_shared_query(*win, q, &peer_bytes, &unit, &(*peers)[static_cast<std::size_t>(q)]);
   }
 }
 
@@ -535,8 +573,14 @@ void Transport::open() {
   }
   // Window creation is a blocking collective that would spin while a peer is late: wait idly first.
   barrier();
-  MPI_Win_allocate(4 * sizeof(std::uint64_t), sizeof(std::uint64_t), MPI_INFO_NULL, comm_,
-                   &counter_base_, &counters_);
+  // Four counters; in shared memory a cache line of their own (eight words).
+  char* counters = nullptr;
+  std::vector<char*> peers;
+  allocate_window(8 * sizeof(std::uint64_t), sizeof(std::uint64_t), MPI_INFO_NULL, &counters,
+                  &counters_, &peers);
+  counter_base_ = reinterpret_cast<std::uint64_t*>(counters);
+  counter_peers_.clear();
+  for (char* peer : peers) counter_peers_.push_back(reinterpret_cast<std::uint64_t*>(peer));
   for (int i = 0; i < 4; ++i) counter_base_[i] = 0;
   MPI_Win_lock_all(MPI_MODE_NOCHECK, counters_);
   open_ = true;
@@ -562,7 +606,7 @@ void Transport::allocate(int channel, int parity, std::uint64_t capacity) {
   MPI_Info_set(info, "accumulate_ops", "same_op");
   MPI_Info_set(info, "same_disp_unit", "true");
   Buffer& buffer = buffers_[channel][parity];
-  MPI_Win_allocate(static_cast<MPI_Aint>(capacity), 1, info, comm_, &buffer.base, &buffer.win);
+  allocate_window(capacity, 1, info, &buffer.base, &buffer.win, &buffer.peers);
   MPI_Info_free(&info);
   MPI_Win_lock_all(MPI_MODE_NOCHECK, buffer.win);
 }
@@ -601,8 +645,9 @@ void Transport::put_chunk(const Outgoing& chunk, std::uint64_t offset) {
   const bool self = chunk.dst == rank_;
   auto place = [&](std::uint64_t at, const char* data, std::uint64_t n) {
     if (n == 0) return;
-    if (self) {
-      std::memcpy(buffer.base + at, data, n);
+    if (self || local_) {
+      std::memcpy((local_ ? buffer.peers[static_cast<std::size_t>(chunk.dst)] : buffer.base) + at,
+                  data, n);
       return;
     }
     in_pieces(n, [&](std::uint64_t done, int piece) {
@@ -621,7 +666,7 @@ void Transport::put_chunk(const Outgoing& chunk, std::uint64_t offset) {
     from = external.buffer_offset;
   }
   place(at, stream.buffer() + from, stream.buffer_size() - from);
-  if (!self) touched_.push_back(chunk.dst);
+  if (!self && !local_) touched_.push_back(chunk.dst);
   if (across_sites(chunk.dst)) across_sites_ += sizeof(ChunkHeader) + align8(stream.length());
 }
 
@@ -634,6 +679,14 @@ void Transport::round(ChunkKind kind, const std::vector<Outgoing>& out, std::uin
   channel_ = channel(kind);
   if (wide_) return round_wide(out, words, nwords, on_arrival);
   if (!channel_open_[channel_]) open_channel(channel_);
+  // The caller's words and "something is late".
+  const auto count = static_cast<std::size_t>(nwords) + 1;
+  // Tags: each reduction its own range, so that none can take another's messages.
+  std::unique_ptr<MaxReduction>& reduction = reductions_[channel_];
+  if (!reduction || static_cast<std::size_t>(reduction->words()) != count)
+    reduction = std::make_unique<MaxReduction>(
+        comm_, static_cast<int>(count), 1000 + 100 * channel_, 0, std::vector<int>{}, local_);
+  if (local_ && reduction->shared()) return round_parts(out, words, nwords, *reduction);
   const std::size_t n = out.size();
   sizes_.resize(n);
   offsets_.assign(n, 0);
@@ -641,10 +694,15 @@ void Transport::round(ChunkKind kind, const std::vector<Outgoing>& out, std::uin
   // Reserve room in every receiver's buffer: one atomic fetch-and-add each.
   for (std::size_t i = 0; i < n; ++i) {
     sizes_[i] = sizeof(ChunkHeader) + align8(out[i].stream->length());
-    MPI_Rget_accumulate(&sizes_[i], 1, MPI_UINT64_T, &offsets_[i], 1, MPI_UINT64_T, out[i].dst,
-                        counter_index(), 1, MPI_UINT64_T, MPI_SUM, counters_, &requests_[i]);
+    if (local_)
+      offsets_[i] =
+          __atomic_fetch_add(&counter_peers_[static_cast<std::size_t>(out[i].dst)][counter_index()],
+                             sizes_[i], __ATOMIC_ACQ_REL);
+    else
+      MPI_Rget_accumulate(&sizes_[i], 1, MPI_UINT64_T, &offsets_[i], 1, MPI_UINT64_T, out[i].dst,
+                          counter_index(), 1, MPI_UINT64_T, MPI_SUM, counters_, &requests_[i]);
   }
-  if (n) wait_idle(static_cast<int>(n), requests_.data());
+  if (n && !local_) wait_idle(static_cast<int>(n), requests_.data());
 
   // Place what fits; what does not waits for the buffer to grow.
   std::vector<std::size_t> late;
@@ -657,16 +715,14 @@ void Transport::round(ChunkKind kind, const std::vector<Outgoing>& out, std::uin
   }
   flush_targets();
 
-  // The caller's words and "something is late".
-  const auto count = static_cast<std::size_t>(nwords) + 1;
-  // Tags: each reduction its own range, so that none can take another's messages.
-  std::unique_ptr<MaxReduction>& reduction = reductions_[channel_];
-  if (!reduction || static_cast<std::size_t>(reduction->words()) != count)
-    reduction =
-        std::make_unique<MaxReduction>(comm_, static_cast<int>(count), 1000 + 100 * channel_);
   words_.assign(words, words + nwords);
   words_.push_back(late.empty() ? 0 : 1);
+  // Shared memory: the copies above before the reduction, what others copied here after it. A
+  // reduction through shared memory orders them itself; MPI's messages need the fences.
+  const bool fence = local_ && !reduction->shared();
+  if (fence) __atomic_thread_fence(__ATOMIC_SEQ_CST);
   reduction->run(words_.data());
+  if (fence) __atomic_thread_fence(__ATOMIC_SEQ_CST);
   std::copy(words_.begin(), words_.begin() + nwords, words);
   if (words_[count - 1]) grow(late, out);
 
@@ -675,6 +731,73 @@ void Transport::round(ChunkKind kind, const std::vector<Outgoing>& out, std::uin
   metadata_ += reduction->bytes_per_run();
   scan();
   metadata_ += incoming_[channel_].size() * (sizeof(ChunkHeader) + 2 * sizeof(std::uint64_t));
+}
+
+void Transport::round_parts(const std::vector<Outgoing>& out, std::uint64_t* words, int nwords,
+                            MaxReduction& reduction) {
+  const auto q = static_cast<std::size_t>(size());
+  notes_.assign(q, 0);
+  std::uint64_t part = part_bytes(), late = 0;
+  for (const Outgoing& chunk : out) {
+    const std::uint64_t bytes = sizeof(ChunkHeader) + align8(chunk.stream->length());
+    std::uint64_t& note = notes_[static_cast<std::size_t>(chunk.dst)];
+    if (note) fail("bsp_sync", "internal error: two chunks for one process in one round");
+    note = bytes;
+    if (bytes <= part)
+      put_chunk(chunk, static_cast<std::uint64_t>(rank_) * part);
+    else
+      late = std::max(late, bytes);
+  }
+  // The last word: the largest part a chunk needed that did not fit (times two), plus one where
+  // something was sent. A process that asks for none of the notes reads nothing more.
+  words_.assign(words, words + nwords);
+  words_.push_back(late << 1 | (out.empty() ? 0 : 1));
+  reduction.run(words_.data(), nullptr, notes_.data());
+  std::copy(words_.begin(), words_.begin() + nwords, words);
+  const std::uint64_t agreed = words_[static_cast<std::size_t>(nwords)];
+  if (agreed >> 1) {
+    // Somebody's chunk did not fit: every buffer of this round grows until each part holds the
+    // largest (capacities stay equal everywhere), and every chunk is placed again.
+    const std::uint64_t old_capacity = capacity_[channel_][parity_][0];
+    const std::uint64_t capacity =
+        round_up(std::max((agreed >> 1) * q, old_capacity + old_capacity / 2), kGranule);
+    Buffer old = buffers_[channel_][parity_];
+    allocate(channel_, parity_, capacity);
+    MPI_Win_unlock_all(old.win);
+    MPI_Win_free(&old.win);
+    capacity_[channel_][parity_].assign(q, capacity);
+    part = part_bytes();
+    for (const Outgoing& chunk : out) put_chunk(chunk, static_cast<std::uint64_t>(rank_) * part);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    barrier();
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  }
+  std::vector<Incoming>& incoming = incoming_[channel_];
+  incoming.clear();
+  if (agreed & 1) {
+    const char* base = buffers_[channel_][parity_].base;
+    // Each part's first line on its way while the notes are read (they come from other cores).
+    for (int r = 0; r < size(); ++r)
+      __builtin_prefetch(base + static_cast<std::uint64_t>(r) * part);
+    for (int r = 0; r < size(); ++r) {  // group rank order is pid order
+      const std::uint64_t bytes = reduction.note_from(r);
+      if (!bytes) continue;
+      const char* at = base + static_cast<std::uint64_t>(r) * part;
+      ChunkHeader header;
+      if (bytes < sizeof header || bytes > part ||
+          (std::memcpy(&header, at, sizeof header),
+           header.kind != static_cast<std::uint32_t>(kind_)) ||
+          sizeof header + header.bytes != bytes)
+        fail("bsp_sync", "internal error: damaged chunk from group rank %d in the receive buffer",
+             r);
+      incoming.push_back(
+          {static_cast<int>(header.src), kind_, at + sizeof header, header.bytes, header.notes});
+    }
+  }
+  // Metadata: chunk headers and the notes of their sizes both ways, and the reduction's words.
+  metadata_ +=
+      out.size() * (sizeof(ChunkHeader) + sizeof(std::uint64_t)) + reduction.bytes_per_run();
+  metadata_ += incoming.size() * (sizeof(ChunkHeader) + sizeof(std::uint64_t));
 }
 
 void Transport::grow(const std::vector<std::size_t>& late, const std::vector<Outgoing>& out) {
@@ -698,7 +821,9 @@ void Transport::grow(const std::vector<std::size_t>& late, const std::vector<Out
   barrier();  // every buffer holds its early chunks before the late ones arrive
   for (std::size_t i : late) put_chunk(out[i], offsets_[i]);
   flush_targets();
+  if (local_) __atomic_thread_fence(__ATOMIC_SEQ_CST);
   barrier();
+  if (local_) __atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 
 void Transport::scan() {
@@ -709,7 +834,7 @@ void Transport::scan() {
   std::vector<Incoming>& incoming = incoming_[channel_];
   incoming.clear();
   if (end == 0) return;
-  MPI_Win_sync(buffers_[channel_][parity_].win);
+  if (!local_) MPI_Win_sync(buffers_[channel_][parity_].win);
   const char* base = buffers_[channel_][parity_].base;
   std::uint64_t at = 0;
   while (at < end) {

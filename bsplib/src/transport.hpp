@@ -18,6 +18,16 @@
 // against three for a reservation, a put with its flush, and the reduction: what a wide-area
 // network makes expensive. BSPG_TRANSPORT=one-sided or two-sided chooses for every group.
 //
+// A one-sided group whose processes share one node makes the same rounds with no MPI call but
+// the reduction: its windows are shared memory that every process maps (MPI_Win_allocate_shared),
+// a reservation is the CPU's atomic fetch-and-add on the peer's counter and a chunk is a memory
+// copy into the peer's buffer (an MPI_Rget_accumulate with its wait, and an MPI_Put with its
+// flush, cost about a microsecond a peer even through shared memory). Where the reduction too
+// runs in shared memory (each process has a core), it also carries each chunk's size to its
+// receiver, and each receive buffer is cut into a part per sender: no reservation, and no counter
+// whose cache line travels between cores at every sync. BSPG_TRANSPORT=mpi-rma keeps MPI's
+// one-sided calls on one node too.
+//
 // Receive buffers alternate between syncs: a process may already deliver into a peer's buffer for
 // sync i+1 while that peer still reads what sync i brought, but it can reach the peer's buffer of
 // sync i+2 only after passing sync i+1's reduction, which the peer joins only after it finished
@@ -87,15 +97,26 @@ class MaxReduction {
   // not each on one of its own, the reduction goes by sites: inside each site, one exchange
   // between the sites' first ranks (all with all, up to kMaxDirectSites sites), and inside each
   // site again: one wide-area step whatever the sites' number and sizes.
+  // notes: through shared memory (shared()), a run also carries one word from each process to
+  // each other (run's `notes`, note_from), read only by those that ask.
   MaxReduction(MPI_Comm comm, int words, int tag, int sum_words = 0,
-               const std::vector<int>& sites = {});
+               const std::vector<int>& sites = {}, bool notes = false);
   static constexpr int kMaxDirectSites = 8;
   MaxReduction(const MaxReduction&) = delete;
   MaxReduction& operator=(const MaxReduction&) = delete;
   ~MaxReduction();
   int words() const { return static_cast<int>(mine_.size()); }
-  // `while_waiting`, where given, runs at every poll while the reduction waits.
-  void run(std::uint64_t* words, const std::function<void()>* while_waiting = nullptr);
+  // Whether it runs through shared memory: a run then orders this process's earlier stores before
+  // the others' loads after theirs (a release and acquire per slot), as a fence would.
+  bool shared() const { return shared_ != MPI_WIN_NULL; }
+  // `while_waiting`, where given, runs at every poll while the reduction waits. notes (with
+  // shared() and notes asked for at construction): one word for each rank, by rank.
+  void run(std::uint64_t* words, const std::function<void()>* while_waiting = nullptr,
+           const std::uint64_t* notes = nullptr);
+  // After a run: the word `rank` noted for this process in it (valid until the next run).
+  std::uint64_t note_from(int rank) const {
+    return slot(rank, runs_)[notes_at_ + static_cast<std::size_t>(rank_)];
+  }
   // Bytes this process sends and receives in one run, or writes and reads in shared memory (for
   // the metadata figures).
   std::uint64_t bytes_per_run() const;
@@ -116,10 +137,13 @@ class MaxReduction {
   // Shared memory: per process two slots (runs alternate between them, so that a process one run
   // ahead never overwrites what a slower one still reads), each a run number and the words.
   bool open_shared(int rank, int size);
-  void run_shared(std::uint64_t* words, const std::function<void()>* while_waiting);
+  void run_shared(std::uint64_t* words, const std::function<void()>* while_waiting,
+                  const std::uint64_t* notes);
   // into := into combined with from (MAX, and the sum words summed).
   void combine(std::uint64_t* into, const std::uint64_t* from) const;
   std::size_t sum_words_ = 0;
+  bool notes_ = false;
+  std::size_t notes_at_ = 0;  // in a slot: the notes after the run number and the words' lines
   MPI_Datatype mixed_type_ = MPI_DATATYPE_NULL;  // the words as one element, for a mixed MPI op
   // By sites: the site's reduction, and for its first rank the exchange with the other sites'.
   bool open_sites(int rank, const std::vector<int>& sites, int tag);
@@ -230,11 +254,21 @@ class Transport {
   struct Buffer {
     MPI_Win win = MPI_WIN_NULL;
     char* base = nullptr;
+    std::vector<char*> peers;  // local_: every group rank's buffer, mapped here
   };
   void open();
   void open_channel(int channel);
   void allocate(int channel, int parity, std::uint64_t capacity);
   void grow(const std::vector<std::size_t>& late, const std::vector<Outgoing>& out);
+  // local_ with a reduction through shared memory: each receive buffer is cut into one part per
+  // sender, and the bytes each chunk takes travel as the reduction's notes (no reservation, no
+  // counter to read or reset).
+  void round_parts(const std::vector<Outgoing>& out, std::uint64_t* words, int nwords,
+                   MaxReduction& reduction);
+  std::uint64_t part_bytes() const {
+    return capacity_[channel_][parity_][0] / static_cast<std::uint64_t>(size()) / 8 * 8;
+  }
+  std::vector<std::uint64_t> notes_;  // round_parts: bytes sent to each rank
   void put_chunk(const Outgoing& chunk, std::uint64_t offset);
   void flush_targets();
   void scan();
@@ -253,6 +287,14 @@ class Transport {
   std::vector<int> pids_;
   int rank_;
   bool wide_ = false;
+  // One node: the windows are shared memory that every process maps, and the round's
+  // reservations and chunks are the CPU's atomic fetch-and-adds and memory copies (no MPI call
+  // before the reduction). Otherwise MPI_Rget_accumulate and MPI_Put.
+  bool local_ = false;
+  std::vector<std::uint64_t*> counter_peers_;  // local_: every group rank's four counters
+  // MPI_Win_allocate, or MPI_Win_allocate_shared with every rank's part looked up (local_).
+  void allocate_window(std::uint64_t bytes, int disp_unit, MPI_Info info, char** base, MPI_Win* win,
+                       std::vector<char*>* peers);
   std::vector<int> sites_;
   // Wide: each received chunk in a buffer of its own, per channel and parity (reused), the
   // requests under way, and what the round sent and received so far.
