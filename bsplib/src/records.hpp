@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "copy.hpp"
 #include "stream.hpp"
 
 namespace bspg {
@@ -44,6 +45,7 @@ inline void copy_bytes(void* dst, const void* src, std::size_t n) {
       std::memcpy(dst, src, 16);
       return;
     default:
+      if (n >= kStreamingCopyBytes) return copy_streaming(dst, src, n);
       std::memcpy(dst, src, n);
   }
 }

@@ -14,6 +14,7 @@
 #include <ctime>
 #include <limits>
 
+#include "copy.hpp"
 #include "errors.hpp"
 
 namespace bspg {
@@ -1152,7 +1153,10 @@ void Mailbox::write(int target, std::uint64_t offset, const void* header, std::s
                     const void* payload, std::size_t payload_bytes) {
   char* at = base_ + static_cast<std::uint64_t>(target) * region_bytes_ + offset;
   std::memcpy(at, header, header_bytes);
-  std::memcpy(at + header_bytes, payload, payload_bytes);
+  if (payload_bytes >= kStreamingCopyBytes)
+    copy_streaming(at + header_bytes, payload, payload_bytes);
+  else
+    std::memcpy(at + header_bytes, payload, payload_bytes);
 }
 
 void Mailbox::publish() {
