@@ -315,7 +315,14 @@ bool MaxReduction::open_shared(int rank, int size) {
   MPI_Comm_size(node, &node_size);
   MPI_Comm_free(&node);
   const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  int fits = node_size == size && cores >= size ? 1 : 0, all_fit = 0;
+  // BSPG_SHARED_REDUCTION=always or never overrides the count of cores (bsp(3)).
+  const char* chosen = std::getenv("BSPG_SHARED_REDUCTION");
+  const bool always = chosen && std::strcmp(chosen, "always") == 0;
+  const bool never = chosen && std::strcmp(chosen, "never") == 0;
+  if (chosen && *chosen && !always && !never && std::strcmp(chosen, "auto") != 0)
+    fail("bsp_begin",
+         "BSPG_SHARED_REDUCTION='%s': choose auto, always or never (or leave it unset)", chosen);
+  int fits = node_size == size && !never && (always || cores >= size) ? 1 : 0, all_fit = 0;
   MPI_Allreduce(&fits, &all_fit, 1, MPI_INT, MPI_MIN, comm_);
   if (!all_fit) return false;
   rank_ = rank, size_ = size;
