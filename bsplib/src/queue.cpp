@@ -42,7 +42,7 @@ void MessageQueue::next(Cursor& cursor, Message& message, const char* call) cons
   for (; cursor.segment < segments_.size(); ++cursor.segment, cursor.at = 0) {
     const Segment& s = segments_[cursor.segment];
     std::size_t& at = cursor.at;
-    while (s.length - at >= kHeaderBytes) {
+    while (s.length - at >= kShortMessageHead) {
       // The reader is often another core than the one that wrote the records: see unpack_stream.
       __builtin_prefetch(s.records + std::min(at + kUnpackPrefetchBytes, s.length));
       const char* record = s.records + at;
@@ -51,6 +51,19 @@ void MessageQueue::next(Cursor& cursor, Message& message, const char* call) cons
         at += 4;
         continue;
       }
+      if ((word0 & 3u) == kShortMessage) {
+        const std::uint32_t payload_nbytes = short_message_payload_nbytes(word0);
+        const std::size_t bytes = kShortMessageHead + align8(payload_nbytes);
+        if (at % 8 || bytes > s.length - at || short_message_tag_nbytes(word0) > kInlineTagBytes)
+          break;  // not a record: the stream is damaged
+        at += bytes;
+        message.tag = record + 4;
+        message.payload = record + kShortMessageHead;
+        message.tag_nbytes = short_message_tag_nbytes(word0);
+        message.payload_nbytes = payload_nbytes;
+        return;
+      }
+      if (s.length - at < kHeaderBytes) break;
       const std::uint32_t word1 = word(record + 4), word2 = word(record + 8);
       const std::uint32_t kind = word0 & 3u;
       std::size_t bytes = 0;

@@ -24,7 +24,7 @@
 
 namespace bspg {
 
-enum RecordKind : std::uint32_t { kPut = 0, kGet = 1, kMessage = 2 };
+enum RecordKind : std::uint32_t { kPut = 0, kGet = 1, kMessage = 2, kShortMessage = 3 };
 
 constexpr std::size_t kHeaderBytes = 12;
 constexpr std::uint32_t kPadWord = 0xffffffffu;
@@ -100,6 +100,19 @@ inline void pack_get(ByteBuffer& out, int slot, std::uint32_t offset, std::uint3
 // Tags up to this size lie in the message header's fourth word.
 constexpr std::uint32_t kInlineTagBytes = 4;
 
+// A message whose tag fits that word and whose payload is under kShortPayloadLimit takes one
+// header word instead of three: kind, tag size (3 bits) and payload size (27 bits), then the tag
+// word, then the payload (8-aligned). A 16-byte message with an int tag is then a record of 24
+// bytes instead of 32, as many as a program packing (tag, size, payload) itself would send.
+// The word never reads as kPadWord (a tag size of at most 4 leaves a zero among bits 2..4).
+constexpr std::uint32_t kShortPayloadLimit = 1u << 27;
+constexpr std::size_t kShortMessageHead = 8;
+inline bool is_short_message(std::uint32_t tag_nbytes, std::uint32_t payload_nbytes) {
+  return tag_nbytes <= kInlineTagBytes && payload_nbytes < kShortPayloadLimit;
+}
+inline std::uint32_t short_message_tag_nbytes(std::uint32_t word0) { return word0 >> 2 & 7u; }
+inline std::uint32_t short_message_payload_nbytes(std::uint32_t word0) { return word0 >> 5; }
+
 // Where a message's tag ends, from the record's start: its payload begins there.
 inline std::size_t message_tag_end(std::uint32_t tag_nbytes) {
   return tag_nbytes <= kInlineTagBytes ? align8(kHeaderBytes)
@@ -119,6 +132,14 @@ inline void pad_to_8(ByteBuffer& out) {
 inline char* pack_message_head(ByteBuffer& out, const void* tag, std::uint32_t tag_nbytes,
                                std::uint32_t payload_nbytes, std::size_t room) {
   pad_to_8(out);
+  if (is_short_message(tag_nbytes, payload_nbytes)) {
+    char* at = out.extend(kShortMessageHead + room);
+    const std::uint32_t word0 = payload_nbytes << 5 | tag_nbytes << 2 | kShortMessage;
+    std::memcpy(at, &word0, 4);
+    std::memcpy(at + 4, &kPadWord, 4);  // defined bytes after a short tag
+    if (tag_nbytes) copy_bytes(at + 4, tag, tag_nbytes);
+    return at + kShortMessageHead;
+  }
   const std::size_t tag_end = message_tag_end(tag_nbytes);
   char* at = out.extend(tag_end + room);
   write_header(at, kMessage, tag_nbytes, payload_nbytes);
@@ -171,6 +192,16 @@ bool unpack_stream(const char* stream, std::size_t length, OnPut&& on_put, OnGet
       return w;
     };
     const std::uint32_t word0 = word(at);
+    if ((word0 & 3u) == kShortMessage && word0 != kPadWord) {
+      const std::uint32_t payload_nbytes = short_message_payload_nbytes(word0);
+      const std::size_t record = kShortMessageHead + align8(payload_nbytes);
+      if (at % 8 || length - at < record || short_message_tag_nbytes(word0) > kInlineTagBytes)
+        return false;
+      on_message(stream + at + 4, short_message_tag_nbytes(word0), stream + at + kShortMessageHead,
+                 payload_nbytes);
+      at += record;
+      continue;
+    }
     if (length - at < kHeaderBytes) {
       // Only pad words may end a stream in less than a header.
       if ((length - at) % 4) return false;

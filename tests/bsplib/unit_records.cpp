@@ -75,7 +75,7 @@ TEST(Records, TruncatedOrCorruptStreamsAreRejected) {
       stream.data(), stream.size() - 4, [](int, std::uint32_t, const char*, std::uint32_t) {},
       [](int, std::uint32_t, std::uint32_t) {},
       [](const char*, std::uint32_t, const char*, std::uint32_t) {}));
-  std::uint32_t bad_kind = 3;  // no record has kind 3 (except the all-ones pad word)
+  std::uint32_t bad_kind = 3u | 5u << 2;  // a short message whose tag would be 5 bytes long
   std::memcpy(stream.data(), &bad_kind, 4);
   EXPECT_FALSE(read_back(stream, seen));
 }
@@ -197,4 +197,36 @@ TEST(Records, StreamingCopyIsExactAtAnyAlignment) {
       for (std::size_t i = to_skew + n; i < dst.size(); ++i) ASSERT_EQ(dst[i], 0xee);
     }
   }
+}
+
+// A message with a tag of at most 4 bytes takes one header word and the tag word: a 16-byte
+// payload with an int tag is a record of 24 bytes, and comes back whole, 8-aligned, in order with
+// the long form (larger tags) and with puts.
+TEST(Records, ShortMessagesTakeTwoWordsAndComeBackWhole) {
+  ByteBuffer one;
+  pack_message(one, "TAG4", 4, "0123456789abcdef", 16);
+  EXPECT_EQ(one.size(), 24u);
+  ByteBuffer stream;
+  std::vector<std::string> expected;
+  for (std::uint32_t tag_n = 0; tag_n <= 6; ++tag_n) {
+    for (std::uint32_t n : {0u, 1u, 7u, 8u, 16u, 100u}) {
+      const std::string tag = std::string("abcdef").substr(0, tag_n), payload(n, 'a' + tag_n);
+      pack_message(stream, tag.data(), tag_n, payload.data(), n);
+      expected.push_back("msg " + tag + " " + payload);
+      pack_put(stream, 1, 4 * n, "xyz", 3);
+      expected.push_back("put 1 " + std::to_string(4 * n) + " xyz");
+    }
+  }
+  pad_to_8(stream);
+  Seen seen;
+  ASSERT_TRUE(read_back(stream, seen));
+  EXPECT_EQ(seen.events, expected);
+  EXPECT_TRUE(seen.payloads_aligned);
+  // Cut inside a short message's payload: rejected, not read past the end.
+  ByteBuffer cut;
+  pack_message(cut, "T", 1, "0123456789abcdef", 16);
+  EXPECT_FALSE(unpack_stream(
+      cut.data(), cut.size() - 8, [](int, std::uint32_t, const char*, std::uint32_t) {},
+      [](int, std::uint32_t, std::uint32_t) {},
+      [](const char*, std::uint32_t, const char*, std::uint32_t) {}));
 }
