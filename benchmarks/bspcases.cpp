@@ -319,10 +319,9 @@ void run_messages(const Options& opt, Table& table) {
   }
 }
 
-// BSPedupack's way: the mean of 100 back-to-back supersteps per h (slowest process), g and l
-// from a least-squares line over h = p..hmax.
-// One pass of BSPedupack's method: T(h) for h = 0..hmax, the mean of kFitIterations supersteps
-// each; on process 0 the slowest process's times.
+// One pass of BSPedupack's method: T(h) for h = 0..hmax, the mean of kFitIterations
+// back-to-back supersteps each; on process 0 the slowest process's times. g and l then come
+// from a least-squares line over h = p..hmax (run_fit).
 std::vector<double> measure_h_relations(long hmax) {
   const int p = bsp_nprocs(), s = bsp_pid();
   std::vector<double> src(static_cast<std::size_t>(hmax)), dest(2 * hmax + p);
