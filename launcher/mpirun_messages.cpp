@@ -327,6 +327,13 @@ std::string MpirunStderr::finish() {
 
 std::string MpirunStderr::take_line(const std::string& line) {
   if (!block_.empty()) {
+    // A rule right after a rule: the first closed a block whose opening rule never came here
+    // (Open MPI 5 was seen to lose it when a peer's hang-up notice and a death's block follow
+    // each other), and the second opens the next block. No block of Open MPI's is empty.
+    if (block_.size() == 1 && is_rule(line)) {
+      block_.front() = line;
+      return "";
+    }
     block_.push_back(line);
     if (is_rule(line)) return end_block();
     if (block_.size() > kMaxBlockLines) return flush();

@@ -328,6 +328,22 @@ TEST(MpirunMessages, ACrashedProcesssLineIsAllThatIsShown) {
   EXPECT_EQ(heap.crash_signal(), 6);
 }
 
+// A hang-up notice whose opening rule never arrived, followed by the death's block: its closing
+// rule and the death's opening rule come as two rules in a row. The death is still read (with
+// restarts, bsprun names the process from it), and the notice's text passes as it came.
+TEST(MpirunMessages, ADeathAfterAHangUpNoticeMissingItsOpeningRuleIsRead) {
+  const std::string hung_up_without_opening = kHungUp.substr(kRule.size());
+  for (std::size_t piece : {1, 7, 100000}) {
+    MpirunStderr filter;
+    const std::string shown =
+        through(filter, kPrimaryJob + kCrashLine + hung_up_without_opening + kRankSegv, piece) +
+        filter.finish();
+    EXPECT_EQ(filter.death().rank, 1);
+    EXPECT_EQ(filter.death().signal, 11);
+    EXPECT_EQ(shown.find("noticed that process rank"), std::string::npos) << shown;
+  }
+}
+
 // Open MPI 5 in master mode: the master's error handler reports the crashed process's socket
 // closing; after the crash line that is a consequence, left out. Before it, it passes.
 TEST(MpirunMessages, AnErrorHandlerBlockAfterACrashIsLeftOut) {
