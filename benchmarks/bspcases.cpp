@@ -352,12 +352,6 @@ std::vector<double> measure_h_relations(long hmax) {
   return t;
 }
 
-double median_of(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
 void run_fit(const Options& opt, Table& table) {
   const int p = bsp_nprocs();
   // BSPedupack measures T(0) once, over 100 supersteps of a fraction of a microsecond: one pass
@@ -379,7 +373,8 @@ void run_fit(const Options& opt, Table& table) {
     ratio.push_back(t[0] > 0 ? fit.intercept / t[0] : 0.0);
   }
   if (bsp_pid() != 0) return;
-  const double l_median = median_of(l), t0_median = median_of(t0), ratio_median = median_of(ratio);
+  const double l_median = bench::median(l), t0_median = bench::median(t0),
+               ratio_median = bench::median(ratio);
   const bool pass = l_median > 0 && ratio_median <= 2;
   table.count(pass);
   std::printf(
@@ -387,7 +382,7 @@ void run_fit(const Options& opt, Table& table) {
       "fits:\n"
       "         g = %.2f ns per word, l = %.3f us, T(0) = %.3f us (l / T(0) = %.2f, from %.2f to "
       "%.2f; target 0 < l <= 2 T(0))  %s\n",
-      p, opt.hmax, kFitIterations, passes, median_of(g) * 1e9, l_median * 1e6, t0_median * 1e6,
+      p, opt.hmax, kFitIterations, passes, bench::median(g) * 1e9, l_median * 1e6, t0_median * 1e6,
       ratio_median, *std::min_element(ratio.begin(), ratio.end()),
       *std::max_element(ratio.begin(), ratio.end()), pass ? "PASS" : "FAIL");
   std::fflush(stdout);
