@@ -189,9 +189,8 @@ int launch(const Options& opt, const MpiSettings& settings) {
                 settings.mpi->name() + "'s starter " + settings.mpi->starter() +
                     " not found (bspg was built with it: install it again, or set BSPG_MPIRUN)");
   }
-  // Inside an allocation master mode is refused for every MPI, in run_slurm's own words.
   if (uses_slurm(opt)) return run_slurm(opt, settings);
-  if (const std::string why = settings.mpi->grid_master_unavailable();
+  if (const std::string why = settings.mpi->grid_master_unavailable("on the grid path");
       grid && opt.nprocs == 0 && opt.rsl_in.empty() && !why.empty() && !opt.dry_run)
     return fail(kExitLaunchFailed, why);
   if (!opt.hostfile.empty() && !slurm_job_id().empty())

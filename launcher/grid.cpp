@@ -176,7 +176,7 @@ RunResult run_subjobs(const std::vector<rsl::Subjob>& subjobs,
   MpiSettings job = settings;
   job.job_marker = remote.marker;
   std::vector<std::string> argv;
-  if (const std::string why = settings.mpi->grid_master_unavailable();
+  if (const std::string why = settings.mpi->grid_master_unavailable("on the grid path");
       is_master(subjobs) && !why.empty()) {
     RunResult refused;  // an RSL that holds a master's allocation
     refused.started = false;

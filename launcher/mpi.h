@@ -63,8 +63,9 @@ class Mpi {
   // Whether the starter's exit status is non-zero whenever a process was killed; where not, bsprun
   // finds such processes itself on the local path (exit_notes.h).
   virtual bool reports_every_death() const { return true; }
-  // Why master mode cannot run on the grid path with this MPI, "" where it can.
-  virtual std::string grid_master_unavailable() const { return ""; }
+  // Why master mode cannot run on the grid path (or inside a Slurm allocation: `where` says which)
+  // with this MPI, in one line; "" where it can.
+  virtual std::string grid_master_unavailable(const std::string& /*where*/) const { return ""; }
   // Grid path: start every remote process from this machine over ssh -F ssh_config ("": the
   // user's own ssh configuration), with host names used as given.
   virtual void over_ssh(Argv& argv, const std::string& ssh_config) const = 0;

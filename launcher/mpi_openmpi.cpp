@@ -98,7 +98,7 @@ class OpenMpi : public Mpi {
     if (prrte_) argv.insert(argv.end(), {"--bind-to", "none"});
   }
 
-  std::string grid_master_unavailable() const override {
+  std::string grid_master_unavailable(const std::string& where) const override {
     // Open MPI 5.0.7's daemons crash here: a prted whose host runs processes of a spawned job
     // dies of a segmentation fault in libpmix 5.0.7 as the job ends (after "PMIX ERROR ...
     // pmix_server_dyn.c at line 1048", the failed fence of a disconnect), and PRRTE ends the
@@ -109,7 +109,7 @@ class OpenMpi : public Mpi {
     // side ends first; in bsprun's own master mode it failed for P = 3 and 5 of 2..8. Open MPI 4.1
     // is not affected.
     if (!prrte_) return "";
-    return "master mode on the grid path is not available with " + name() +
+    return "master mode " + where + " is not available with " + name() +
            " yet (its daemons on other hosts crash as a spawned job ends there, a fault of its "
            "PMIx): give the number of processes with -p, or build bspg with Open MPI 4.1";
   }

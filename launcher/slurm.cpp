@@ -507,7 +507,21 @@ int plan_slurm(const SlurmJob& job, const std::map<std::string, std::string>& le
                      [&](const std::string& a, const std::string& b) {
                        return position(a) < position(b);
                      });
-  if (opt.nprocs == 0) plan.subjobs = {master_subjob(allocation, plan.subjobs, job.settings)};
+  if (opt.nprocs == 0) {
+    // The starter puts the one process it starts, the master, on the first of the run's nodes
+    // in the allocation's order, whatever the slots say: that node's first slot becomes the
+    // master's, so that bsp_begin's spawn finds room where the others were planned.
+    Allocation master_first = allocation;
+    std::vector<int>& slots = master_first.placement;
+    const auto node_position = [&](int candidate) {
+      return position(allocation.candidates[static_cast<size_t>(candidate)].probe.host.name);
+    };
+    const auto first = std::min_element(slots.begin(), slots.end(), [&](int a, int b) {
+      return node_position(a) < node_position(b);
+    });
+    std::rotate(slots.begin(), first, first + 1);
+    plan.subjobs = {master_subjob(master_first, plan.subjobs, job.settings)};
+  }
   plan.chosen = chosen_hosts(allocation);
   return 0;
 }
@@ -552,11 +566,9 @@ int run_slurm(const Options& given, const MpiSettings& settings) {
     return fail(kExitUsage,
                 "--stage is not available inside a Slurm allocation: copy the program to the "
                 "nodes with Slurm's sbcast, or run it from a shared file system");
-  if (given.nprocs == 0)
-    return fail(kExitLaunchFailed,
-                "master mode is not available inside a Slurm allocation yet (the processes "
-                "bsp_begin spawns would need room in a job step that has none): give the number "
-                "of processes with -p N");
+  if (const std::string why = settings.mpi->grid_master_unavailable("inside a Slurm allocation");
+      given.nprocs == 0 && !why.empty() && !given.dry_run)
+    return fail(kExitLaunchFailed, why);
   if (given.migrate_load > 0)
     return fail(kExitUsage,
                 "--migrate-load is not available inside a Slurm allocation: Slurm gives the job "
