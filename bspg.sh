@@ -36,8 +36,8 @@ if [ "$mpi" = mpich ]; then test_jobs=$jobs; else test_jobs=$((jobs * 3)); fi
 packages=(cmake g++ make pkg-config libssh-dev libhwloc-dev
   libyaml-cpp-dev libgtest-dev libgmock-dev openssh-client openssh-server gnuplot-nox
   iproute2 util-linux procps man-db libnetfilter-queue-dev iptables
-  # for the tests' emulated Slurm cluster (tests/launcher/emuslurm.sh)
-  slurmctld slurmd slurm-client munge)
+  # for the tests' emulated Slurm cluster (tests/launcher/emuslurm.sh), with accounting (sacct)
+  slurmctld slurmd slurm-client munge slurmdbd mariadb-server)
 if [ "$mpi" = mpich ]; then
   packages+=(libmpich-dev mpich)
 else

@@ -717,7 +717,10 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
   }
   relay.finish();
   // A host that could not be reached is the cause of a failure the starter did not place.
-  if (const std::string said = filter.hosts_gone(remote_stop.unreachable()); !said.empty()) {
+  std::vector<std::string> unreachable = remote_stop.unreachable();
+  if (unreachable.empty() && filter.failure_pending() && watch.unreachable)
+    unreachable = watch.unreachable();
+  if (const std::string said = filter.hosts_gone(unreachable); !said.empty()) {
     write_all(STDERR_FILENO, said);
     const std::string host = filter.failure().host;
     auto& listed = result.not_stopped;

@@ -51,6 +51,10 @@ struct JobWatch {
   // recognised, and it ends with that failure's status; when a process said it crashed, run_job
   // stops the job 5 s later if the starter has not ended it by then.
   bool starter_may_wait_for_ever = false;
+  // Where the starter said only that a proxy ended (MPICH's Hydra) and no ssh was there to say
+  // which host went (the Slurm path): asked after the job, the hosts that no longer answer, as
+  // "host (why)"; the first is then the cause, a host lost while the job ran.
+  std::function<std::vector<std::string>()> unreachable;
 };
 
 // How run_job passes the job's output on. With a separation (the starter's argv asks for it:

@@ -26,6 +26,7 @@
 #include "remote_stop.h"
 #include "runner.h"
 #include "say.h"
+#include "subjob_checks.h"
 
 namespace bspg::launcher {
 namespace {
@@ -447,6 +448,10 @@ int plan_slurm(const SlurmJob& job, const std::map<std::string, std::string>& le
   SlurmCandidates candidates;
   if (const std::string why = read_allocation(candidates); !why.empty())
     return fail(kExitLaunchFailed, "inside Slurm job " + job.job_id + ": " + why);
+  // A restart shows no table: name the nodes Slurm now keeps from it (drained since, down).
+  if (!show_table)
+    for (const auto& [name, why] : candidates.out)
+      if (!left_out.count(name)) say("leaving out " + name + " (" + why + ")");
   for (const auto& [name, why] : left_out) candidates.out.emplace(name, why);
   std::vector<std::string> asked;
   for (const auto& n : candidates.nodes)
@@ -551,11 +556,104 @@ RunResult run_slurm_subjobs(const SlurmJob& job, const GridPlan& plan, const Mpi
   JobWatch watch;
   watch.quiet_losses = quiet_losses;
   watch.starter_may_wait_for_ever = !settings.mpi->ends_on_start_failure();
+  watch.unreachable = [&] {
+    std::vector<std::string> nodes, silent;
+    for (const auto& h : plan.chosen) nodes.push_back(h.name);
+    const NodeOutputs answers =
+        run_on_nodes(nodes, "true", job.opt.probe_timeout_s, "bsprun-check");
+    for (const auto& node : nodes)
+      if (!answers.by_node.count(node)) silent.push_back(node + " (no answer through srun)");
+    return silent;
+  };
   RunResult result = run_mpirun(argv, settings.verbose, time_limit_s, {}, watch);
   if (result.exit_status != 0 || result.forwarded_signal != 0 || result.timed_out)
     end_left_steps(job.job_id, steps_before);
   return result;
 }
+
+namespace {
+
+// --rsl FILE inside an allocation: the allocation as written (by bsprun's --rsl-out, here or in an
+// earlier allocation of the same nodes), checked against this allocation's nodes and the CPUs
+// Slurm gives the job on each, started through Slurm.
+int replay_in_allocation(const Options& opt, const MpiSettings& settings,
+                         const std::string& job_id) {
+  SlurmCandidates candidates;
+  if (const std::string why = read_allocation(candidates); !why.empty())
+    return fail(kExitLaunchFailed, "inside Slurm job " + job_id + ": " + why);
+  std::vector<rsl::Subjob> subjobs;
+  HostFileLimits nodes{"Slurm job " + job_id, candidates.nodes, true};
+  try {
+    subjobs = rsl::read_allocation_file(opt.rsl_in);
+    check_subjobs(subjobs, opt.rsl_in, &nodes);
+    for (const auto& sj : subjobs)
+      for (const auto& h : master_slot_hosts(sj))
+        if (!hosts::find_host(candidates.nodes, h.host))
+          throw std::invalid_argument("the master's slots (BSPG_MASTER_SLOTS) name " + h.host +
+                                      ", which is not a node of Slurm job " + job_id);
+  } catch (const std::exception& e) {
+    return fail(kExitLaunchFailed, e.what());
+  }
+  const bool master = is_master(subjobs);
+  if (const std::string why = settings.mpi->grid_master_unavailable("inside a Slurm allocation");
+      master && !why.empty() && !opt.dry_run)
+    return fail(kExitLaunchFailed, why);
+
+  // The nodes the allocation uses, in Slurm's order (the starters number processes in it), each
+  // with the job's CPUs there; none that Slurm now keeps from jobs.
+  std::set<std::string> used;
+  for (const auto& sj : subjobs) {
+    for (const auto& h : rsl::placement(sj)) used.insert(h.host);
+    for (const auto& h : master_slot_hosts(sj)) used.insert(h.host);
+  }
+  GridPlan plan;
+  for (const auto& node : candidates.nodes) {
+    if (!used.count(node.name)) continue;
+    if (auto out = candidates.out.find(node.name); out != candidates.out.end())
+      return fail(kExitLaunchFailed, opt.rsl_in + ": node " + node.name + " cannot take the " +
+                                         "job's processes (" + out->second + ")");
+    plan.chosen.push_back(node);
+  }
+  const auto position = [&](const std::string& entry) {
+    const std::string host = entry.substr(0, entry.rfind(':'));
+    for (size_t i = 0; i < candidates.nodes.size(); ++i)
+      if (candidates.nodes[i].name == host) return i;
+    return candidates.nodes.size();
+  };
+  for (auto& sj : subjobs)
+    std::stable_sort(
+        sj.hosts.begin(), sj.hosts.end(),
+        [&](const std::string& a, const std::string& b) { return position(a) < position(b); });
+  plan.subjobs = subjobs;
+  if (opt.dry_run) {
+    std::cout << rsl::write_allocation(subjobs);
+    return 0;
+  }
+  // One step on the nodes, in place of the probe: each must answer, and the address they see
+  // this machine at is the one MPICH's proxies are to connect back to (run_slurm_subjobs).
+  std::vector<std::string> names;
+  for (const auto& node : plan.chosen) names.push_back(node.name);
+  const NodeOutputs answers = run_on_nodes(names, "true", opt.probe_timeout_s, "bsprun-check");
+  for (const auto& name : names)
+    if (!answers.by_node.count(name))
+      return fail(
+          kExitLaunchFailed,
+          opt.rsl_in + ": node " + name + " gives no answer through srun" +
+              (answers.srun_said.empty() ? "" : " (" + first_line(answers.srun_said) + ")") +
+              "; nothing was started");
+  long long total = 0;
+  for (const auto& sj : subjobs) total += sj.count;
+  say("inside Slurm job " + job_id + ": running " + opt.rsl_in +
+      (master ? ": the master, in master mode"
+              : ": " + std::to_string(total) + " processes in " + std::to_string(subjobs.size()) +
+                    " subjob" + (subjobs.size() == 1 ? "" : "s")) +
+      " (no probe; no ssh)");
+  SlurmJob job{opt, settings, "", job_id};
+  return exit_status_of(run_slurm_subjobs(job, plan, settings, false, opt.time_limit_s),
+                        opt.time_limit_s);
+}
+
+}  // namespace
 
 int run_slurm(const Options& given, const MpiSettings& settings) {
   const std::string job_id = slurm_job_id();
@@ -566,17 +664,14 @@ int run_slurm(const Options& given, const MpiSettings& settings) {
     return fail(kExitUsage,
                 "--stage is not available inside a Slurm allocation: copy the program to the "
                 "nodes with Slurm's sbcast, or run it from a shared file system");
-  if (const std::string why = settings.mpi->grid_master_unavailable("inside a Slurm allocation");
-      given.nprocs == 0 && !why.empty() && !given.dry_run)
-    return fail(kExitLaunchFailed, why);
   if (given.migrate_load > 0)
     return fail(kExitUsage,
                 "--migrate-load is not available inside a Slurm allocation: Slurm gives the job "
                 "its CPUs, so no owner comes back to them");
-  if (!given.rsl_in.empty())
-    return fail(kExitUsage,
-                "--rsl inside a Slurm allocation is not available: run with -p N (bsprun places "
-                "the processes on the allocation's nodes), or give --hostfile for the SSH path");
+  if (!given.rsl_in.empty()) return replay_in_allocation(given, settings, job_id);
+  if (const std::string why = settings.mpi->grid_master_unavailable("inside a Slurm allocation");
+      given.nprocs == 0 && !why.empty() && !given.dry_run)
+    return fail(kExitLaunchFailed, why);
 
   ResolvedProgram prog = resolve_program(given.program);
   if (prog.problem == ResolvedProgram::kNotFound) return fail(kExitNotFound, prog.message);

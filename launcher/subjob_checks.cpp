@@ -109,10 +109,17 @@ class SubjobChecker {
     const hosts::HostSpec* spec = hosts::find_host(hostfile_->hosts, host);
     if (!spec) {
       fail(where, "host '" + host + "' (" + (sj.label.empty() ? "a subjob" : excerpt(sj.label)) +
-                      ") is not in the host file " + hostfile_->path);
+                      ") is not " +
+                      (hostfile_->slurm_allocation ? "a node of " : "in the host file ") +
+                      hostfile_->path);
     }
     long long& placed = placed_[host];
     placed += count;
+    if (hostfile_->slurm_allocation && placed > spec->slots) {
+      fail(where, std::to_string(placed) + " processes on " + host + ", but " + hostfile_->path +
+                      " has " + std::to_string(spec->slots) + " CPU" +
+                      (spec->slots == 1 ? "" : "s") + " there");
+    }
     if (spec->slots > 0 && placed > spec->slots) {
       fail(where, std::to_string(placed) + " processes on " + host + ", but the host file " +
                       hostfile_->path + " gives it " + std::to_string(spec->slots) + " slot" +

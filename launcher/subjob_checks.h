@@ -27,6 +27,9 @@ constexpr long long kMaxProcesses = 1000000;
 struct HostFileLimits {
   std::string path;                    // for messages
   std::vector<hosts::HostSpec> hosts;  // as read_hostfile gives them
+  // The hosts are a Slurm allocation's nodes, their slots the job's CPUs there; path names the
+  // job ("Slurm job 42").
+  bool slurm_allocation = false;
 };
 
 // Checks the subjobs; throws rsl::ParseError ("origin:line:column: ...") at the value when its

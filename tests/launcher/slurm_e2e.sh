@@ -6,8 +6,9 @@
 # and the nodes' sshd logs must show no login.
 #   placement   salloc -N 4: the least-loaded nodes are chosen (through srun), the job's answer
 #               is right; --dry-run prints the RSL; --hostfile inside the allocation says ssh
-#   restart     salloc --no-kill, a node killed mid-run, --restarts 2: the job finishes on the
-#               allocation's spare node from its last checkpoint, with the right answer
+#   restart     salloc --no-kill, a spare node drained and a node killed mid-run, --restarts 2:
+#               the job finishes on the allocation's other spare node from its last checkpoint,
+#               with the right answer
 #   scancel     an sbatch job running bsprun is cancelled: nothing of it is left on any node
 #   sbatch      hostfiles/slurm-job.sbatch (restarts, a checkpointing program) runs as a batch job
 #   time_limit  Slurm's signal before the time limit: bsprun stops the job and prints the --resume
@@ -61,7 +62,8 @@ tag=slurm-e2e-$$  # on every process's command line (job_processes)
 
 case "$scenario" in
   placement)
-    start_cluster 0.5 3 0.2 1
+    # With accounting (slurmdbd and its database), as a cluster's users have it.
+    EMU_SLURM_ACCOUNTING=1 start_cluster 0.5 3 0.2 1
     wrap=(salloc --quiet -N 4 --exclusive)
     run_bsprun -p 4 "$HELLO"
     expect_status 0
@@ -70,6 +72,19 @@ case "$scenario" in
     expect_match "$err" "^emu3 .* 2 \\(subjob 0, site emu\\)"
     expect_count "$out" "^hello from process [0-3] of 4$" 4
     expect_match "$out" "collected pids summing to 6 \\(expected 6\\)"
+    # Slurm accounts for the run: sacct lists the probe's step on every node, and the run's step
+    # on the three chosen nodes alone (slurmctld sends the records to slurmdbd in the background).
+    job=$(sed -n 's/^bsprun: inside Slurm job \([0-9]*\):.*/\1/p' "$err" | head -n 1)
+    sacct_out=$dir/sacct.out
+    for ((t = 0; t < 75; t++)); do
+      sacct -j "${job:-0}" -n -P --format=JobID,JobName,State,NodeList >"$sacct_out" 2>&1
+      grep -q "|COMPLETED|emu\[1,3-4\]$" "$sacct_out" && break
+      sleep 0.2
+    done
+    echo "---- sacct -j $job"
+    sed 's/^/    | /' "$sacct_out"
+    expect_match "$sacct_out" "^$job\\.[0-9]+\\|bsprun-probe\\|COMPLETED\\|emu\\[1-4\\]$"
+    expect_count "$sacct_out" "^$job\\.[0-9]+\\|[^|]+\\|COMPLETED\\|emu\\[1,3-4\\]$" 1
     run_bsprun -p 3 --dry-run "$HELLO"
     expect_status 0
     expect_match "$out" '^ +\(hosts=\("emu[134]:1" "emu[134]:1" "emu[134]:1"\)\)$'
@@ -80,6 +95,24 @@ case "$scenario" in
     run_bsprun -p 2 "$dir/nodetmp/hello-here-only"
     expect_status 127
     expect_match "$err" "^bsprun: .*emu[1-4].*not found"
+    expect_count "$out" "^hello from" 0
+    # An allocation written with --rsl-out runs again with --rsl (no probe), on its nodes; one
+    # that names a node outside the allocation, or more processes than its CPUs, is refused.
+    run_bsprun -p 3 --rsl-out "$dir/three.rsl" --dry-run "$HELLO"
+    expect_status 0
+    run_bsprun --rsl "$dir/three.rsl"
+    expect_status 0
+    expect_match "$err" "^bsprun: inside Slurm job [0-9]+: running $dir/three.rsl: 3 processes in 1 subjob \\(no probe; no ssh\\)$"
+    expect_count "$err" "^HOST " 0
+    expect_count "$out" "^hello from process [0-2] of 3$" 3
+    sed 's/"emu1:1"/"emu9:1"/' "$dir/three.rsl" >"$dir/outside.rsl"
+    run_bsprun --rsl "$dir/outside.rsl"
+    expect_status 125
+    expect_match "$err" "^bsprun: .*host 'emu9' .* is not a node of Slurm job [0-9]+$"
+    sed 's/"emu1:1"/"emu1:5"/; s/count=3/count=7/' "$dir/three.rsl" >"$dir/crowded.rsl"
+    run_bsprun --rsl "$dir/crowded.rsl"
+    expect_status 125
+    expect_match "$err" "^bsprun: .*5 processes on emu1, but Slurm job [0-9]+ has 2 CPUs there$"
     expect_count "$out" "^hello from" 0
     # Master mode: the starter puts the master on the first chosen node in Slurm's order (emu1),
     # so that is the master's slot; bsp_begin(3) spawns the others onto the next least-loaded
@@ -115,24 +148,39 @@ case "$scenario" in
     steps=40 every=4
     want=$(reference 3)
     [ -n "$want" ] || fail "no reference answer"
-    EMU_SLOTS=1 start_cluster 0 0 0 0
+    # Five nodes of one CPU for three processes: two spares. Mid-run one spare is drained and a
+    # node of the job dies: the restart leaves out both, and runs on the other spare.
+    EMU_SLOTS=1 start_cluster 0 0 0 0 0
     out=$dir/out err=$dir/err
-    echo "---- salloc --no-kill -N 4 bsprun -p 3 --restarts 2 (in the background)"
-    setsid salloc --quiet --no-kill -N 4 "$BSPRUN" -p 3 --restarts 2 "$CKPT_JOB" "$steps" "$every" --ms 100 "$tag" \
+    echo "---- salloc --no-kill -N 5 bsprun -p 3 --restarts 2 (in the background)"
+    setsid salloc --quiet --no-kill -N 5 "$BSPRUN" -p 3 --restarts 2 "$CKPT_JOB" "$steps" "$every" --ms 100 "$tag" \
       >"$out" 2>"$err" </dev/null &
     pid=$!
     group=$pid
     wait_for "$out" "^checkpoint 2 at step" 60
     victim=$(grep -Eo "^pid 1 of 3 on emu[0-9]" "$out" | grep -Eo "[0-9]$")
-    echo "---- node emu$victim dies"
+    drained=
+    for i in 1 2 3 4 5; do
+      grep -Eq "^pid [0-2] of 3 on emu$i$" "$out" || { drained=$i; break; }
+    done
+    [ -n "$victim" ] && [ -n "$drained" ] || fail "no victim or spare found in the job's output"
+    echo "---- node emu${drained:-?} is drained (scontrol), node emu${victim:-?} dies"
+    scontrol update NodeName="emu$drained" State=DRAIN Reason=bspg-test ||
+      fail "scontrol could not drain emu$drained"
     "$EMUSLURM" down "$dir" "$victim" >/dev/null
     wait_job 150
     kill -KILL -- "-$group" 2>/dev/null  # what a failed wait left
     show
     expect_status 0
     expect_match "$err" "^bsprun: restart 1 of 2: from checkpoint [0-9]+ on "
+    # The node lost is named (MPICH's Hydra says only that a proxy hung up: bsprun asks the
+    # nodes through srun), and nothing claims that the job could not start.
+    expect_match "$err" "^bsprun: lost emu$victim: "
+    expect_count "$err" "could not start" 0
+    expect_match "$err" "^bsprun: leaving out emu$drained \\(Slurm reports it drain"
+    expect_count "$out" "^pid [0-2] of 3 on emu$drained$" 0
     expect_count "$out" "^$want$" 1
-    expect_nothing_left 4 15
+    expect_nothing_left 5 15
     no_ssh_used
     ;;
   scancel)

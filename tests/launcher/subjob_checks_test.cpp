@@ -114,6 +114,21 @@ TEST(SubjobChecks, HostsMustBeInTheHostFileAndWithinTheirSlots) {
       "job.rsl:1:67: host 'n2' is named twice in this subjob's hosts");
 }
 
+TEST(SubjobChecks, InsideASlurmAllocationHostsMustBeItsNodesWithinTheirCpus) {
+  HostFileLimits nodes = two_hosts();
+  nodes.path = "Slurm job 42";
+  nodes.slurm_allocation = true;
+  nodes.hosts[1].slots = 1;
+  EXPECT_EQ(error_of("&(resourceManagerContact=lab)(count=3)(executable=/p)(hosts=(n1:2 n2:1))",
+                     &nodes),
+            "");
+  EXPECT_EQ(error_of("&(resourceManagerContact=lab)(count=2)(executable=/p)(hosts=(n2:2))", &nodes),
+            "job.rsl:1:62: 2 processes on n2, but Slurm job 42 has 1 CPU there");
+  EXPECT_EQ(
+      error_of("&(resourceManagerContact=n9)(count=1)(executable=/p)(label=\"subjob 0\")", &nodes),
+      "job.rsl:1:36: host 'n9' (subjob 0) is not a node of Slurm job 42");
+}
+
 TEST(SubjobChecks, AnAllocationWithoutPositionsNamesTheSubjob) {
   rsl::Subjob sj;
   sj.contact = "n1";
