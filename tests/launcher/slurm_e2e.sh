@@ -24,6 +24,12 @@ export EMU_NETNS=1  # emuslurm.sh's nodes always have networks of their own
 for tool in slurmctld slurmd munged salloc; do
   command -v "$tool" >/dev/null || [ -x "/usr/sbin/$tool" ] || { echo "SKIP: no $tool (Slurm, munge)"; exit 77; }
 done
+if [ "$scenario" = placement ]; then  # with accounting: sacct
+  for tool in slurmdbd mariadbd; do
+    command -v "$tool" >/dev/null || [ -x "/usr/sbin/$tool" ] ||
+      { echo "SKIP: no $tool (Debian's slurmdbd, mariadb-server: ./bspg.sh test installs them)"; exit 77; }
+  done
+fi
 cleanup() {
   "$EMUSLURM" stop "$dir" >/dev/null 2>&1
   rm -rf "$dir"
