@@ -24,6 +24,62 @@ constexpr std::uint64_t kInitialBufferBytes = std::uint64_t{64} * 1024;
 constexpr std::uint64_t kGranule = std::uint64_t{64} * 1024;
 constexpr std::uint64_t kMaxTransferBytes = std::uint64_t{1} << 30;  // MPI counts are int
 
+// What the user chose in the environment (bsp(3)), read once, at the first group's start
+// (bsp_begin): a bad value is one line from there, whatever group would have read it later.
+struct TransportChoices {
+  const char* transport = nullptr;  // BSPG_TRANSPORT: one-sided, two-sided, mpi-rma; null: auto
+  bool shared_reduction_always = false;  // BSPG_SHARED_REDUCTION=always
+  bool shared_reduction_never = false;   // BSPG_SHARED_REDUCTION=never
+};
+
+const TransportChoices& transport_choices() {
+  static const TransportChoices choices = [] {
+    TransportChoices c;
+    if (const char* chosen = std::getenv("BSPG_TRANSPORT"); chosen && *chosen) {
+      for (const char* way : {"one-sided", "two-sided", "mpi-rma"})
+        if (std::strcmp(chosen, way) == 0) c.transport = way;
+      if (!c.transport)
+        fail("bsp_begin",
+             "BSPG_TRANSPORT='%s': choose one-sided, two-sided or mpi-rma (or leave it unset)",
+             chosen);
+    }
+    if (const char* chosen = std::getenv("BSPG_SHARED_REDUCTION"); chosen && *chosen) {
+      c.shared_reduction_always = std::strcmp(chosen, "always") == 0;
+      c.shared_reduction_never = std::strcmp(chosen, "never") == 0;
+      if (!c.shared_reduction_always && !c.shared_reduction_never &&
+          std::strcmp(chosen, "auto") != 0)
+        fail("bsp_begin",
+             "BSPG_SHARED_REDUCTION='%s': choose auto, always or never (or leave it unset)",
+             chosen);
+    }
+    return c;
+  }();
+  return choices;
+}
+
+// Runs `step` (a barrier, a reduction through MPI) so that plain stores into shared memory
+// before it, here and in the other processes, are seen after it: a full fence on each side
+// where `shared_memory` (MPI's messages order their own bytes, not ours).
+template <typename Step>
+void fenced(bool shared_memory, Step step) {
+  if (shared_memory) __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  step();
+  if (shared_memory) __atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+// Every rank's part of a shared-memory window (MPI_Win_allocate_shared), at the address this
+// process maps it.
+template <typename T>
+std::vector<T*> shared_bases(MPI_Win win, int ranks) {
+  std::vector<T*> bases(static_cast<std::size_t>(ranks));
+  for (int q = 0; q < ranks; ++q) {
+    MPI_Aint bytes = 0;
+    int unit = 0;
+    MPI_Win_shared_query(win, q, &bytes, &unit, &bases[static_cast<std::size_t>(q)]);
+  }
+  return bases;
+}
+
 // Idle waiting: poll first, as MPI's own waits do (yielding the core when Open MPI's
 // mpi_yield_when_idle is set, as it is when processes outnumber cores), then sleep between polls,
 // the pause doubling up to a cap that bounds the latency a long wait adds (at 1 ms a waiting
@@ -316,12 +372,8 @@ bool MaxReduction::open_shared(int rank, int size) {
   MPI_Comm_free(&node);
   const long cores = sysconf(_SC_NPROCESSORS_ONLN);
   // BSPG_SHARED_REDUCTION=always or never overrides the count of cores (bsp(3)).
-  const char* chosen = std::getenv("BSPG_SHARED_REDUCTION");
-  const bool always = chosen && std::strcmp(chosen, "always") == 0;
-  const bool never = chosen && std::strcmp(chosen, "never") == 0;
-  if (chosen && *chosen && !always && !never && std::strcmp(chosen, "auto") != 0)
-    fail("bsp_begin",
-         "BSPG_SHARED_REDUCTION='%s': choose auto, always or never (or leave it unset)", chosen);
+  const bool always = transport_choices().shared_reduction_always;
+  const bool never = transport_choices().shared_reduction_never;
   int fits = node_size == size && !never && (always || cores >= size) ? 1 : 0, all_fit = 0;
   MPI_Allreduce(&fits, &all_fit, 1, MPI_INT, MPI_MIN, comm_);
   if (!all_fit) return false;
@@ -334,12 +386,7 @@ bool MaxReduction::open_shared(int rank, int size) {
   MPI_Win_allocate_shared(static_cast<MPI_Aint>(2 * slot_words_ * sizeof(std::uint64_t)),
                           sizeof(std::uint64_t), MPI_INFO_NULL, comm_, &base, &shared_);
   std::fill(base, base + 2 * slot_words_, 0);
-  shared_bases_.resize(static_cast<std::size_t>(size));
-  for (int q = 0; q < size; ++q) {
-    MPI_Aint bytes = 0;
-    int unit = 0;
-    MPI_Win_shared_query(shared_, q, &bytes, &unit, &shared_bases_[static_cast<std::size_t>(q)]);
-  }
+  shared_bases_ = shared_bases<std::uint64_t>(shared_, size);
   MPI_Win_lock_all(MPI_MODE_NOCHECK, shared_);
   MPI_Win_sync(shared_);
   MPI_Barrier(comm_);  // every slot reads 0 before anybody's first run
@@ -521,6 +568,7 @@ void MaxReduction::run(std::uint64_t* words, const std::function<void()>* while_
 Transport::Transport(MPI_Comm comm, std::vector<int> pids, int rank)
     : comm_(comm), pids_(std::move(pids)), rank_(rank) {
   // Wide where the group spans nodes (every process decides alike), unless the user chose.
+  const TransportChoices& chosen = transport_choices();
   int want = 0;
   if (size() > 1) {
     MPI_Comm node;
@@ -531,17 +579,9 @@ Transport::Transport(MPI_Comm comm, std::vector<int> pids, int rank)
     want = node_size < size() ? 1 : 0;
     // Shared memory needs every rank on this node; MPI's calls, a user who asked for them.
     int local = node_size == size() ? 1 : 0;
-    if (const char* chosen = std::getenv("BSPG_TRANSPORT"); chosen && *chosen) {
-      if (std::strcmp(chosen, "two-sided") == 0)
-        want = 1;
-      else if (std::strcmp(chosen, "one-sided") == 0)
-        want = 0;
-      else if (std::strcmp(chosen, "mpi-rma") == 0)
-        want = 0, local = 0;
-      else
-        fail("bsp_begin",
-             "BSPG_TRANSPORT='%s': choose one-sided, two-sided or mpi-rma (or leave it unset)",
-             chosen);
+    if (chosen.transport) {
+      want = std::strcmp(chosen.transport, "two-sided") == 0 ? 1 : 0;
+      if (std::strcmp(chosen.transport, "mpi-rma") == 0) local = 0;
     }
     int mine[2] = {want, 1 - local}, all[2] = {0, 0};
     MPI_Allreduce(mine, all, 2, MPI_INT, MPI_MAX, comm_);
@@ -564,12 +604,7 @@ void Transport::allocate_window(std::uint64_t bytes, int disp_unit, MPI_Info inf
   MPI_Info_set(shared_info, "alloc_shared_noncontig", "true");  // each part near its process
   MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes), disp_unit, shared_info, comm_, base, win);
   MPI_Info_free(&shared_info);
-  peers->resize(static_cast<std::size_t>(size()));
-  for (int q = 0; q < size(); ++q) {
-    MPI_Aint peer_bytes = 0;
-    int unit = 0;
-    MPI_Win_shared_query(*win, q, &peer_bytes, &unit, &(*peers)[static_cast<std::size_t>(q)]);
-  }
+  *peers = shared_bases<char>(*win, size());
 }
 
 Transport::~Transport() { close(); }
@@ -727,10 +762,7 @@ void Transport::round(ChunkKind kind, const std::vector<Outgoing>& out, std::uin
   words_.push_back(late.empty() ? 0 : 1);
   // Shared memory: the copies above before the reduction, what others copied here after it. A
   // reduction through shared memory orders them itself; MPI's messages need the fences.
-  const bool fence = local_ && !reduction->shared();
-  if (fence) __atomic_thread_fence(__ATOMIC_SEQ_CST);
-  reduction->run(words_.data());
-  if (fence) __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  fenced(local_ && !reduction->shared(), [&] { reduction->run(words_.data()); });
   std::copy(words_.begin(), words_.begin() + nwords, words);
   if (words_[count - 1]) grow(late, out);
 
@@ -776,9 +808,7 @@ void Transport::round_parts(const std::vector<Outgoing>& out, std::uint64_t* wor
     capacity_[channel_][parity_].assign(q, capacity);
     part = part_bytes();
     for (const Outgoing& chunk : out) put_chunk(chunk, static_cast<std::uint64_t>(rank_) * part);
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    barrier();
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    fenced(true, [&] { barrier(); });
   }
   std::vector<Incoming>& incoming = incoming_[channel_];
   incoming.clear();
@@ -829,9 +859,7 @@ void Transport::grow(const std::vector<std::size_t>& late, const std::vector<Out
   barrier();  // every buffer holds its early chunks before the late ones arrive
   for (std::size_t i : late) put_chunk(out[i], offsets_[i]);
   flush_targets();
-  if (local_) __atomic_thread_fence(__ATOMIC_SEQ_CST);
-  barrier();
-  if (local_) __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  fenced(local_, [&] { barrier(); });
 }
 
 void Transport::scan() {
@@ -1118,12 +1146,7 @@ void Mailbox::allocate() {
          "says error %d); the shared-memory file system (/dev/shm) may be full",
          static_cast<unsigned long long>(region_bytes_ * static_cast<std::uint64_t>(nprocs_) >> 20),
          rc);
-  bases_.resize(static_cast<std::size_t>(nprocs_));
-  for (int q = 0; q < nprocs_; ++q) {
-    MPI_Aint size = 0;
-    int unit = 0;
-    MPI_Win_shared_query(win_, q, &size, &unit, &bases_[static_cast<std::size_t>(q)]);
-  }
+  bases_ = shared_bases<char>(win_, nprocs_);
   MPI_Win_lock_all(MPI_MODE_NOCHECK, win_);
 }
 
