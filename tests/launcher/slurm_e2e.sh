@@ -11,6 +11,7 @@
 #               with the right answer
 #   scancel     an sbatch job running bsprun is cancelled: nothing of it is left on any node
 #   sbatch      hostfiles/slurm-job.sbatch (restarts, a checkpointing program) runs as a batch job
+#   controls    a failing program's exit status, -x, --time-limit and SIGINT, as on the other paths
 #   time_limit  Slurm's signal before the time limit: bsprun stops the job and prints the --resume
 #               command, which finishes it in a new allocation with the right answer
 # Environment: BSPRUN, EMUHOSTS, EMUSLURM, CKPT_JOB, HELLO, SBATCH_EXAMPLE. Sealed, skipped
@@ -247,6 +248,46 @@ case "$scenario" in
     expect_status 0
     expect_match "$out" "^resumed from checkpoint [0-9]+ at step"
     expect_count "$out" "^$want$" 1
+    no_ssh_used
+    ;;
+  controls)
+    # What a user controls behaves as on the other paths: a failing program's exit status, -x,
+    # --time-limit, and Ctrl-C (SIGINT to bsprun), with nothing of the job left on the nodes. The
+    # environment travels as Slurm carries it (srun's --export=ALL), all of it, -x on top.
+    : "${WHERE:?}"
+    start_cluster 0 0
+    wrap=(salloc --quiet -N 2 --exclusive)
+    run_bsprun -p 4 "$WHERE" --exit 3
+    expect_status 3
+    expect_count "$out" "^rank [0-3] " 4
+    wrap=(env BSPG_FROM_HERE=1 salloc --quiet -N 2 --exclusive)
+    run_bsprun -p 2 -x BSPG_TEST_X=7 "$WHERE" --env BSPG_TEST_X --env BSPG_FROM_HERE
+    expect_status 0
+    expect_count "$out" "^rank [01] env BSPG_TEST_X=7$" 2
+    expect_count "$out" "^rank [01] env BSPG_FROM_HERE=1$" 2
+    wrap=(salloc --quiet -N 2 --exclusive)
+    run_bsprun -p 4 --time-limit 3 "$WHERE" --sleep 60 "$tag"
+    expect_status 124
+    expect_match "$err" "time limit"
+    expect_nothing_left 2 15
+    out=$dir/out err=$dir/err
+    echo "---- salloc -N 2 --exclusive bsprun -p 4 (in the background), then SIGINT to bsprun"
+    # (bsprun ends by the signal, as a shell then reports it; salloc would say 0 of it)
+    # shellcheck disable=SC2016  # a script for sh, with its arguments
+    setsid salloc --quiet -N 2 --exclusive sh -c '"$0" "$@"; echo "bsprun exit status $?" >&2' \
+      "$BSPRUN" -p 4 "$WHERE" --sleep 60 "$tag" >"$out" 2>"$err" </dev/null &
+    pid=$!
+    group=$pid
+    for ((t = 0; t < 150 && $(job_processes 1) + $(job_processes 2) < 4; t++)); do sleep 0.2; done
+    [ "$(job_processes 1)" -eq 2 ] && [ "$(job_processes 2)" -eq 2 ] ||
+      fail "the job's 4 processes did not start on both nodes"
+    bsprun_pid=$(pgrep -s "$group" -x bsprun | head -n 1)
+    [ -n "$bsprun_pid" ] && kill -INT "$bsprun_pid"
+    wait_job 30
+    kill -KILL -- "-$group" 2>/dev/null  # what a failed wait left
+    show
+    expect_match "$err" "^bsprun exit status 130$"
+    expect_nothing_left 2 15
     no_ssh_used
     ;;
   *)
