@@ -119,9 +119,9 @@ TEST(SubjobChecks, InsideASlurmAllocationHostsMustBeItsNodesWithinTheirCpus) {
   nodes.path = "Slurm job 42";
   nodes.slurm_allocation = true;
   nodes.hosts[1].slots = 1;
-  EXPECT_EQ(error_of("&(resourceManagerContact=lab)(count=3)(executable=/p)(hosts=(n1:2 n2:1))",
-                     &nodes),
-            "");
+  EXPECT_EQ(
+      error_of("&(resourceManagerContact=lab)(count=3)(executable=/p)(hosts=(n1:2 n2:1))", &nodes),
+      "");
   EXPECT_EQ(error_of("&(resourceManagerContact=lab)(count=2)(executable=/p)(hosts=(n2:2))", &nodes),
             "job.rsl:1:62: 2 processes on n2, but Slurm job 42 has 1 CPU there");
   EXPECT_EQ(
