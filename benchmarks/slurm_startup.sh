@@ -47,21 +47,28 @@ export OMPI_MCA_mpi_yield_when_idle=1
 cat >"$dir/inside.sh" <<EOF
 set -u
 now() { date +%s.%N; }
+# failed WHAT FILE: says which command failed, with what it printed, and ends the runs.
+failed() { echo "slurm_startup.sh: \$1 failed; it said:" >&2; sed 's/^/  | /' "\$2" >&2; exit 1; }
 # The MPI's starter, as bsprun runs it (its first word in bsprun -v), with Open MPI's flag for root.
-"$build/bin/bsprun" -v -p 1 "$build/bin/hello" >/dev/null 2>"$dir/bsprun.err" || exit 1
+"$build/bin/bsprun" -v -p 1 "$build/bin/hello" >/dev/null 2>"$dir/bsprun.err" ||
+  failed "bsprun -p 1" "$dir/bsprun.err"
 starter=\$(sed -n 's/^bsprun: \\(\\/[^ ]*\\(mpirun\\|mpiexec\\)[^ ]*\\) .*/\\1/p' "$dir/bsprun.err" | head -1)
 root=()
 case "\$starter" in *mpich*) ;; *) [ "\$(id -u)" -ne 0 ] || root=(--allow-run-as-root) ;; esac
 for ((r = 0; r < $reps; r++)); do
-  t0=\$(now); "$build/bin/bsprun" -v -p $procs "$build/bin/hello" >/dev/null 2>"$dir/bsprun.err" || exit 1
-  t1=\$(now); srun --mpi=pmix -n $procs "$dir/mpi_hello" >/dev/null 2>&1 || exit 1
-  t2=\$(now); "\$starter" "\${root[@]}" -n $procs "$dir/mpi_hello" >/dev/null 2>&1 || exit 1
+  t0=\$(now); "$build/bin/bsprun" -v -p $procs "$build/bin/hello" >/dev/null 2>"$dir/bsprun.err" ||
+    failed "bsprun -p $procs" "$dir/bsprun.err"
+  t1=\$(now); srun --mpi=pmix -n $procs "$dir/mpi_hello" >/dev/null 2>"$dir/other.err" ||
+    failed "srun -n $procs" "$dir/other.err"
+  t2=\$(now); "\$starter" "\${root[@]}" -n $procs "$dir/mpi_hello" >/dev/null 2>"$dir/other.err" ||
+    failed "\$starter -n $procs" "$dir/other.err"
   t3=\$(now)
   probe=\$(sed -n 's/^bsprun: probing through srun took \([0-9.]*\) s$/\1/p' "$dir/bsprun.err")
   echo "\$t0 \$t1 \$t2 \$t3 \${probe:-nan}"
 done
 EOF
-salloc --quiet -N "$nodes" --exclusive bash "$dir/inside.sh" >"$dir/times"
+salloc --quiet -N "$nodes" --exclusive bash "$dir/inside.sh" >"$dir/times" ||
+  { echo "slurm_startup.sh: the runs inside salloc -N $nodes failed" >&2; exit 1; }
 awk -v procs="$procs" -v nodes="$nodes" '
   function median(a, n,   i, j, t) {
     for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
