@@ -913,15 +913,11 @@ class SlurmPlace : public JobPlace {
       return;
     std::vector<std::string> nodes;
     for (const auto& h : plan_.chosen) nodes.push_back(h.name);
-    const NodeOutputs outputs =
-        run_on_nodes(nodes, "true", job_.opt.probe_timeout_s, "bsprun-check");
-    for (const auto& node : nodes) {
-      if (outputs.by_node.count(node)) continue;
-      result.start_failure.host_lost = true;
-      result.start_failure.host = node;
-      result.start_failure.message = "lost contact with " + node + " while the job ran";
-      return;
-    }
+    const std::vector<std::string> silent = silent_nodes(nodes, job_.opt.probe_timeout_s);
+    if (silent.empty()) return;
+    result.start_failure.host_lost = true;
+    result.start_failure.host = silent.front();
+    result.start_failure.message = "lost contact with " + silent.front() + " while the job ran";
   }
 
   // As GridPlace's: a process killed by a signal, from the exit notes on the nodes.

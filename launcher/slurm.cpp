@@ -406,6 +406,16 @@ NodeOutputs run_on_nodes(const std::vector<std::string>& nodes, const std::strin
   return outputs;
 }
 
+std::vector<std::string> silent_nodes(const std::vector<std::string>& nodes, double timeout_s,
+                                      std::string* srun_said) {
+  const NodeOutputs answers = run_on_nodes(nodes, "true", timeout_s, "bsprun-check");
+  if (srun_said) *srun_said = first_line(answers.srun_said);
+  std::vector<std::string> silent;
+  for (const auto& node : nodes)
+    if (!answers.by_node.count(node)) silent.push_back(node);
+  return silent;
+}
+
 std::string copy_between_nodes(const std::string& from, const std::string& from_path,
                                const std::string& to, const std::string& to_path,
                                double timeout_s) {
@@ -441,6 +451,30 @@ std::string copy_between_nodes(const std::string& from, const std::string& from_
            first_line(said);
   return "";
 }
+
+namespace {
+
+// Where host (or a "host:N" entry) stands among the allocation's nodes; nodes.size() if nowhere.
+size_t node_position(const std::vector<hosts::HostSpec>& nodes, const std::string& entry) {
+  const std::string host = entry.substr(0, entry.rfind(':'));
+  for (size_t i = 0; i < nodes.size(); ++i)
+    if (nodes[i].name == host) return i;
+  return nodes.size();
+}
+
+// The starters' Slurm support numbers the processes of a subjob in the allocation's order of the
+// nodes, whatever order the hosts are named in: names them in that order, so that the plan says
+// where each process runs (the restart loop brings each its checkpoint there).
+void name_hosts_in_node_order(std::vector<rsl::Subjob>& subjobs,
+                              const std::vector<hosts::HostSpec>& nodes) {
+  for (auto& sj : subjobs)
+    std::stable_sort(sj.hosts.begin(), sj.hosts.end(),
+                     [&](const std::string& a, const std::string& b) {
+                       return node_position(nodes, a) < node_position(nodes, b);
+                     });
+}
+
+}  // namespace
 
 int plan_slurm(const SlurmJob& job, const std::map<std::string, std::string>& left_out,
                bool show_table, GridPlan& plan) {
@@ -498,32 +532,19 @@ int plan_slurm(const SlurmJob& job, const std::map<std::string, std::string>& le
     return fail(problem.exit_status, problem.message + "; nothing was started");
 
   plan.subjobs = subjobs_for(allocation, job.program, opt.program_args, current_directory());
-  // The starters' Slurm support numbers the processes of a subjob in the allocation's order of
-  // the nodes, whatever order the hosts are named in: name them in that order, so that the plan
-  // says where each process runs (the restart loop brings each its checkpoint there).
-  const auto position = [&](const std::string& entry) {
-    const std::string host = entry.substr(0, entry.rfind(':'));
-    for (size_t i = 0; i < candidates.nodes.size(); ++i)
-      if (candidates.nodes[i].name == host) return i;
-    return candidates.nodes.size();
-  };
-  for (auto& sj : plan.subjobs)
-    std::stable_sort(sj.hosts.begin(), sj.hosts.end(),
-                     [&](const std::string& a, const std::string& b) {
-                       return position(a) < position(b);
-                     });
+  name_hosts_in_node_order(plan.subjobs, candidates.nodes);
   if (opt.nprocs == 0) {
     // The starter puts the one process it starts, the master, on the first of the run's nodes
     // in the allocation's order, whatever the slots say: that node's first slot becomes the
     // master's, so that bsp_begin's spawn finds room where the others were planned.
     Allocation master_first = allocation;
     std::vector<int>& slots = master_first.placement;
-    const auto node_position = [&](int candidate) {
-      return position(allocation.candidates[static_cast<size_t>(candidate)].probe.host.name);
+    const auto position = [&](int candidate) {
+      return node_position(candidates.nodes,
+                           allocation.candidates[static_cast<size_t>(candidate)].probe.host.name);
     };
-    const auto first = std::min_element(slots.begin(), slots.end(), [&](int a, int b) {
-      return node_position(a) < node_position(b);
-    });
+    const auto first = std::min_element(slots.begin(), slots.end(),
+                                        [&](int a, int b) { return position(a) < position(b); });
     std::rotate(slots.begin(), first, first + 1);
     plan.subjobs = {master_subjob(master_first, plan.subjobs, job.settings)};
   }
@@ -557,12 +578,10 @@ RunResult run_slurm_subjobs(const SlurmJob& job, const GridPlan& plan, const Mpi
   watch.quiet_losses = quiet_losses;
   watch.starter_may_wait_for_ever = !settings.mpi->ends_on_start_failure();
   watch.unreachable = [&] {
-    std::vector<std::string> nodes, silent;
+    std::vector<std::string> nodes;
     for (const auto& h : plan.chosen) nodes.push_back(h.name);
-    const NodeOutputs answers =
-        run_on_nodes(nodes, "true", job.opt.probe_timeout_s, "bsprun-check");
-    for (const auto& node : nodes)
-      if (!answers.by_node.count(node)) silent.push_back(node + " (no answer through srun)");
+    std::vector<std::string> silent = silent_nodes(nodes, job.opt.probe_timeout_s);
+    for (auto& node : silent) node += " (no answer through srun)";
     return silent;
   };
   RunResult result = run_mpirun(argv, settings.verbose, time_limit_s, {}, watch);
@@ -614,16 +633,7 @@ int replay_in_allocation(const Options& opt, const MpiSettings& settings,
                                          "job's processes (" + out->second + ")");
     plan.chosen.push_back(node);
   }
-  const auto position = [&](const std::string& entry) {
-    const std::string host = entry.substr(0, entry.rfind(':'));
-    for (size_t i = 0; i < candidates.nodes.size(); ++i)
-      if (candidates.nodes[i].name == host) return i;
-    return candidates.nodes.size();
-  };
-  for (auto& sj : subjobs)
-    std::stable_sort(
-        sj.hosts.begin(), sj.hosts.end(),
-        [&](const std::string& a, const std::string& b) { return position(a) < position(b); });
+  name_hosts_in_node_order(subjobs, candidates.nodes);
   plan.subjobs = subjobs;
   if (opt.dry_run) {
     std::cout << rsl::write_allocation(subjobs);
@@ -633,14 +643,11 @@ int replay_in_allocation(const Options& opt, const MpiSettings& settings,
   // this machine at is the one MPICH's proxies are to connect back to (run_slurm_subjobs).
   std::vector<std::string> names;
   for (const auto& node : plan.chosen) names.push_back(node.name);
-  const NodeOutputs answers = run_on_nodes(names, "true", opt.probe_timeout_s, "bsprun-check");
-  for (const auto& name : names)
-    if (!answers.by_node.count(name))
-      return fail(
-          kExitLaunchFailed,
-          opt.rsl_in + ": node " + name + " gives no answer through srun" +
-              (answers.srun_said.empty() ? "" : " (" + first_line(answers.srun_said) + ")") +
-              "; nothing was started");
+  std::string srun_said;
+  if (const auto silent = silent_nodes(names, opt.probe_timeout_s, &srun_said); !silent.empty())
+    return fail(kExitLaunchFailed,
+                opt.rsl_in + ": node " + silent.front() + " gives no answer through srun" +
+                    (srun_said.empty() ? "" : " (" + srun_said + ")") + "; nothing was started");
   long long total = 0;
   for (const auto& sj : subjobs) total += sj.count;
   say("inside Slurm job " + job_id + ": running " + opt.rsl_in +

@@ -85,6 +85,10 @@ struct NodeOutputs {
 // allocation, sharing its CPUs with running steps), ended after timeout_s.
 NodeOutputs run_on_nodes(const std::vector<std::string>& nodes, const std::string& script,
                          double timeout_s, const std::string& step_name);
+// The nodes that give no answer through srun within timeout_s (one step running `true`, named
+// bsprun-check), in the order given; srun_said, if not null, gets the first line srun printed.
+std::vector<std::string> silent_nodes(const std::vector<std::string>& nodes, double timeout_s,
+                                      std::string* srun_said = nullptr);
 
 // Copies the file `from_path` of node `from` to `to_path` on node `to` through this machine (two
 // srun steps; the target is written beside and renamed). "" or what went wrong.

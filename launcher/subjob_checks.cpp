@@ -115,15 +115,15 @@ class SubjobChecker {
     }
     long long& placed = placed_[host];
     placed += count;
-    if (hostfile_->slurm_allocation && placed > spec->slots) {
-      fail(where, std::to_string(placed) + " processes on " + host + ", but " + hostfile_->path +
-                      " has " + std::to_string(spec->slots) + " CPU" +
-                      (spec->slots == 1 ? "" : "s") + " there");
-    }
-    if (spec->slots > 0 && placed > spec->slots) {
-      fail(where, std::to_string(placed) + " processes on " + host + ", but the host file " +
-                      hostfile_->path + " gives it " + std::to_string(spec->slots) + " slot" +
-                      (spec->slots == 1 ? "" : "s") + " (line " + std::to_string(spec->line) + ")");
+    if (spec->slots > 0 && placed > spec->slots) {  // a Slurm node has at least one CPU
+      const std::string slots = std::to_string(spec->slots) +
+                                (hostfile_->slurm_allocation ? " CPU" : " slot") +
+                                (spec->slots == 1 ? "" : "s");
+      fail(where, std::to_string(placed) + " processes on " + host + ", but " +
+                      (hostfile_->slurm_allocation
+                           ? hostfile_->path + " has " + slots + " there"
+                           : "the host file " + hostfile_->path + " gives it " + slots + " (line " +
+                                 std::to_string(spec->line) + ")"));
     }
   }
 
