@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <ctime>
 
 #if defined(__x86_64__)
 #include <emmintrin.h>  // SSE2: non-temporal stores (every x86-64 processor has them)
@@ -45,5 +46,61 @@ inline void copy_streaming(void* dst, const void* src, std::size_t n) {
   std::memcpy(dst, src, n);
 #endif
 }
+
+// Copies from kChosenCopyBytes up to kStreamingCopyBytes: whether one is faster through the cache
+// or around it depends on where the processes run, and may change while they run. Between cores
+// that share a cache, a megabyte the writer leaves in the cache reaches the reader at cache speed,
+// and bypassing it halves the speed; between cores that share none (two sockets, two core
+// complexes; a virtual machine's cores now on one, now on two), every line written into a cache
+// must first be fetched from the other core's, and bypassing the cache is twice as fast. So each
+// place that copies (a put's copy at the call, the receiver's at the sync) times its copies, keeps
+// a running cost per byte of each way, takes the cheaper, and tries the other one copy in
+// kRetryEvery, so that it follows a change.
+constexpr std::size_t kChosenCopyBytes = std::size_t{512} << 10;
+
+class CopyChooser {
+ public:
+  static constexpr unsigned kRetryEvery = 16;
+
+  void copy(void* dst, const void* src, std::size_t n) {
+    const bool streaming = choose();
+    const std::int64_t start = now_ns();
+    if (streaming)
+      copy_streaming(dst, src, n);
+    else
+      std::memcpy(dst, src, n);
+    record(streaming, static_cast<double>(now_ns() - start) / static_cast<double>(n));
+  }
+  // Which way the next copy takes (true: around the cache); for tests.
+  bool choose() {
+    if (samples_[0] < 2) return false;
+    if (samples_[1] < 2) return true;
+    const bool cheaper = cost_[1] < cost_[0];
+    return ++copies_ % kRetryEvery == 0 ? !cheaper : cheaper;
+  }
+  // A copy's cost per byte, measured: into that way's running cost. The first sample of a way
+  // only stands in until the second replaces it (a first copy into fresh memory also pays for its
+  // pages); later ones move the cost a quarter of the way toward them, and one more than four
+  // times the cost (a moment's preemption) counts as four times.
+  void record(bool streaming, double ns_per_byte) {
+    const int way = streaming ? 1 : 0;
+    double& cost = cost_[way];
+    if (ns_per_byte <= 0) ns_per_byte = 1e-6;
+    if (samples_[way] < 2)
+      cost = ns_per_byte, ++samples_[way];
+    else
+      cost += (std::min(ns_per_byte, 4 * cost) - cost) / 4;
+  }
+
+ private:
+  static std::int64_t now_ns() {
+    timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return static_cast<std::int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
+  }
+  double cost_[2] = {0, 0};  // ns per byte: through the cache, around it
+  int samples_[2] = {0, 0};  // of each way, counted up to 2
+  unsigned copies_ = 0;
+};
 
 }  // namespace bspg

@@ -420,7 +420,11 @@ void Runtime::run_direct_puts() {
 void Runtime::apply_puts_and_messages(Group& group,
                                       const std::vector<Transport::Incoming>& streams) {
   auto apply_put = [&](int slot, std::uint32_t offset, const char* payload, std::uint32_t nbytes) {
-    copy_bytes(registry.address(slot, pid) + offset, payload, nbytes);
+    char* dst = registry.address(slot, pid) + offset;
+    if (nbytes >= kChosenCopyBytes && nbytes < kStreamingCopyBytes)
+      mailbox_reads_.copy(dst, payload, nbytes);
+    else
+      copy_bytes(dst, payload, nbytes);
   };
   auto no_get = [](int, std::uint32_t, std::uint32_t) {};
   auto no_message = [](const char*, std::uint32_t, const char*, std::uint32_t) {};

@@ -52,6 +52,7 @@
 #include <memory>
 #include <vector>
 
+#include "copy.hpp"
 #include "stream.hpp"
 
 namespace bspg {
@@ -378,6 +379,7 @@ class Mailbox {
   int nprocs_ = 0;
   std::uint64_t region_bytes_ = 0;
   std::vector<char*> bases_;  // every process's segment
+  CopyChooser writes_;        // puts' copies into the regions
 };
 
 // Registered memory exposed to one-sided operations (a dynamic window over the world): transfers

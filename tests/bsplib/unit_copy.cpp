@@ -1,0 +1,90 @@
+// CopyChooser: large copies on one node take the way (through the cache or around it) that its
+// own timings found cheaper, try the other now and then, and follow a change.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "copy.hpp"
+
+using namespace bspg;
+
+namespace {
+// Which way each of the next n copies takes.
+std::vector<bool> next_choices(CopyChooser& chooser, unsigned n) {
+  std::vector<bool> ways;
+  for (unsigned i = 0; i < n; ++i) ways.push_back(chooser.choose());
+  return ways;
+}
+
+unsigned count_streaming(const std::vector<bool>& ways) {
+  unsigned n = 0;
+  for (bool w : ways) n += w ? 1 : 0;
+  return n;
+}
+}  // namespace
+
+TEST(CopyChooser, MeasuresBothWaysTwiceFirst) {
+  CopyChooser chooser;
+  // The first copy of each way also pays for fresh pages: its second copy's time counts.
+  for (bool way : {false, false, true, true}) {
+    EXPECT_EQ(chooser.choose(), way);
+    chooser.record(way, way ? 0.1 : 0.2);
+  }
+  EXPECT_TRUE(chooser.choose());
+}
+
+// Both ways measured twice, at these costs per byte.
+static void measured(CopyChooser& chooser, double through_cache, double around_it) {
+  for (int i = 0; i < 2; ++i) chooser.record(false, through_cache);
+  for (int i = 0; i < 2; ++i) chooser.record(true, around_it);
+}
+
+TEST(CopyChooser, AFirstSlowCopyIsForgotten) {
+  CopyChooser chooser;
+  chooser.record(false, 5.0);  // page faults
+  chooser.record(false, 0.05);
+  for (int i = 0; i < 2; ++i) chooser.record(true, 0.10);
+  EXPECT_EQ(count_streaming(next_choices(chooser, 2 * CopyChooser::kRetryEvery)), 2u);
+}
+
+TEST(CopyChooser, TakesTheCheaperWayAndRetriesTheOther) {
+  CopyChooser chooser;
+  measured(chooser, 0.20, 0.10);
+  const std::vector<bool> ways = next_choices(chooser, 4 * CopyChooser::kRetryEvery);
+  EXPECT_EQ(count_streaming(ways), 4 * CopyChooser::kRetryEvery - 4);
+
+  CopyChooser other;
+  measured(other, 0.05, 0.10);
+  EXPECT_EQ(count_streaming(next_choices(other, 4 * CopyChooser::kRetryEvery)), 4u);
+}
+
+TEST(CopyChooser, FollowsAChange) {
+  CopyChooser chooser;
+  measured(chooser, 0.05, 0.10);
+  // The cores stop sharing a cache: copies through it get four times as slow.
+  for (int i = 0; i < 8; ++i) chooser.record(false, 0.20);
+  EXPECT_GT(count_streaming(next_choices(chooser, CopyChooser::kRetryEvery)),
+            CopyChooser::kRetryEvery / 2);
+}
+
+TEST(CopyChooser, OneSlowCopyDoesNotTurnIt) {
+  CopyChooser chooser;
+  measured(chooser, 0.10, 0.20);
+  chooser.record(false, 100.0);  // preempted in the middle of a copy
+  EXPECT_EQ(count_streaming(next_choices(chooser, CopyChooser::kRetryEvery)), 1u);
+}
+
+TEST(CopyChooser, CopiesEveryByteEitherWay) {
+  CopyChooser chooser;
+  const std::size_t n = kChosenCopyBytes + 13;  // neither end on a cache line
+  std::vector<unsigned char> src(n + 1), dst(n + 64, 0xAA);
+  for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<unsigned char>(i * 7 + 3);
+  for (int copy = 0; copy < 5; ++copy) {  // through the cache twice, around it twice, the cheaper
+    std::fill(dst.begin(), dst.end(), 0xAA);
+    chooser.copy(dst.data() + 5, src.data() + 1, n);
+    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(dst[i + 5], src[i + 1]) << "copy " << copy;
+    for (std::size_t i = 0; i < 5; ++i) ASSERT_EQ(dst[i], 0xAA);
+    for (std::size_t i = n + 5; i < dst.size(); ++i) ASSERT_EQ(dst[i], 0xAA);
+  }
+}
