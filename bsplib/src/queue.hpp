@@ -9,9 +9,13 @@
 // for those, and here the puts and get requests are stepped over.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
+
+#include "records.hpp"
 
 namespace bspg {
 
@@ -37,7 +41,14 @@ class MessageQueue {
   // The first message; only when size() > 0. A stream that is not what its sender said stops the
   // job (an internal error, naming `call` and the sender).
   const Message& front(const char* call) {
-    if (!have_front_) find_front(call);
+    if (!have_front_) {
+      if (restored_head_ == restored_.size() && next_short(front_)) {
+        front_restored_ = false;
+        have_front_ = true;
+      } else {
+        find_front(call);
+      }
+    }
     return front_;
   }
   // Takes the first message out (after front()).
@@ -64,6 +75,30 @@ class MessageQueue {
   // whole and copied would be read back with loads wider than the stores that wrote it, a
   // store-forwarding stall per message); the cursor then points past it.
   void next(Cursor& cursor, Message& message, const char* call) const;
+  // The common case, inline (bsp_get_tag and bsp_move run once per message, 100,000 times a
+  // superstep in some programs): the walk's next record is a short message. False where it is
+  // anything else (a pad word, a put, the end of a stream, damage): next() then decides.
+  bool next_short(Message& message) {
+    if (cursor_.segment >= segments_.size()) return false;
+    const Segment& s = segments_[cursor_.segment];
+    const std::size_t at = cursor_.at;
+    if (at % 8 || s.length - at < kShortMessageHead) return false;
+    // The reader is often another core than the one that wrote the records: see unpack_stream.
+    __builtin_prefetch(s.records + std::min(at + kUnpackPrefetchBytes, s.length));
+    const char* record = s.records + at;
+    std::uint32_t word0;
+    std::memcpy(&word0, record, 4);
+    if (word0 == kPadWord || (word0 & 3u) != kShortMessage) return false;
+    const std::uint32_t payload_nbytes = short_message_payload_nbytes(word0);
+    const std::size_t bytes = kShortMessageHead + align8(payload_nbytes);
+    if (bytes > s.length - at || short_message_tag_nbytes(word0) > kInlineTagBytes) return false;
+    cursor_.at = at + bytes;
+    message.tag = record + 4;
+    message.payload = record + kShortMessageHead;
+    message.tag_nbytes = short_message_tag_nbytes(word0);
+    message.payload_nbytes = payload_nbytes;
+    return true;
+  }
   void find_front(const char* call);
 
   std::vector<Message> restored_;

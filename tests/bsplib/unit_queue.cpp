@@ -1,5 +1,6 @@
 // The message queue: messages come out in stream order, stream after stream, read where they lie;
-// puts and get requests between them are stepped over; restored messages come first; a look at
+// puts and get requests between them are stepped over (short messages on an inline path that
+// hands over to the full walk); restored messages come first; a look at
 // what is left takes nothing.
 #include <gtest/gtest.h>
 
@@ -78,4 +79,37 @@ TEST(MessageQueue, AStreamWithoutMessagesAddsNothing) {
   queue.add_stream(2, stream.data(), stream.size(), 0, 0);
   EXPECT_EQ(queue.size(), 0u);
   EXPECT_TRUE(queue.remaining("test").empty());
+}
+
+TEST(MessageQueue, ShortMessagesComeOutInOrderStreamAfterStream) {
+  // Records of one header word and a tag of at most 4 bytes, as most programs send: read on the
+  // queue's inline path, which hands over to the full walk at a stream's end, a put, a pad word.
+  ByteBuffer first, second, third;
+  pack_message(first, "tag1", 4, "sixteen bytes!!!", 16);
+  pack_message(first, "tag2", 4, "", 0);
+  pack_message(first, "tag3", 4, "odd", 3);
+  pad_to_8(first);
+  pack_put(second, 1, 0, "abc", 3);  // then a pad word, then the message
+  pack_message(second, "x", 1, "after a put", 11);
+  pad_to_8(second);
+  pack_message(third, nullptr, 0, "no tag", 6);
+  pad_to_8(third);
+  std::string restored_tag = "R", restored_payload = "first";
+  MessageQueue queue;
+  queue.add_restored({restored_tag.data(), restored_payload.data(), 1, 5});
+  queue.add_stream(0, first.data(), first.size(), 3, 19);
+  queue.add_stream(1, second.data(), second.size(), 1, 11);
+  queue.add_stream(2, third.data(), third.size(), 1, 6);
+  std::vector<std::string> seen;
+  while (queue.size() > 0) {
+    const Message& m = queue.front("test");
+    if (m.payload_nbytes) {
+      EXPECT_EQ(reinterpret_cast<std::uintptr_t>(m.payload) % 8, 0u);
+    }
+    seen.push_back(text(m));
+    queue.pop();
+  }
+  EXPECT_EQ(seen, (std::vector<std::string>{"R:first", "tag1:sixteen bytes!!!", "tag2:", "tag3:odd",
+                                            "x:after a put", ":no tag"}));
+  EXPECT_EQ(queue.payload_bytes(), 0u);
 }
