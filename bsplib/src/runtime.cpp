@@ -228,11 +228,13 @@ void Runtime::get(int server, int slot, std::uint32_t offset, void* dst, std::ui
   if (const std::size_t last = p.stream.last_get();
       last != 0 && last + kHeaderBytes == records.size() && !p.gets.empty() &&
       p.gets.back().dst + p.gets.back().nbytes == static_cast<char*>(dst)) {
-    std::uint32_t head[3];
-    std::memcpy(head, records.data() + last, sizeof head);
-    if (head[0] == (static_cast<std::uint32_t>(slot) << 2 | kGet) && head[1] + head[2] == offset &&
-        head[1] <= offset && head[2] < (1u << 30) && nbytes < (1u << 30)) {
-      const std::uint32_t grown = head[2] + nbytes;
+    // Three 4-byte loads, as the last request's stores wrote them (see pack_put).
+    const char* head = records.data() + last;
+    const std::uint32_t head0 = load_word(head), head1 = load_word(head + 4),
+                        head2 = load_word(head + 8);
+    if (head0 == (static_cast<std::uint32_t>(slot) << 2 | kGet) && head1 + head2 == offset &&
+        head1 <= offset && head2 < (1u << 30) && nbytes < (1u << 30)) {
+      const std::uint32_t grown = head2 + nbytes;
       std::memcpy(records.data() + last + 8, &grown, 4);
       p.gets.back().nbytes = grown;
       return;
