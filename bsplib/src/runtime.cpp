@@ -424,7 +424,7 @@ void Runtime::apply_puts_and_messages(Group& group,
   auto apply_put = [&](int slot, std::uint32_t offset, const char* payload, std::uint32_t nbytes) {
     char* dst = registry.address(slot, pid) + offset;
     if (nbytes >= kChosenCopyBytes && nbytes < kStreamingCopyBytes)
-      mailbox_reads_.copy(dst, payload, nbytes);
+      put_copies_.copy(dst, payload, nbytes);
     else
       copy_bytes(dst, payload, nbytes);
   };

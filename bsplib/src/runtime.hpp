@@ -178,7 +178,7 @@ class Runtime {
   bool mailbox_written_ = false;
   std::uint64_t mailbox_wanted_ = 0;  // region bytes a put of this superstep found missing
   Mailbox mailbox_;
-  CopyChooser mailbox_reads_;  // the sync's copies of large puts out of the mailbox
+  CopyChooser put_copies_;  // the sync's copies of large puts into their destinations
   DirectWindow direct_;
   std::vector<Transport::Outgoing> outgoing_;
   std::deque<Stream> replies_;  // (a deque: a reply under way keeps its place as others are added)
