@@ -773,6 +773,16 @@ void Transport::round(ChunkKind kind, const std::vector<Outgoing>& out, std::uin
   metadata_ += incoming_[channel_].size() * (sizeof(ChunkHeader) + 2 * sizeof(std::uint64_t));
 }
 
+// How much of an arriving chunk round_parts asks for ahead of its reader (who prefetches on from
+// there as it walks).
+constexpr std::uint64_t kArrivalPrefetchBytes = 1024;
+
+// Prefetches the lines of [at + from, at + to), up to kArrivalPrefetchBytes from at.
+static void prefetch_lines(const char* at, std::uint64_t from, std::uint64_t to) {
+  to = std::min(to, kArrivalPrefetchBytes);
+  for (std::uint64_t line = from / 64 * 64; line < to; line += 64) __builtin_prefetch(at + line);
+}
+
 void Transport::round_parts(const std::vector<Outgoing>& out, std::uint64_t* words, int nwords,
                             MaxReduction& reduction) {
   const auto q = static_cast<std::size_t>(size());
@@ -814,11 +824,23 @@ void Transport::round_parts(const std::vector<Outgoing>& out, std::uint64_t* wor
   incoming.clear();
   if (agreed & 1) {
     const char* base = buffers_[channel_][parity_].base;
-    // Each part's first line on its way while the notes are read (they come from other cores).
-    for (int r = 0; r < size(); ++r)
-      __builtin_prefetch(base + static_cast<std::uint64_t>(r) * part);
+    // Each part's lines on their way while the notes are read (they come from other cores): as
+    // many as that sender's last chunk took (programs repeat their supersteps), at least the
+    // first, at most kArrivalPrefetchBytes (the walk prefetches on from there); then the rest of
+    // those lines once a note says more came. Otherwise the walk would ask for its second line
+    // only after the first arrived: one more core-to-core transfer time in every superstep that
+    // moves data, which is most of what it costs beyond an empty one.
+    std::vector<std::uint64_t>& guessed = last_chunk_bytes_[channel_];
+    guessed.resize(q, 0);
+    for (std::size_t r = 0; r < q; ++r)
+      prefetch_lines(base + r * part, 0, std::max<std::uint64_t>(guessed[r], 1));
     for (int r = 0; r < size(); ++r) {  // group rank order is pid order
       const std::uint64_t bytes = reduction.note_from(r);
+      std::uint64_t& guess = guessed[static_cast<std::size_t>(r)];
+      if (bytes > guess)
+        prefetch_lines(base + static_cast<std::uint64_t>(r) * part,
+                       std::max<std::uint64_t>(guess, 1), bytes);
+      guess = bytes;
       if (!bytes) continue;
       const char* at = base + static_cast<std::uint64_t>(r) * part;
       ChunkHeader header;

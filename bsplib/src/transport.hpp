@@ -270,6 +270,8 @@ class Transport {
     return capacity_[channel_][parity_][0] / static_cast<std::uint64_t>(size()) / 8 * 8;
   }
   std::vector<std::uint64_t> notes_;  // round_parts: bytes sent to each rank
+  // round_parts: bytes of the last chunk each rank sent here, per channel (what to prefetch).
+  std::vector<std::uint64_t> last_chunk_bytes_[kChannels];
   void put_chunk(const Outgoing& chunk, std::uint64_t offset);
   void flush_targets();
   void scan();
