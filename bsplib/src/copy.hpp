@@ -62,7 +62,9 @@ class CopyChooser {
  public:
   static constexpr unsigned kRetryEvery = 16;
 
+  // A copy of kChosenCopyBytes or more; from kStreamingCopyBytes on always around the cache.
   void copy(void* dst, const void* src, std::size_t n) {
+    if (n >= kStreamingCopyBytes) return copy_streaming(dst, src, n);
     const bool streaming = choose();
     const std::int64_t start = now_ns();
     if (streaming)

@@ -34,11 +34,6 @@ void MessageQueue::add_restored(const Message& message) {
 }
 
 void MessageQueue::next(Cursor& cursor, Message& message, const char* call) const {
-  const auto word = [](const char* at) {
-    std::uint32_t w;
-    std::memcpy(&w, at, 4);
-    return w;
-  };
   for (; cursor.segment < segments_.size(); ++cursor.segment, cursor.at = 0) {
     const Segment& s = segments_[cursor.segment];
     std::size_t& at = cursor.at;
@@ -46,25 +41,20 @@ void MessageQueue::next(Cursor& cursor, Message& message, const char* call) cons
       // The reader is often another core than the one that wrote the records: see unpack_stream.
       __builtin_prefetch(s.records + std::min(at + kUnpackPrefetchBytes, s.length));
       const char* record = s.records + at;
-      const std::uint32_t word0 = word(record);
+      const std::uint32_t word0 = load_word(record);
       if (word0 == kPadWord) {
         at += 4;
         continue;
       }
       if ((word0 & 3u) == kShortMessage) {
-        const std::uint32_t payload_nbytes = short_message_payload_nbytes(word0);
-        const std::size_t bytes = kShortMessageHead + align8(payload_nbytes);
-        if (at % 8 || bytes > s.length - at || short_message_tag_nbytes(word0) > kInlineTagBytes)
-          break;  // not a record: the stream is damaged
+        const std::size_t bytes = short_message_bytes(word0, at, s.length);
+        if (bytes == 0) break;  // not a record: the stream is damaged
         at += bytes;
-        message.tag = record + 4;
-        message.payload = record + kShortMessageHead;
-        message.tag_nbytes = short_message_tag_nbytes(word0);
-        message.payload_nbytes = payload_nbytes;
+        take_short(record, word0, message);
         return;
       }
       if (s.length - at < kHeaderBytes) break;
-      const std::uint32_t word1 = word(record + 4), word2 = word(record + 8);
+      const std::uint32_t word1 = load_word(record + 4), word2 = load_word(record + 8);
       const std::uint32_t kind = word0 & 3u;
       std::size_t bytes = 0;
       if (kind == kPut)
@@ -83,7 +73,7 @@ void MessageQueue::next(Cursor& cursor, Message& message, const char* call) cons
       return;
     }
     // Only pad words may follow the last record.
-    for (; s.length - at >= 4 && word(s.records + at) == kPadWord; at += 4) {
+    for (; s.length - at >= 4 && load_word(s.records + at) == kPadWord; at += 4) {
     }
     if (at != s.length)
       fail(call, "internal error: malformed message stream from process %d (offset %zu of %zu)",

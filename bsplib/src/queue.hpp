@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <vector>
 
 #include "records.hpp"
@@ -82,22 +81,24 @@ class MessageQueue {
     if (cursor_.segment >= segments_.size()) return false;
     const Segment& s = segments_[cursor_.segment];
     const std::size_t at = cursor_.at;
-    if (at % 8 || s.length - at < kShortMessageHead) return false;
+    if (s.length - at < kShortMessageHead) return false;
     // The reader is often another core than the one that wrote the records: see unpack_stream.
     __builtin_prefetch(s.records + std::min(at + kUnpackPrefetchBytes, s.length));
     const char* record = s.records + at;
-    std::uint32_t word0;
-    std::memcpy(&word0, record, 4);
+    const std::uint32_t word0 = load_word(record);
     if (word0 == kPadWord || (word0 & 3u) != kShortMessage) return false;
-    const std::uint32_t payload_nbytes = short_message_payload_nbytes(word0);
-    const std::size_t bytes = kShortMessageHead + align8(payload_nbytes);
-    if (bytes > s.length - at || short_message_tag_nbytes(word0) > kInlineTagBytes) return false;
+    const std::size_t bytes = short_message_bytes(word0, at, s.length);
+    if (bytes == 0) return false;
     cursor_.at = at + bytes;
+    take_short(record, word0, message);
+    return true;
+  }
+  // The short message record at `record`, whose first word is word0 (checked), into message.
+  static void take_short(const char* record, std::uint32_t word0, Message& message) {
     message.tag = record + 4;
     message.payload = record + kShortMessageHead;
     message.tag_nbytes = short_message_tag_nbytes(word0);
-    message.payload_nbytes = payload_nbytes;
-    return true;
+    message.payload_nbytes = short_message_payload_nbytes(word0);
   }
   void find_front(const char* call);
 

@@ -122,6 +122,14 @@ inline bool is_short_message(std::uint32_t tag_nbytes, std::uint32_t payload_nby
 }
 inline std::uint32_t short_message_tag_nbytes(std::uint32_t word0) { return word0 >> 2 & 7u; }
 inline std::uint32_t short_message_payload_nbytes(std::uint32_t word0) { return word0 >> 5; }
+// The bytes of the short message record that starts with word0 at offset `at` of a stream of
+// `length` bytes; 0 where it is no well-formed one (not 8-aligned, running past the end, a tag
+// size over 4): the stream is damaged.
+inline std::size_t short_message_bytes(std::uint32_t word0, std::size_t at, std::size_t length) {
+  const std::size_t bytes = kShortMessageHead + align8(short_message_payload_nbytes(word0));
+  return at % 8 || bytes > length - at || short_message_tag_nbytes(word0) > kInlineTagBytes ? 0
+                                                                                            : bytes;
+}
 
 // Where a message's tag ends, from the record's start: its payload begins there.
 inline std::size_t message_tag_end(std::uint32_t tag_nbytes) {
@@ -196,19 +204,13 @@ bool unpack_stream(const char* stream, std::size_t length, OnPut&& on_put, OnGet
     __builtin_prefetch(stream + std::min(at + kUnpackPrefetchBytes, length));
     // Each header word is its own 4-byte load: copying the header into an array and reading two
     // of its words as one 8-byte value would stall on store forwarding for every record.
-    const auto word = [stream](std::size_t i) {
-      std::uint32_t w;
-      std::memcpy(&w, stream + i, 4);
-      return w;
-    };
+    const auto word = [stream](std::size_t i) { return load_word(stream + i); };
     const std::uint32_t word0 = word(at);
     if ((word0 & 3u) == kShortMessage && word0 != kPadWord) {
-      const std::uint32_t payload_nbytes = short_message_payload_nbytes(word0);
-      const std::size_t record = kShortMessageHead + align8(payload_nbytes);
-      if (at % 8 || length - at < record || short_message_tag_nbytes(word0) > kInlineTagBytes)
-        return false;
+      const std::size_t record = short_message_bytes(word0, at, length);
+      if (record == 0) return false;
       on_message(stream + at + 4, short_message_tag_nbytes(word0), stream + at + kShortMessageHead,
-                 payload_nbytes);
+                 short_message_payload_nbytes(word0));
       at += record;
       continue;
     }

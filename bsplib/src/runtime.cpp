@@ -423,7 +423,7 @@ void Runtime::apply_puts_and_messages(Group& group,
                                       const std::vector<Transport::Incoming>& streams) {
   auto apply_put = [&](int slot, std::uint32_t offset, const char* payload, std::uint32_t nbytes) {
     char* dst = registry.address(slot, pid) + offset;
-    if (nbytes >= kChosenCopyBytes && nbytes < kStreamingCopyBytes)
+    if (nbytes >= kChosenCopyBytes)
       put_copies_.copy(dst, payload, nbytes);
     else
       copy_bytes(dst, payload, nbytes);

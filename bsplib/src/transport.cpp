@@ -836,13 +836,11 @@ void Transport::round_parts(const std::vector<Outgoing>& out, std::uint64_t* wor
       prefetch_lines(base + r * part, 0, std::max<std::uint64_t>(guessed[r], 1));
     for (int r = 0; r < size(); ++r) {  // group rank order is pid order
       const std::uint64_t bytes = reduction.note_from(r);
+      const char* at = base + static_cast<std::uint64_t>(r) * part;
       std::uint64_t& guess = guessed[static_cast<std::size_t>(r)];
-      if (bytes > guess)
-        prefetch_lines(base + static_cast<std::uint64_t>(r) * part,
-                       std::max<std::uint64_t>(guess, 1), bytes);
+      if (bytes > guess) prefetch_lines(at, std::max<std::uint64_t>(guess, 1), bytes);
       guess = bytes;
       if (!bytes) continue;
-      const char* at = base + static_cast<std::uint64_t>(r) * part;
       ChunkHeader header;
       if (bytes < sizeof header || bytes > part ||
           (std::memcpy(&header, at, sizeof header),
@@ -1205,9 +1203,7 @@ void Mailbox::write(int target, std::uint64_t offset, const void* header, std::s
                     const void* payload, std::size_t payload_bytes) {
   char* at = base_ + static_cast<std::uint64_t>(target) * region_bytes_ + offset;
   std::memcpy(at, header, header_bytes);
-  if (payload_bytes >= kStreamingCopyBytes)
-    copy_streaming(at + header_bytes, payload, payload_bytes);
-  else if (payload_bytes >= kChosenCopyBytes)
+  if (payload_bytes >= kChosenCopyBytes)
     writes_.copy(at + header_bytes, payload, payload_bytes);
   else
     std::memcpy(at + header_bytes, payload, payload_bytes);
