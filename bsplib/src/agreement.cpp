@@ -2,30 +2,36 @@
 
 namespace bspg {
 
-void Header::encode(std::uint64_t* words) const {
+std::uint64_t Header::digest() const {
+  bool rare = false;
+  for (int f = 0; f < kFields; ++f)
+    if (f != kCall && field[f] != 0) rare = true;
+  if (!rare) return field[kCall];  // small: never has the top bit
+  // Every field stirred in turn with a bijective 64-bit mix (multiply, shift and xor steps), the
+  // top bit set so that no hash equals a plain call.
+  std::uint64_t h = 0;
   for (int f = 0; f < kFields; ++f) {
-    words[f] = field[f];
-    words[kFields + f] = ~field[f];
+    h ^= field[f] + 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(f + 1);
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+    h ^= h >> 31;
   }
-  for (int bit = 0; bit < kFlagCount; ++bit) words[2 * kFields + bit] = (flags >> bit) & 1;
-  if (mailbox_short) words[2 * kFields + kMailboxBit] = 2;
+  return h | std::uint64_t{1} << 63;
 }
 
-Agreement::Agreement(const std::uint64_t* words) {
-  for (int f = 0; f < Header::kFields; ++f) {
-    max_[f] = words[f];
-    min_[f] = ~words[Header::kFields + f];
-  }
-  flags_ = 0;
+void Header::encode(std::uint64_t* words) const {
+  const std::uint64_t d = digest();
+  words[0] = d;
+  words[1] = ~d;
+  for (int bit = 0; bit < kFlagCount; ++bit) words[2 + bit] = (flags >> bit) & 1;
+  if (mailbox_short) words[2 + kMailboxBit] = 2;
+}
+
+Agreement::Agreement(const std::uint64_t* words)
+    : largest_digest_(words[0]), smallest_digest_(~words[1]), flags_(0) {
   for (int bit = 0; bit < Header::kFlagCount; ++bit)
-    if (words[2 * Header::kFields + bit]) flags_ |= std::uint64_t{1} << bit;
-  mailbox_short_ = words[2 * Header::kFields + Header::kMailboxBit] == 2;
-}
-
-bool Agreement::unanimous() const {
-  for (int f = 0; f < Header::kFields; ++f)
-    if (max_[f] != min_[f]) return false;
-  return true;
+    if (words[2 + bit]) flags_ |= std::uint64_t{1} << bit;
+  mailbox_short_ = words[2 + Header::kMailboxBit] == 2;
 }
 
 namespace {

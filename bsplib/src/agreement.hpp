@@ -1,12 +1,15 @@
 // agreement.hpp - what every process must agree on at a sync (BSPlib semantics), checked with one
 // reduction instead of an exchange of everything.
 //
-// Each process describes its side of the sync in a Header. The agreement fields travel twice, as
-// the value and as its complement, in one element-wise MPI_MAX reduction, which yields the largest
-// and (complemented back) the smallest value of every field: all processes agree exactly when the
-// two are equal. Flags, one word each, are ORed by the same reduction. Only when processes disagree
-// does the sync gather every header (O(p) data, on that error path alone) to say which process
-// differs and how. No MPI in here.
+// Each process describes its side of the sync in a Header. Its fields travel as one digest, twice:
+// as the value and as its complement, in one element-wise MPI_MAX reduction, which yields the
+// largest and (complemented back) the smallest digest: all processes agree when the two are equal.
+// In a superstep without registrations or a new tag size (most of them) the digest is the call
+// itself, exact; otherwise a 63-bit hash of every field, so two different headers would pass
+// unnoticed with odds of 2^-63. Flags, one word each, are ORed by the same reduction. The few
+// words keep the reduction of a sync on one node within one cache line (transport.hpp). Only when
+// processes disagree does the sync gather every header (O(p) data, on that error path alone) to
+// say which process differs and how. No MPI in here.
 #pragma once
 
 #include <cstdint>
@@ -34,8 +37,8 @@ struct Header {
   static constexpr int kFlagCount = 3;
   static constexpr int kMailboxBit = 2;  // kMailbox's word among the flags
   static_assert(kMailbox == std::uint64_t{1} << kMailboxBit, "kMailboxBit names kMailbox");
-  // Values, complements, then one word per flag (MPI_MAX of 0/1 words is their OR).
-  static constexpr int kWords = 2 * kFields + kFlagCount;
+  // The digest, its complement, then one word per flag (MPI_MAX of 0/1 words is their OR).
+  static constexpr int kWords = 2 + kFlagCount;
 
   std::uint64_t field[kFields] = {};
   std::uint64_t flags = 0;
@@ -44,20 +47,21 @@ struct Header {
   bool mailbox_short = false;
 
   void encode(std::uint64_t* words) const;
+  std::uint64_t digest() const;
 };
 
 // A reduced header.
 class Agreement {
  public:
   explicit Agreement(const std::uint64_t* words);
-  bool unanimous() const;
-  std::uint64_t value(Header::Field f) const { return max_[f]; }  // meaningful when unanimous
+  // Whether every process's header is the same (then each process's own fields are the agreed
+  // ones).
+  bool unanimous() const { return largest_digest_ == smallest_digest_; }
   bool any(Header::Flag flag) const { return (flags_ & flag) != 0; }
   bool mailbox_short() const { return mailbox_short_; }  // of any process
 
  private:
-  std::uint64_t max_[Header::kFields];
-  std::uint64_t min_[Header::kFields];
+  std::uint64_t largest_digest_, smallest_digest_;
   std::uint64_t flags_;
   bool mailbox_short_ = false;
 };

@@ -346,8 +346,7 @@ void Runtime::sync(Group& group, SyncCall call) {
   if (&group != world) return;
 
   // Registrations and pops take effect now, after this superstep's data has moved.
-  if (agreement.value(Header::kPushCount) || agreement.value(Header::kPopCount))
-    apply_registrations();
+  if (header.field[Header::kPushCount] || header.field[Header::kPopCount]) apply_registrations();
   if (requested_tag_nbytes >= 0) {
     tag_nbytes = static_cast<std::uint32_t>(requested_tag_nbytes);
     requested_tag_nbytes = -1;

@@ -378,10 +378,12 @@ bool MaxReduction::open_shared(int rank, int size) {
   MPI_Allreduce(&fits, &all_fit, 1, MPI_INT, MPI_MIN, comm_);
   if (!all_fit) return false;
   rank_ = rank, size_ = size;
-  // A run number, then the words; 64-byte lines of their own per slot. The notes in lines of
-  // their own after them, so that a reader who wants none never loads them.
-  notes_at_ = (1 + mine_.size() + 7) / 8 * 8;
-  slot_words_ = notes_at_ + (notes_ ? (static_cast<std::size_t>(size) + 7) / 8 * 8 : 0);
+  // A run number, the words, then the notes for each other process (none for oneself), on
+  // 64-byte lines of their own per slot. A reader waits for the run number and then loads the
+  // rest, one core-to-core transfer for each further line: a sync of two processes (a header
+  // of 6 words, one note) fits on one line.
+  notes_at_ = 1 + mine_.size();
+  slot_words_ = (notes_at_ + (notes_ ? static_cast<std::size_t>(size) - 1 : 0) + 7) / 8 * 8;
   std::uint64_t* base = nullptr;
   MPI_Win_allocate_shared(static_cast<MPI_Aint>(2 * slot_words_ * sizeof(std::uint64_t)),
                           sizeof(std::uint64_t), MPI_INFO_NULL, comm_, &base, &shared_);
@@ -403,10 +405,9 @@ void MaxReduction::run_shared(std::uint64_t* words, const std::function<void()>*
   std::uint64_t* mine = slot(rank_, run);
   std::copy(words, words + mine_.size(), mine + 1);
   if (notes_) {  // always written: a reader may ask for them whatever this process sent
-    if (notes)
-      std::copy(notes, notes + size_, mine + notes_at_);
-    else
-      std::fill(mine + notes_at_, mine + notes_at_ + size_, 0);
+    std::uint64_t* to = mine + notes_at_;
+    for (int q = 0; q < size_; ++q)
+      if (q != rank_) *to++ = notes ? notes[q] : 0;
   }
   __atomic_store_n(mine, run, __ATOMIC_RELEASE);
   for (int q = 0; q < size_; ++q) {
@@ -835,7 +836,8 @@ void Transport::round_parts(const std::vector<Outgoing>& out, std::uint64_t* wor
     for (std::size_t r = 0; r < q; ++r)
       prefetch_lines(base + r * part, 0, std::max<std::uint64_t>(guessed[r], 1));
     for (int r = 0; r < size(); ++r) {  // group rank order is pid order
-      const std::uint64_t bytes = reduction.note_from(r);
+      const std::uint64_t bytes =
+          r == rank_ ? notes_[static_cast<std::size_t>(r)] : reduction.note_from(r);
       const char* at = base + static_cast<std::uint64_t>(r) * part;
       std::uint64_t& guess = guessed[static_cast<std::size_t>(r)];
       if (bytes > guess) prefetch_lines(at, std::max<std::uint64_t>(guess, 1), bytes);

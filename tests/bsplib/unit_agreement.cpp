@@ -1,5 +1,5 @@
-// Agreement at a sync: one MAX reduction of values and complements gives largest and smallest of
-// every field; disagreements are named from gathered headers; pops agree separately.
+// Agreement at a sync: one MAX reduction of a digest and its complement gives the largest and
+// smallest digest; disagreements are named from gathered headers; pops agree separately.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -38,7 +38,6 @@ TEST(Agreement, IdenticalHeadersAgreeAndFlagsAreOred) {
   EXPECT_TRUE(agreement.any(Header::kGets));
   EXPECT_TRUE(agreement.any(Header::kMailbox));
   EXPECT_FALSE(agreement.any(Header::kDirectPuts));
-  EXPECT_EQ(agreement.value(Header::kCall), static_cast<std::uint64_t>(SyncCall::Sync));
 }
 
 // One process whose put found its mailbox region too small: every process learns it (the regions
@@ -62,6 +61,33 @@ TEST(Agreement, AnyDifferenceInAFieldIsSeen) {
     headers[1].field[field] += 1;
     EXPECT_FALSE(Agreement(reduce(headers).data()).unanimous()) << "field " << field;
   }
+}
+
+// The same in a superstep with registrations and a new tag size (the digest is then a hash), for
+// differences small and large, and identical such headers still agree.
+TEST(Agreement, AnyDifferenceIsSeenWhenRegistrationsChange) {
+  Header busy = sync_header();
+  busy.field[Header::kPushCount] = 3;
+  busy.field[Header::kPopCount] = 1;
+  busy.field[Header::kOpOrder] = 0x5a5a1234abcdULL;
+  busy.field[Header::kTagSize] = 5;
+  EXPECT_TRUE(Agreement(reduce({busy, busy, busy}).data()).unanimous());
+  const std::uint64_t changes[] = {1, 2, 0x100000000ULL, std::uint64_t{1} << 63};
+  for (int field = 0; field < Header::kFields; ++field) {
+    for (std::uint64_t change : changes) {
+      Header other = busy;
+      other.field[field] ^= change;
+      EXPECT_FALSE(Agreement(reduce({busy, other, busy}).data()).unanimous())
+          << "field " << field << " change " << change;
+    }
+  }
+  // A header with registrations never passes for a plain sync or bsp_end.
+  Header plain = sync_header(), only_push = sync_header();
+  only_push.field[Header::kPushCount] = 1;
+  EXPECT_FALSE(Agreement(reduce({plain, only_push}).data()).unanimous());
+  Header end = sync_header();
+  end.field[Header::kCall] = static_cast<std::uint64_t>(SyncCall::End);
+  EXPECT_FALSE(Agreement(reduce({plain, end}).data()).unanimous());
 }
 
 TEST(Agreement, FirstProcessThatDiffersReportsWithItsPid) {
