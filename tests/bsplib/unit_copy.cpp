@@ -1,5 +1,6 @@
 // CopyChooser: large copies on one node take the way (through the cache or around it) that its
-// own timings found cheaper, try the other now and then, and follow a change.
+// own timings found cheaper, try the other now and then, and follow a change. copy_for_reader:
+// the transport's chunk copy copies every byte.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -86,5 +87,41 @@ TEST(CopyChooser, CopiesEveryByteEitherWay) {
     for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(dst[i + 5], src[i + 1]) << "copy " << copy;
     for (std::size_t i = 0; i < 5; ++i) ASSERT_EQ(dst[i], 0xAA);
     for (std::size_t i = n + 5; i < dst.size(); ++i) ASSERT_EQ(dst[i], 0xAA);
+  }
+}
+
+// The chunk copy into another process's receive buffer: every byte, and not one more, at sizes
+// around its 64-byte steps and on both sides of the size where it hands over to memcpy, from and
+// to any alignment.
+TEST(CopyForReader, CopiesEveryByteAndNoMore) {
+  const std::size_t sizes[] = {0,
+                               1,
+                               7,
+                               8,
+                               63,
+                               64,
+                               65,
+                               127,
+                               128,
+                               129,
+                               1000,
+                               4096,
+                               4100,
+                               kReaderCopyBytes - 1,
+                               kReaderCopyBytes,
+                               kReaderCopyBytes + 9};
+  std::vector<unsigned char> src(kReaderCopyBytes + 80), dst(kReaderCopyBytes + 160);
+  for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<unsigned char>(i * 13 + 1);
+  for (std::size_t n : sizes) {
+    for (std::size_t from : {0, 3, 8}) {
+      for (std::size_t to : {0, 5, 64}) {
+        std::fill(dst.begin(), dst.end(), 0xAA);
+        copy_for_reader(dst.data() + to, src.data() + from, n);
+        for (std::size_t i = 0; i < n; ++i)
+          ASSERT_EQ(dst[to + i], src[from + i]) << "n " << n << " byte " << i;
+        for (std::size_t i = 0; i < to; ++i) ASSERT_EQ(dst[i], 0xAA) << "n " << n;
+        for (std::size_t i = to + n; i < dst.size(); ++i) ASSERT_EQ(dst[i], 0xAA) << "n " << n;
+      }
+    }
   }
 }
