@@ -8,6 +8,7 @@
 #include <ctime>
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <emmintrin.h>  // SSE2: non-temporal stores (every x86-64 processor has them)
 #endif
 
@@ -50,12 +51,25 @@ inline void copy_streaming(void* dst, const void* src, std::size_t n) {
 // Copies below this size into memory another core reads next go by copy_for_reader's own moves.
 constexpr std::size_t kReaderCopyBytes = std::size_t{32} << 10;
 
+#if defined(__x86_64__)
+// Whether the processor has PREFETCHW (AMD since K8, Intel since Broadwell; CPUID 0x80000001,
+// ECX bit 8).
+inline bool has_prefetchw() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid(0x80000001, &eax, &ebx, &ecx, &edx) && (ecx & (1u << 8)) != 0;
+}
+#endif
+
 // memcpy for a chunk that another process on this node reads right after (the transport's copy
-// into its receive buffer). From 2 KiB up the C library copies with `rep movsb`; on the AMD EPYC
-// (Zen 4) measured, a superstep's cost per word then rose at a few hundred words once receive
-// buffers started on a cache line, a bend that took BSPedupack's fitted l from 1.5-1.8 to 2.1-2.4
-// times the empty superstep. Below kReaderCopyBytes this copies with 16-byte moves through the
-// cache; from there on `rep movsb` is as fast or faster (4096 single-word puts: 80 KiB).
+// into its receive buffer), measured on an AMD EPYC (Zen 4) whose cores now share a cache, now
+// do not:
+// - From 2 KiB up the C library copies with `rep movsb`. The reader's sync then cost about 0.4 us
+//   more (a step in the cost of an h-relation at about 100 words) where the cores share no
+//   cache: BSPedupack's fit put l at 2.1-2.7 times the empty superstep.
+// - Plain stores need each line taken from the reader's cache first (it read the part two syncs
+//   ago). Asked for all at once (PREFETCHW) before the first store, those transfers overlap
+//   instead of waiting in turn behind the stores.
+// From kReaderCopyBytes on, `rep movsb` is the faster (4096 single-word puts: 80 KiB).
 inline void copy_for_reader(void* dst, const void* src, std::size_t n) {
 #if defined(__x86_64__)
   if (n >= kReaderCopyBytes) {
@@ -64,6 +78,10 @@ inline void copy_for_reader(void* dst, const void* src, std::size_t n) {
   }
   auto* to = static_cast<char*>(dst);
   const auto* from = static_cast<const char*>(src);
+  static const bool prefetchw = has_prefetchw();
+  if (prefetchw)
+    for (std::size_t line = 0; line < n; line += 64)
+      __asm__ volatile("prefetchw %0" ::"m"(to[line]));
   std::size_t at = 0;
   for (; at + 64 <= n; at += 64) {
     const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + at));
