@@ -1,4 +1,4 @@
-// copy.hpp - memory copies for large transfers on one node.
+// copy.hpp - memory copies for transfers on one node: chunks into a receive buffer, large puts.
 #pragma once
 
 #include <algorithm>
