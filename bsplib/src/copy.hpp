@@ -17,6 +17,28 @@ namespace bspg {
 // Copies of this size and more bypass the cache (copy_streaming).
 constexpr std::size_t kStreamingCopyBytes = std::size_t{4} << 20;
 
+#if defined(__x86_64__)
+// One 64-byte line: four 16-byte loads, then four stores, around the cache (non-temporal; `to`
+// starts a line) or through it.
+template <bool kAroundCache>
+inline void copy_line(char* to, const char* from) {
+  const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from));
+  const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + 16));
+  const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + 32));
+  const __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + 48));
+  const auto store = [](char* at, __m128i value) {
+    if constexpr (kAroundCache)
+      _mm_stream_si128(reinterpret_cast<__m128i*>(at), value);
+    else
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(at), value);
+  };
+  store(to, a);
+  store(to + 16, b);
+  store(to + 32, c);
+  store(to + 48, d);
+}
+#endif
+
 // memcpy whose stores bypass the cache (non-temporal), for copies far larger than a core's cache
 // (a large put's copy at the call and the receiver's at the sync): the destination's lines are
 // not read first, and the copy does not evict what the program works on. The C library does the
@@ -31,16 +53,7 @@ inline void copy_streaming(void* dst, const void* src, std::size_t n) {
       std::min<std::size_t>((64 - reinterpret_cast<std::uintptr_t>(to) % 64) % 64, n);
   std::memcpy(to, from, head);
   std::size_t at = head;
-  for (; at + 64 <= n; at += 64) {
-    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + at));
-    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + at + 16));
-    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + at + 32));
-    const __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + at + 48));
-    _mm_stream_si128(reinterpret_cast<__m128i*>(to + at), a);
-    _mm_stream_si128(reinterpret_cast<__m128i*>(to + at + 16), b);
-    _mm_stream_si128(reinterpret_cast<__m128i*>(to + at + 32), c);
-    _mm_stream_si128(reinterpret_cast<__m128i*>(to + at + 48), d);
-  }
+  for (; at + 64 <= n; at += 64) copy_line<true>(to + at, from + at);
   _mm_sfence();
   std::memcpy(to + at, from + at, n - at);
 #else
@@ -84,14 +97,7 @@ inline void copy_for_reader(void* dst, const void* src, std::size_t n) {
       __asm__ volatile("prefetchw %0" ::"m"(to[line]));
   std::size_t at = 0;
   for (; at + 64 <= n; at += 64) {
-    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + at));
-    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + at + 16));
-    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + at + 32));
-    const __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + at + 48));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(to + at), a);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(to + at + 16), b);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(to + at + 32), c);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(to + at + 48), d);
+    copy_line<false>(to + at, from + at);
     __asm__ volatile("" ::: "memory");  // stays a loop: the compiler would make it a memcpy call
   }
   std::memcpy(to + at, from + at, n - at);

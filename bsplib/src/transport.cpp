@@ -424,6 +424,7 @@ void MaxReduction::run_shared(std::uint64_t* words, const std::function<void()>*
     std::uint64_t* to = mine + notes_at_;
     for (int q = 0; q < size_; ++q)
       if (q != rank_) *to++ = notes ? notes[q] : 0;
+    own_note_ = notes ? notes[rank_] : 0;
   }
   __atomic_store_n(mine, run, __ATOMIC_RELEASE);
   for (int q = 0; q < size_; ++q) {
@@ -854,8 +855,7 @@ void Transport::round_parts(const std::vector<Outgoing>& out, std::uint64_t* wor
     for (std::size_t r = 0; r < q; ++r)
       prefetch_lines(base + r * part, 0, std::max<std::uint64_t>(guessed[r], 1));
     for (int r = 0; r < size(); ++r) {  // group rank order is pid order
-      const std::uint64_t bytes =
-          r == rank_ ? notes_[static_cast<std::size_t>(r)] : reduction.note_from(r);
+      const std::uint64_t bytes = reduction.note_from(r);
       const char* at = base + static_cast<std::uint64_t>(r) * part;
       std::uint64_t& guess = guessed[static_cast<std::size_t>(r)];
       if (bytes > guess) prefetch_lines(at, std::max<std::uint64_t>(guess, 1), bytes);

@@ -114,9 +114,9 @@ class MaxReduction {
   // shared() and notes asked for at construction): one word for each rank, by rank.
   void run(std::uint64_t* words, const std::function<void()>* while_waiting = nullptr,
            const std::uint64_t* notes = nullptr);
-  // After a run: the word another process `rank` noted for this one in it (valid until the next
-  // run).
+  // After a run: the word `rank` noted for this process in it (valid until the next run).
   std::uint64_t note_from(int rank) const {
+    if (rank == rank_) return own_note_;  // a slot holds no note for its own process
     return slot(rank,
                 runs_)[notes_at_ + static_cast<std::size_t>(rank_ < rank ? rank_ : rank_ - 1)];
   }
@@ -147,6 +147,7 @@ class MaxReduction {
   std::size_t sum_words_ = 0;
   bool notes_ = false;
   std::size_t notes_at_ = 0;  // in a slot: the notes, right after the run number and the words
+  std::uint64_t own_note_ = 0;                   // the last run's note for this process itself
   MPI_Datatype mixed_type_ = MPI_DATATYPE_NULL;  // the words as one element, for a mixed MPI op
   // By sites: the site's reduction, and for its first rank the exchange with the other sites'.
   bool open_sites(int rank, const std::vector<int>& sites, int tag);
