@@ -58,6 +58,8 @@ void bsp_init_with_user_data(void (*spmd)(void *), int argc, char **argv, void *
 
 /* For the inline functions below, not for programs: stop the job with one line naming `call`
  * and the value that bspg's int arguments cannot hold. */
+/* mcbsp::BSP_program::begin's later sections: names the section to the other processes. */
+void bspg_mcbsp_name_section(void (*section)(void));
 BSP_NORETURN void bspg_mcbsp_too_large(const char *call, const char *what, size_t value);
 BSP_NORETURN void bspg_mcbsp_pid_out_of_range(const char *call, unsigned int pid);
 

@@ -3,18 +3,16 @@
 //
 // A program derives from BSP_program, implements spmd() (the SPMD part) and newInstance() (a new
 // object of its own class, for another process to run spmd() on), and calls begin(P). In bspg
-// every process runs main (the processes a master spawns run it again from its start), so every
-// process builds its own object and calls begin(P) itself, which
+// every process runs main up to its first begin(P) (so every process builds its own object), and
+// only process 0 after it; begin(P)
 //   - starts the SPMD section, bsp_begin(P) (P above INT_MAX asks for every process available);
 //   - runs spmd() on this object on process 0, and on newInstance() of this process's object on
 //     every other process (MulticoreBSP: on the original object in its first thread, and on
 //     newInstance() of it in every thread it spawns), so that what newInstance() copies comes
 //     from an object that main built on that process;
-//   - ends the section, bsp_end(): process 0 returns from begin, every other process ends there,
-//     its instance with it (where bsp_end returns, in a program that started MPI itself, the
-//     instance is destroyed with destroyInstance()).
-// One SPMD section per program, as with bsp_begin: a second begin stops the job with bsp_begin's
-// message.
+//   - ends the section, bsp_end(), and destroys the instance with destroyInstance().
+// begin() may be called again, on this object or another: the other processes wait between
+// sections and run the next one on newInstance() of the object their own last begin() saw.
 #ifndef BSPG_MCBSP_HPP
 #define BSPG_MCBSP_HPP
 
@@ -39,16 +37,41 @@ class BSP_program {
  public:
   // Runs spmd() on min(P, available) processes: bsp_begin, spmd(), bsp_end.
   void begin(const MCBSP_PROCESSOR_INDEX_DATATYPE P = bsp_nprocs()) {
-    bsp_begin(P);
-    BSP_program *const instance = bsp_pid() == 0 ? this : newInstance();
+    current() = this;
+    requested() = P;
+    // The first section starts from main on every process; a later one is named to the others,
+    // who wait between sections, as bsp_init names an SPMD part.
+    if (sections_begun()++ > 0) bspg_mcbsp_name_section(&section);
+    section();
+  }
+
+ private:
+  static BSP_program *&current() {
+    static BSP_program *program = 0;
+    return program;
+  }
+  static MCBSP_PROCESSOR_INDEX_DATATYPE &requested() {
+    static MCBSP_PROCESSOR_INDEX_DATATYPE P = 0;
+    return P;
+  }
+  static unsigned &sections_begun() {
+    static unsigned count = 0;
+    return count;
+  }
+
+  static void section() {
+    bsp_begin(requested());
+    BSP_program *const program = current();
+    BSP_program *const instance = bsp_pid() == 0 ? program : program->newInstance();
     if (instance == 0)
       bsp_abort("bspg: process %u: mcbsp::BSP_program::begin: newInstance() returned NULL\n",
                 (unsigned int)bsp_pid());
     instance->spmd();
     bsp_end();
-    if (instance != this) destroyInstance(instance);
+    if (instance != program) program->destroyInstance(instance);
   }
 
+ public:
   virtual ~BSP_program() {}
 };
 

@@ -26,20 +26,10 @@ using bspg::Runtime;
 
 namespace {
 
-bool owns_mpi = false;     // bspg called MPI_Init (so bsp_end finalizes and ends processes > 0)
 int last_nprocs = 1;       // the last section's processes
-int available_after = 0;   // bsp_nprocs() after bsp_end: the processes available at bsp_begin
 bool init_called = false;  // bsp_init named the SPMD function
 
-// Initialises MPI unless someone already has; remembers whether bspg did (and then also
-// finalizes it should the program end before bsp_begin).
-void start_mpi() {
-  if (bspg::ensure_mpi()) {
-    owns_mpi = true;
-    bspg::mpi_started_by_bspg();
-    bspg::install_crash_handlers();
-  }
-}
+using bspg::start_mpi;
 
 [[noreturn]] void outside_spmd(const char* call) {
   // Make sure MPI runs, so that one process reports and all stop, even before bsp_begin.
@@ -189,7 +179,8 @@ int end_section(bool ended_by_exit) {
   g_phase = Phase::After;
   bspg::leave_job();
   // MPI stays up where a later section may follow; the program's end finalizes it then.
-  if (owns_mpi && !bspg::later_sections_possible() && !bspg::parks_between_sections())
+  if (bspg::bspg_owns_mpi() && !bspg::later_sections_possible() &&
+      !bspg::parks_between_sections())
     MPI_Finalize();
   return pid;
 }
@@ -215,20 +206,22 @@ extern "C" {
 void bsp_begin(int maxprocs) {
   if (g_phase == Phase::Inside)
     fail("bsp_begin", "called twice (inside the SPMD section it started; bsp_end it first)");
-  if (g_phase == Phase::After && !bspg::later_sections_possible() &&
-      !bspg::parks_between_sections())
+  // The others run a later section's part, which only bsp_init can name to them.
+  if (g_phase == Phase::After && !bspg::parks_between_sections() &&
+      (!bspg::later_sections_possible() || bspg::current_spmd_part() == nullptr))
     fail("bsp_begin",
          "called twice: a later SPMD section needs its SPMD part in a function named by bsp_init, "
-         "and bsp_init called before the first section (the other processes of the first section "
-         "ended at its bsp_end)");
+         "called before this bsp_begin%s",
+         bspg::bspg_owns_mpi() ? ""
+                               : " (and bspg's own start of MPI: this program started MPI "
+                                 "itself, so the other processes ended at the first bsp_end)");
   start_mpi();
-  available_after = bsp_nprocs();
   bspg::Membership member = bspg::join_job(maxprocs);
   if (member.comm == MPI_COMM_NULL) {
     // Not needed for this run: wait for the others to finish, then leave quietly.
     g_phase = Phase::After;
     last_nprocs = member.nprocs;
-    if (owns_mpi) {
+    if (bspg::bspg_owns_mpi()) {
       MPI_Finalize();
       std::exit(0);
     }
@@ -252,7 +245,7 @@ void bsp_end(void) {
   // The standard: all processes but 0 end here; process 0 continues sequentially. Under
   // bsp_init the others wait here for a later section instead, until process 0 ends.
   if (pid != 0 && bspg::parks_between_sections()) bspg::wait_for_next_section();
-  if (owns_mpi && pid != 0) std::exit(0);
+  if (bspg::bspg_owns_mpi() && pid != 0) std::exit(0);
 }
 
 void bsp_init(void (*spmd_part)(void), int argc, char* argv[]) {
@@ -260,31 +253,25 @@ void bsp_init(void (*spmd_part)(void), int argc, char* argv[]) {
   (void)argv;
   if (g_phase == Phase::Inside) fail("bsp_init", "called inside an SPMD section");
   if (spmd_part == nullptr) fail("bsp_init", "the SPMD function is NULL");
+  start_mpi();
   if (g_phase == Phase::After && !bspg::later_sections_possible())
     fail("bsp_init",
-         "called after an SPMD section that bsp_init did not start: its other processes ended at "
-         "its bsp_end (call bsp_init before the first section to have several)");
+         "called after an SPMD section in a program that started MPI itself: its other "
+         "processes ended at that section's bsp_end (let bspg start MPI to have several)");
   const bool first = !init_called;
   init_called = true;
-  start_mpi();
+  // Where the program started MPI itself, every process runs main: the others go straight to the
+  // SPMD part here (elsewhere they never ran main: before_main).
+  if (first && bspg::runs_spmd_part_at_once())
+    bspg::run_spmd_part_only(bspg::spmd_part_to_run(spmd_part));
   bspg::name_spmd_part(spmd_part);
-  if (first && bspg::runs_spmd_part_at_once()) {
-    // Only process 0 runs main; the others go straight to the SPMD part (bsp_end ends them or
-    // parks them for a later section, or, where the SPMD function returns without it,
-    // end_at_exit).
-    void (*part)(void) = bspg::spmd_part_to_run(spmd_part);
-    bspg::name_spmd_part(part);
-    part();
-    if (g_phase == Phase::Inside) end_section(true);  // returned without bsp_end
-    if (bspg::parks_between_sections()) bspg::wait_for_next_section();
-    std::exit(0);
-  }
 }
 
 int bsp_nprocs(void) {
   if (g_runtime) return g_runtime->nprocs;
-  // After a section: what a later section could have (MulticoreBSP's answer too).
-  if (g_phase == Phase::After) return available_after > 0 ? available_after : last_nprocs;
+  // After a section: that section's processes, as the standard says, until bsp_init names the
+  // next part; then what a later section could have (MulticoreBSP's examples expect that).
+  if (g_phase == Phase::After && !bspg::part_named_since_last_section()) return last_nprocs;
   start_mpi();
   return bspg::processes_available();
 }

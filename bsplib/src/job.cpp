@@ -20,6 +20,7 @@
 #include <cstring>
 #include <string>
 
+#include "crash.hpp"
 #include "errors.hpp"
 #include "master.hpp"
 #include "runtime.hpp"
@@ -32,6 +33,12 @@ bool parked_loop_running = false;
 jmp_buf park_point;  // where a parked process returns to at the end of each later section
 bool has_pending_start = false;
 StartMessage pending_start{};
+bool has_first_start = false;  // received before main, for the parked loop's first round
+StartMessage first_start{};
+bool owns_mpi = false;  // bspg called MPI_Init (so the program's end finalizes it)
+bool named_since_section = false;  // an SPMD part was named since the last section ended
+bool others_run_main_flag = false;  // the others run main up to the part (MulticoreBSP's C++)
+bool sections_begun = false;        // this process took part in a section already
 
 int world_rank() {
   int rank = 0;
@@ -126,8 +133,11 @@ void (*find_part(const PartLocation& where))(void) {
   setjmp(park_point);
   for (;;) {
     const bool spawned = master::role("bsp_end") == master::Role::Spawned;
-    StartMessage start =
-        exchange_start_message(spawned ? master::pool() : MPI_COMM_WORLD, {0, 0, {}});
+    StartMessage start = first_start;
+    if (has_first_start)
+      has_first_start = false;
+    else
+      start = exchange_start_message(spawned ? master::pool() : MPI_COMM_WORLD, {0, 0, {}});
     if (start.kind == kEnd) {
       g_phase = Phase::After;
       if (spawned) master::end_pool();
@@ -137,6 +147,7 @@ void (*find_part(const PartLocation& where))(void) {
     pending_start = start;
     has_pending_start = true;
     void (*part)(void) = find_part(start.part);
+    name_spmd_part(part);
     part();
     end_section_after_return();  // the SPMD part returned without bsp_end
   }
@@ -213,19 +224,25 @@ void write_note(const char* suffix, int status) {
 
 void note_exit(int status, void* /*unused*/) { write_note("", status); }
 
-// Whether the MPI's starter (or a master's bsp_begin) started this process as another than the
-// first: its rank in the starter's environment (Open MPI, MPICH's Hydra, PMIx, Slurm's srun,
-// which gives standard input to every task) is above 0, or a master spawned it.
-bool started_as_other_than_first() {
-  if (const char* mark = std::getenv("BSPG_SPAWNED_BY_MASTER"); mark && *mark) return true;
+// The rank the MPI's starter gave this process in its environment (Open MPI, MPICH's Hydra,
+// PMIx, Slurm's srun, which gives standard input to every task): -1 where none says.
+long rank_from_starter() {
+  long found = -1;
   for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"}) {
     const char* text = std::getenv(name);
     if (text == nullptr || *text == '\0') continue;
     char* end = nullptr;
     const long rank = std::strtol(text, &end, 10);
-    if (*end == '\0' && rank > 0) return true;
+    if (*end == '\0' && rank > found) found = rank;
   }
-  return false;
+  return found;
+}
+
+// Whether the MPI's starter (or a master's bsp_begin) started this process as another than the
+// first.
+bool started_as_other_than_first() {
+  if (const char* mark = std::getenv("BSPG_SPAWNED_BY_MASTER"); mark && *mark) return true;
+  return rank_from_starter() > 0;
 }
 
 // Before main: only process 0 reads the user's input; every other process reads end-of-file at
@@ -241,6 +258,55 @@ __attribute__((constructor)) void give_input_to_process_0_only() {
 }
 
 }  // namespace
+
+void start_mpi() {
+  if (!ensure_mpi()) return;
+  owns_mpi = true;
+  mpi_started_by_bspg();
+  install_crash_handlers();
+}
+
+bool bspg_owns_mpi() { return owns_mpi; }
+
+[[noreturn]] void run_spmd_part_only(void (*part)(void)) {
+  name_spmd_part(part);
+  part();
+  end_section_after_return();  // the SPMD part returned without bsp_end
+  if (parks_between_sections()) park();
+  std::exit(0);
+}
+
+void before_main() {
+  // A program that starts MPI itself runs main everywhere, as it was written to.
+  if (program_starts_mpi_itself()) return;
+  if (const char* mark = std::getenv("BSPG_SPAWNED_BY_MASTER"); mark && *mark) {
+    // Spawned by a master: the SPMD part the master named with bsp_init, or, where its first
+    // section was bsp_begin in main, main itself.
+    const char* part = std::getenv("BSPG_SPMD_PART");
+    if (part == nullptr || *part == '\0') return;
+    start_mpi();
+    void (*named)(void) = spmd_part_to_run(nullptr);
+    if (named == nullptr)
+      fail("bsp_begin", "started as a master's process, but no master spawned this process");
+    run_spmd_part_only(named);
+  }
+  if (rank_from_starter() < 0) return;  // a plain run: one process, no others to hold back
+  // Every process of the starter's world starts MPI at once; process 0 runs main, the others
+  // wait for what its first bsp_begin (or its end) says.
+  start_mpi();
+  if (world_size() == 1 || world_rank() == 0 || master::role("main") != master::Role::Spmd)
+    return;
+  first_start = exchange_in_world({0, 0, {}});
+  if (first_start.kind == kBegin && first_start.part.object < 0) {
+    // bsp_begin without bsp_init (in main, or MulticoreBSP's C++ begin): main runs here too, and
+    // its bsp_begin takes this start message.
+    pending_start = first_start;
+    has_pending_start = true;
+    return;
+  }
+  has_first_start = true;
+  park();
+}
 
 void mpi_started_by_bspg() {
   master::note_how_started();
@@ -288,8 +354,12 @@ Membership join_job(int maxprocs) {
     start = pending_start;  // received while parked
     has_pending_start = false;
   } else {
-    start = exchange_in_world({kBegin, maxprocs, locate(spmd_part)});
+    // The others wait before main for the first section: they run main too where its part needs
+    // what main builds on each process (MulticoreBSP's C++ begin, bsp_init_with_user_data).
+    const bool run_main = !sections_begun && others_run_main_flag;
+    start = exchange_in_world({kBegin, maxprocs, run_main ? PartLocation{} : locate(spmd_part)});
   }
+  sections_begun = true;
   if (start.kind == kEnd) {
     // Process 0 ended the program in main before bsp_begin: so does this process.
     g_phase = Phase::After;
@@ -309,28 +379,42 @@ Membership join_job(int maxprocs) {
   return {comm, rank, nprocs};
 }
 
-void leave_job() { master::leave(); }
+void leave_job() {
+  named_since_section = false;
+  master::leave();
+}
 
 int processes_available() {
   if (master::role("bsp_nprocs") != master::Role::Spmd) return master::available("bsp_nprocs");
   return world_size();
 }
 
-void name_spmd_part(void (*part)(void)) { spmd_part = part; }
+void name_spmd_part(void (*part)(void)) {
+  spmd_part = part;
+  named_since_section = true;
+}
+
+bool part_named_since_last_section() { return named_since_section; }
 
 bool later_sections_possible() {
-  if (spmd_part == nullptr) return false;
+  if (!owns_mpi) return false;
   const master::Role role = master::role("bsp_init");
   return role == master::Role::Master || (role == master::Role::Spmd && world_rank() == 0);
 }
 
 bool parks_between_sections() {
-  if (spmd_part == nullptr) return false;
+  if (!owns_mpi) return false;
   const master::Role role = master::role("bsp_end");
-  return role == master::Role::Spawned || (role == master::Role::Spmd && world_rank() != 0);
+  // A master spawns a section's processes anew unless bsp_init named the part they run.
+  if (role == master::Role::Spawned) return master::pool_stays();
+  return role == master::Role::Spmd && world_rank() != 0;
 }
 
 void (*current_spmd_part())(void) { return spmd_part; }
+
+void let_others_run_main() { others_run_main_flag = true; }
+
+bool others_run_main() { return others_run_main_flag; }
 
 void wait_for_next_section() { park(); }
 

@@ -25,6 +25,28 @@ Membership join_job(int maxprocs);
 // bsp_end, after the superstep engine has freed its communicators.
 void leave_job();
 
+// Before main (startup.cpp): returns where this process runs main. Under a starter every process
+// starts MPI here; the others than process 0 wait for process 0's first bsp_begin: where bsp_init
+// named the SPMD part, they run only that part (and later ones), never main, and end when process
+// 0 ends; where bsp_begin came without bsp_init, they run main too. A program that starts MPI
+// itself, or a plain run without a starter, runs main everywhere at once, as written.
+void before_main();
+
+// Whether the executable calls MPI_Init or MPI_Init_thread itself (startup.cpp).
+bool program_starts_mpi_itself();
+
+// Starts MPI unless someone already has; bspg then owns it (and finalizes it at the program's end).
+void start_mpi();
+bool bspg_owns_mpi();
+
+// A process that runs SPMD parts only: runs `part` (named, as bsp_init would), then waits between
+// sections for more until process 0 ends. Never returns.
+[[noreturn]] void run_spmd_part_only(void (*part)(void));
+
+// Whether bsp_init named an SPMD part since the last section ended (bsp_nprocs() after bsp_end
+// is that section's P until then).
+bool part_named_since_last_section();
+
 // bsp_nprocs() before bsp_begin: the processes started, or in master mode those available.
 int processes_available();
 
@@ -32,12 +54,13 @@ int processes_available();
 void name_spmd_part(void (*part)(void));
 
 // Whether this process (process 0, or a master) may start another SPMD section after bsp_end:
-// the program named its SPMD part with bsp_init. MPI then stays initialised until the program
-// ends.
+// bspg owns MPI, which then stays initialised until the program ends (the later section's part
+// must be named with bsp_init).
 bool later_sections_possible();
 
 // Whether this process, at bsp_end (or not needed at bsp_begin), waits for a later section
-// instead of ending: a process other than 0 of a run started all at once, under bsp_init.
+// instead of ending: a process other than 0 of a run started all at once (where bspg owns MPI),
+// or one a master spawned to run a part that bsp_init named.
 bool parks_between_sections();
 
 // bsp_end of such a process: wait for the next section and run its SPMD part; ends the process
@@ -51,6 +74,12 @@ void end_section_after_return();
 // bsp_init of a process that runs the SPMD part at once: the part to run (a process a master
 // spawned for a later section runs the part the master names, not the first one main names).
 void (*spmd_part_to_run(void (*named)(void)))(void);
+
+// MulticoreBSP's C++ begin and bsp_init_with_user_data: every process runs main up to there (the
+// part needs what main builds on each process), so the others run main for the first section,
+// and processes a master spawns for a later one run main too (not the part named).
+void let_others_run_main();
+bool others_run_main();
 
 // The SPMD part bsp_init named last (nullptr: none).
 void (*current_spmd_part())(void);

@@ -23,6 +23,8 @@ namespace {
 
 // Marks the processes a master spawned, in their environment (given with the spawn only).
 constexpr const char* kSpawnedMark = "BSPG_SPAWNED_BY_MASTER";
+// Tells the spawned processes that they wait between sections (the master named a part).
+constexpr const char* kPoolStays = "BSPG_POOL_STAYS";
 // The spawn info key of the spawned processes' environment (NAME=VALUE lines): Open MPI 5 renamed
 // it, and warns about the old name.
 #if defined(OPEN_MPI) && defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5
@@ -259,16 +261,16 @@ std::string sizes_text(const Plan& plan) {
   return sizes;
 }
 
-int sections_started = 0;  // by this master
-
 std::string environment_for(int subjob, const Plan& plan) {
   const std::string sizes = sizes_text(plan);
   std::string text = std::string(kSpawnedMark) + "=1\nBSPG_SUBJOB=" + std::to_string(subjob) +
                      "\nBSPG_NSUBJOBS=" + std::to_string(plan.sizes.size()) +
                      "\nBSPG_SUBJOB_SIZES=" + sizes;
   for (const std::string& variable : settings.passed_on) text += "\n" + variable;
-  // A later section's processes run the SPMD part bsp_init named last, not main's first.
-  if (sections_started > 1) {
+  // Where bsp_init named the SPMD part, the spawned processes wait between sections, and run that
+  // part and never main (but MulticoreBSP's C++ begin: main up to their first begin).
+  if (current_spmd_part() != nullptr) text += "\n" + std::string(kPoolStays) + "=1";
+  if (current_spmd_part() != nullptr && !others_run_main()) {
     const PartLocation where = locate(current_spmd_part());
     if (where.object < 0)
       fail("bsp_begin", "cannot name the SPMD part of this section to the spawned processes");
@@ -362,9 +364,6 @@ MPI_Comm take_part_in_spawn() {
   return children;
 }
 
-// Whether the pool outlives the section: bsp_init named the SPMD part, so that a later section
-// may follow.
-bool pool_stays() { return later_sections_possible() || parks_between_sections(); }
 
 // The pool and the processes just spawned (over `children`) become the new pool, in that order.
 // The spawn's intercommunicator is kept only where the section is the last: then bsp_end
@@ -403,6 +402,11 @@ void set_subjob_environment(const Plan& plan) {
 
 void note_how_started() { spawned(); }
 
+bool pool_stays() {
+  if (read_settings("bsp_begin").role == Role::Spawned) return std::getenv(kPoolStays) != nullptr;
+  return current_spmd_part() != nullptr;
+}
+
 Role role(const char* call) { return read_settings(call).role; }
 
 int available(const char* call) {
@@ -419,7 +423,6 @@ Membership join(int maxprocs, const StartMessage* received) {
   int nprocs = 0;
   if (s.role == Role::Master) {
     if (maxprocs < 1) fail("bsp_begin", "maxprocs is %d; it must be at least 1", maxprocs);
-    ++sections_started;
     nprocs = maxprocs < s.available ? maxprocs : s.available;
     const int have = pool_comm == MPI_COMM_NULL ? 1 : size_of(pool_comm);
     Plan plan = plan_for(nprocs, have);

@@ -1,13 +1,14 @@
 /* stdin_first - a program that reads its input before BSPlib starts, as many programs from
- * the wild do: main reads P with scanf before bsp_init (init) or bsp_begin (begin). Every
- * process started runs that scanf; only process 0 may get the input, every other process
- * must read end-of-file at once (never block, never get a copy of the input). In master mode
- * the processes bsp_begin spawns run main from its start too, and read end-of-file as well.
+ * the wild do: main reads P with scanf before bsp_init (init) or bsp_begin (begin).
+ * init: main's sequential part runs on process 0 alone (MulticoreBSP's rule): no other process
+ * runs that scanf. begin: every process runs main; only process 0 may get the input, every other
+ * process must read end-of-file at once (never block, never get a copy of the input), in master
+ * mode the processes bsp_begin spawns too.
  *
  * Usage: echo P | stdin_first init|begin
  * Inside, every process sends process 0 what its scanf returned and read; process 0 checks
- * that it read P and the others EOF, and prints "pid s: P" or "pid s: EOF" for each, then
- * "PASS stdin_first" after bsp_end. */
+ * that it read P and the others EOF (begin) or nothing (init), and prints "pid s: P", "pid s: EOF"
+ * or "pid s: main not run" for each, then "PASS stdin_first" after bsp_end. */
 #include <string.h>
 
 #include "check.h"
@@ -15,6 +16,8 @@
 /* What this process's scanf read and returned. Thread-local: bsp_begin gives every process
  * process 0's global variables, but each keeps its own thread-local ones. */
 static _Thread_local int P = -5, scanned = -5;
+/* A plain global: process 0's value reaches every process at bsp_begin. */
+static int init_mode;
 
 static void spmd(void) {
   bsp_begin(P);
@@ -32,6 +35,10 @@ static void spmd(void) {
       if (q == 0) {
         CHECK_LONG(got, 1, "scanf's result on process 0");
         printf("pid 0: %d\n", value);
+      } else if (init_mode) {
+        CHECK_LONG(got, -5, "main's scanf ran on process %d (returned %d, read %d), but main runs "
+                   "on process 0 alone in a program that calls bsp_init", q, got, value);
+        printf("pid %d: main not run\n", q);
       } else {
         CHECK_LONG(got, EOF, "scanf's result on process %d (read %d)", q, value);
         printf("pid %d: EOF\n", q);
@@ -52,6 +59,7 @@ int main(int argc, char **argv) {
   }
   scanned = scanf("%d", &P); /* before any bsp_ call: every process started runs it */
   if (strcmp(argv[1], "init") == 0) {
+    init_mode = 1;
     bsp_init(spmd, argc, argv);
     if (scanned != 1) {
       printf("FAIL: stdin_first: no P on standard input\n");
