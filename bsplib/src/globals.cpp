@@ -14,7 +14,10 @@
 // as zero without being read. A received pointer into one of process 0's objects
 // becomes the same offset in this process's copy of that object; one into process 0's private
 // memory keeps this process's own value where that points into its own private memory (it made
-// its own allocation), and is an error otherwise.
+// its own allocation), and is an error otherwise. Pointers into main's argv and into the
+// environment are the exception: every process has them, so one into process 0's argv[i] (or its
+// argv array) becomes the same place in this process's argv, and one into an environment string
+// the same place in this process's string of that variable (found by name), or an error.
 #include "globals.hpp"
 
 #include <cxxabi.h>
@@ -34,6 +37,8 @@
 #include <vector>
 
 #include "errors.hpp"
+
+extern char** environ;
 
 namespace bspg {
 namespace {
@@ -58,6 +63,126 @@ constexpr unsigned kCopyRelocation = R_RISCV_COPY;
 #else
 #error "globals.cpp: name this architecture's copy relocation"
 #endif
+
+// ---- main's arguments and the environment ------------------------------------------------------
+
+// What the loader handed main. Zero until capture_start runs (static, so no constructor order).
+// The pointer arrays are copied: getopt reorders argv, and setenv may replace entries of the
+// original environment array in place.
+struct StartArguments {
+  char** argv;  // the array main gets
+  std::size_t argc;
+  char** argv_copy;          // argv[0 .. argc) as the loader left them
+  std::size_t* argv_nbytes;  // their lengths then
+  char** envp;               // the original environment array (on the initial stack)
+  std::size_t envc;
+  char** envp_copy;  // envp[0 .. envc) as the loader left them
+};
+StartArguments g_start;
+
+// glibc calls ELF constructors with (argc, argv, envp), before main and before any setenv.
+__attribute__((constructor)) void capture_start(int argc, char** argv, char** envp) {
+  if (argc >= 0 && argv != nullptr) {
+    const std::size_t n = static_cast<std::size_t>(argc);
+    char** copy = static_cast<char**>(std::malloc((n + 1) * sizeof(char*)));
+    std::size_t* nbytes = static_cast<std::size_t*>(std::malloc((n + 1) * sizeof(std::size_t)));
+    if (copy != nullptr && nbytes != nullptr) {
+      std::size_t kept = 0;
+      for (; kept < n && argv[kept] != nullptr; ++kept) {
+        copy[kept] = argv[kept];
+        nbytes[kept] = std::strlen(argv[kept]);
+      }
+      g_start = StartArguments{argv, kept, copy, nbytes, nullptr, 0, nullptr};
+    } else {
+      std::free(copy);
+      std::free(nbytes);
+    }
+  }
+  if (envp != nullptr) {
+    std::size_t n = 0;
+    while (envp[n] != nullptr) ++n;
+    char** copy = static_cast<char**>(std::malloc((n + 1) * sizeof(char*)));
+    if (copy != nullptr) {
+      std::memcpy(copy, envp, n * sizeof(char*));
+      g_start.envp = envp;
+      g_start.envc = n;
+      g_start.envp_copy = copy;
+    }
+  }
+}
+
+// The memory of process 0's argv and environment that a pointer may point into.
+enum class PlaceKind : std::uint8_t {
+  Argument,       // argv[index]'s text
+  ArgumentArray,  // main's argv array
+  EnvString,      // "name=value" of variable `name`
+  EnvironArray,   // the environ array at bsp_begin
+  EnvpArray,      // the original environment array, where environ has since moved
+};
+
+struct Place {
+  Address begin, end;  // [begin, end): a string with its NUL, an array with its null entry
+  PlaceKind kind;
+  std::uint64_t index = 0;  // Argument
+  std::string name;         // EnvString
+};
+
+// The variable's name in "name=value" (all of it without '=').
+std::size_t name_length(const char* text) {
+  const char* equals = std::strchr(text, '=');
+  return equals != nullptr ? static_cast<std::size_t>(equals - text) : std::strlen(text);
+}
+
+std::size_t entry_count(char* const* array) {
+  std::size_t n = 0;
+  if (array != nullptr)
+    while (array[n] != nullptr) ++n;
+  return n;
+}
+
+// This process's argv and environment, as places (process 0 sends them).
+std::vector<Place> start_places() {
+  std::vector<Place> places;
+  const StartArguments& start = g_start;
+  for (std::size_t k = 0; k < start.argc; ++k) {
+    const Address begin = reinterpret_cast<Address>(start.argv_copy[k]);
+    places.push_back({begin, begin + start.argv_nbytes[k] + 1, PlaceKind::Argument, k, ""});
+  }
+  if (start.argv != nullptr) {
+    const Address begin = reinterpret_cast<Address>(start.argv);
+    places.push_back(
+        {begin, begin + (start.argc + 1) * sizeof(char*), PlaceKind::ArgumentArray, 0, ""});
+  }
+  char** const current = environ;
+  const std::size_t ncurrent = entry_count(current);
+  std::vector<Address> seen;
+  auto add_string = [&](const char* text) {
+    const Address begin = reinterpret_cast<Address>(text);
+    if (std::find(seen.begin(), seen.end(), begin) != seen.end()) return;
+    seen.push_back(begin);
+    places.push_back({begin, begin + std::strlen(text) + 1, PlaceKind::EnvString, 0,
+                      std::string(text, name_length(text))});
+  };
+  for (std::size_t k = 0; k < ncurrent; ++k) add_string(current[k]);
+  for (std::size_t k = 0; k < start.envc; ++k) add_string(start.envp_copy[k]);
+  if (current != nullptr) {
+    const Address begin = reinterpret_cast<Address>(current);
+    places.push_back(
+        {begin, begin + (ncurrent + 1) * sizeof(char*), PlaceKind::EnvironArray, 0, ""});
+  }
+  if (start.envp != nullptr && start.envp != current) {
+    const Address begin = reinterpret_cast<Address>(start.envp);
+    places.push_back(
+        {begin, begin + (start.envc + 1) * sizeof(char*), PlaceKind::EnvpArray, 0, ""});
+  }
+  std::stable_sort(places.begin(), places.end(),
+                   [](const Place& a, const Place& b) { return a.begin < b.begin; });
+  // A string in two roles (putenv(argv[1])) keeps its first, argv: the places stay apart.
+  std::vector<Place> apart;
+  for (Place& p : places)
+    if (apart.empty() || p.begin >= apart.back().end) apart.push_back(std::move(p));
+  return apart;
+}
 
 // ---- Hashing --------------------------------------------------------------------------------
 
@@ -121,6 +246,7 @@ struct AddressMap {
   std::vector<LoadedObject> objects;
   std::vector<Interval> intervals;  // sorted by begin
   Address low = 0, high = 0;        // every interval lies in [low, high)
+  std::vector<Place> start;         // argv and the environment, sorted by begin (process 0's)
 
   // Sorts the intervals and sets low and high, once objects and intervals are filled.
   void index() {
@@ -501,6 +627,15 @@ std::vector<unsigned char> serialize(const AddressMap& map) {
     put_u64(out, static_cast<std::uint64_t>(i.kind));
     put_u64(out, i.object);
   }
+  put_u64(out, map.start.size());
+  for (const Place& p : map.start) {
+    put_u64(out, p.begin);
+    put_u64(out, p.end);
+    put_u64(out, static_cast<std::uint64_t>(p.kind));
+    put_u64(out, p.index);
+    put_u64(out, p.name.size());
+    out.insert(out.end(), p.name.begin(), p.name.end());
+  }
   return out;
 }
 
@@ -557,7 +692,22 @@ bool deserialize(const std::vector<unsigned char>& in, AddressMap& map) {
     i.kind = static_cast<Kind>(kind);
     map.intervals.push_back(i);
   }
+  const std::uint64_t nplaces = r.u64();
+  for (std::uint64_t k = 0; k < nplaces && !r.bad(); ++k) {
+    Place p;
+    p.begin = r.u64();
+    p.end = r.u64();
+    const std::uint64_t kind = r.u64();
+    p.index = r.u64();
+    p.name = r.text(r.u64());
+    if (p.end <= p.begin || kind > static_cast<std::uint64_t>(PlaceKind::EnvpArray)) return false;
+    p.kind = static_cast<PlaceKind>(kind);
+    map.start.push_back(std::move(p));
+  }
   if (r.bad()) return false;
+  // Sorted and apart, so that the search finds the one place holding an address.
+  for (std::size_t k = 1; k < map.start.size(); ++k)
+    if (map.start[k].begin < map.start[k - 1].end) return false;
   map.index();
   return true;
 }
@@ -697,6 +847,7 @@ struct Problem {
   Kind kind = Kind::Heap;
   std::string object;  // Kind::Object: the name of process 0's object
   bool object_loaded = false;
+  std::string reason;  // argv and the environment: what went wrong ("" otherwise)
 };
 
 // Process 0's pointers, made this process's.
@@ -722,6 +873,8 @@ class Translator {
       note(where, Kind::Object, root_.objects[i->object].name);
       return own_value;
     }
+    if (const Place* place = start_place(root_value))
+      return start_word(*place, root_value, own_value, where);
     if (own_.is_private(own_value)) return own_value;  // it made its own allocation
     note(where, i->kind, "");
     return own_value;
@@ -746,6 +899,116 @@ class Translator {
   const Problem& problem() const { return problem_; }
 
  private:
+  // The place of process 0's argv or environment that holds `value` (its end included: one past
+  // a string or an array), or nullptr.
+  const Place* start_place(Address value) const {
+    const std::vector<Place>& places = root_.start;
+    auto after = std::upper_bound(places.begin(), places.end(), value,
+                                  [](Address v, const Place& p) { return v < p.begin; });
+    if (after == places.begin()) return nullptr;
+    const Place& candidate = *(after - 1);
+    return value <= candidate.end ? &candidate : nullptr;
+  }
+
+  // This process's string of environment variable `name` (getenv's), or nullptr.
+  const char* own_variable(const std::string& name) {
+    if (!own_variables_read_) {
+      own_variables_read_ = true;
+      for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry)
+        own_variables_.emplace(std::string(*entry, name_length(*entry)), *entry);
+    }
+    auto it = own_variables_.find(name);
+    return it != own_variables_.end() ? it->second : nullptr;
+  }
+
+  // A pointer `at` bytes into process 0's array of n entries (and its null one), into this
+  // process's `array` of `count`.
+  bool array_word(std::uint64_t at, char** array, std::size_t count, const char* what,
+                  std::uint64_t& value, char* text, std::size_t text_size) {
+    if (array != nullptr && at <= (count + 1) * sizeof(char*)) {
+      value = reinterpret_cast<Address>(array) + at;
+      return true;
+    }
+    std::snprintf(text, text_size,
+                  "points at entry %llu of process 0's %s, past the end of this process's (%zu "
+                  "entries)",
+                  static_cast<unsigned long long>(at / sizeof(char*)), what, count);
+    return false;
+  }
+
+  // `root_value`, inside process 0's `place`, made the same place of this process's argv or
+  // environment; an error where this process has none such.
+  std::uint64_t start_word(const Place& place, Address root_value, std::uint64_t own_value,
+                           Address where) {
+    const std::uint64_t at = root_value - place.begin;
+    const StartArguments& own = g_start;
+    std::uint64_t value = own_value;
+    char text[600];
+    bool mapped = false;
+    switch (place.kind) {
+      case PlaceKind::Argument:
+        if (place.index >= own.argc) {
+          std::snprintf(text, sizeof text,
+                        "points into process 0's argv[%llu], which this process does not have "
+                        "(its argc is %zu; start every process with the same arguments)",
+                        static_cast<unsigned long long>(place.index), own.argc);
+        } else if (at > own.argv_nbytes[place.index] + 1) {
+          std::snprintf(text, sizeof text,
+                        "points at byte %llu of process 0's argv[%llu], past the end of this "
+                        "process's (%zu bytes; start every process with the same arguments)",
+                        static_cast<unsigned long long>(at),
+                        static_cast<unsigned long long>(place.index), own.argv_nbytes[place.index]);
+        } else {
+          value = reinterpret_cast<Address>(own.argv_copy[place.index]) + at;
+          mapped = true;
+        }
+        break;
+      case PlaceKind::ArgumentArray:
+        mapped = array_word(at, own.argv, own.argc, "argv array", value, text, sizeof text);
+        break;
+      case PlaceKind::EnvironArray:
+        mapped = array_word(at, environ, entry_count(environ), "environ array", value, text,
+                            sizeof text);
+        break;
+      case PlaceKind::EnvpArray:
+        mapped = array_word(at, own.envp, own.envc, "original environment array", value, text,
+                            sizeof text);
+        break;
+      case PlaceKind::EnvString: {
+        const char* own_text = own_variable(place.name);
+        const std::size_t nbytes = own_text != nullptr ? std::strlen(own_text) : 0;
+        const std::size_t value_at = place.name.size() + 1;  // past "name="
+        if (own_text == nullptr) {
+          std::snprintf(text, sizeof text,
+                        "points into process 0's environment variable %.200s, which this process "
+                        "does not have (set it for every process, or copy its value inside the "
+                        "SPMD section)",
+                        place.name.c_str());
+        } else if (at > nbytes + 1) {
+          std::snprintf(text, sizeof text,
+                        "points at byte %llu of process 0's value of the environment variable "
+                        "%.200s, past the end of this process's value (%zu bytes; give every "
+                        "process the same value, or copy it inside the SPMD section)",
+                        static_cast<unsigned long long>(at - value_at), place.name.c_str(),
+                        nbytes >= value_at ? nbytes - value_at : 0);
+        } else {
+          value = reinterpret_cast<Address>(own_text) + at;
+          mapped = true;
+        }
+        break;
+      }
+    }
+    if (!mapped) note_reason(where, text);
+    return value;
+  }
+
+  void note_reason(Address where, const char* reason) {
+    if (problem_.found) return;
+    problem_.found = true;
+    problem_.address = where;
+    problem_.reason = reason;
+  }
+
   void note(Address where, Kind kind, const std::string& object) {
     if (problem_.found) return;
     problem_.found = true;
@@ -761,13 +1024,18 @@ class Translator {
   const AddressMap& own_;
   std::vector<std::size_t> own_index_;
   Problem problem_;
+  bool own_variables_read_ = false;
+  std::unordered_map<std::string, const char*> own_variables_;
 };
 
 // The agreed reporter's line for a pointer that cannot be made this process's.
 std::string problem_text(const Problem& problem, const Executable& exe) {
   const std::string variable = describe_variable(problem.address, exe.base);
-  char text[900];
-  if (problem.kind != Kind::Object) {
+  char text[1400];
+  if (!problem.reason.empty()) {
+    std::snprintf(text, sizeof text, "%s %s; %s", variable.c_str(), problem.reason.c_str(),
+                  kTurnOff);
+  } else if (problem.kind != Kind::Object) {
     std::snprintf(text, sizeof text,
                   "%s holds a pointer to process 0's %s, which this process does not have "
                   "(allocate it inside the SPMD section, or send its contents); %s",
@@ -863,6 +1131,7 @@ void share_globals(MPI_Comm comm, int root) {
   std::vector<unsigned char> root_map_bytes;
   std::uint64_t map_nbytes = 0;
   if (is_root) {
+    own.start = start_places();
     root_map_bytes = serialize(own);
     map_nbytes = root_map_bytes.size();
   }
