@@ -265,7 +265,8 @@ std::string environment_for(int subjob, const Plan& plan) {
   const std::string sizes = sizes_text(plan);
   std::string text = std::string(kSpawnedMark) + "=1\nBSPG_SUBJOB=" + std::to_string(subjob) +
                      "\nBSPG_NSUBJOBS=" + std::to_string(plan.sizes.size()) +
-                     "\nBSPG_SUBJOB_SIZES=" + sizes;
+                     "\nBSPG_SUBJOB_SIZES=" + sizes +
+                     "\nBSPG_MASTER_PROCS=" + std::to_string(settings.available);
   for (const std::string& variable : settings.passed_on) text += "\n" + variable;
   // Where bsp_init named the SPMD part, the spawned processes wait between sections, and run that
   // part and never main (but MulticoreBSP's C++ begin: main up to their first begin).
@@ -412,6 +413,12 @@ Role role(const char* call) { return read_settings(call).role; }
 int available(const char* call) {
   const Settings& s = read_settings(call);
   if (s.role != Role::Spawned) return s.available;
+  // The master names what it has (the spawn's intercommunicator is gone once the pool stays).
+  if (const char* procs = std::getenv("BSPG_MASTER_PROCS"); procs && *procs) {
+    const long n = whole_number(procs, 1, 1000000);
+    if (n < 0) bad_variable(call, "BSPG_MASTER_PROCS", procs, "a number of processes (1 to 1000000)");
+    return static_cast<int>(n);
+  }
   int here = 0, master_side = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &here);
   MPI_Comm_remote_size(link, &master_side);
