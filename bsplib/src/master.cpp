@@ -22,9 +22,10 @@ namespace bspg::master {
 namespace {
 
 // Marks the processes a master spawned, in their environment (given with the spawn only).
+// Its value, AVAILABLE:STAYS, tells them the processes the master has (bsp_nprocs() before
+// bsp_begin) and whether they wait between sections (1) or end at bsp_end (0). Short: Open MPI 4
+// takes at most 255 bytes of environment for the spawned processes.
 constexpr const char* kSpawnedMark = "BSPG_SPAWNED_BY_MASTER";
-// Tells the spawned processes that they wait between sections (the master named a part).
-constexpr const char* kPoolStays = "BSPG_POOL_STAYS";
 // The spawn info key of the spawned processes' environment (NAME=VALUE lines): Open MPI 5 renamed
 // it, and warns about the old name.
 #if defined(OPEN_MPI) && defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5
@@ -121,6 +122,23 @@ long whole_number(const std::string& text, long low, long high) {
                                const char* want) {
   fail(call, "environment variable %s='%.200s%s' is not %s (bsprun sets it in master mode)", name,
        value.c_str(), value.size() > 200 ? "..." : "", want);
+}
+
+struct SpawnMark {
+  int available = 1;
+  bool stays = false;
+};
+
+// What the master told a spawned process in kSpawnedMark (AVAILABLE:STAYS).
+SpawnMark spawn_mark(const char* call) {
+  const char* text = std::getenv(kSpawnedMark);
+  const std::string value = text != nullptr ? text : "";
+  const std::size_t colon = value.find(':');
+  const long available = whole_number(value.substr(0, colon), 1, 1000000);
+  const std::string stays = colon == std::string::npos ? "" : value.substr(colon + 1);
+  if (available < 0 || (stays != "0" && stays != "1"))
+    bad_variable(call, kSpawnedMark, value, "AVAILABLE:STAYS (a number of processes, then 0 or 1)");
+  return {static_cast<int>(available), stays == "1"};
 }
 
 void read_slots(const char* call, const std::string& text) {
@@ -263,14 +281,14 @@ std::string sizes_text(const Plan& plan) {
 
 std::string environment_for(int subjob, const Plan& plan) {
   const std::string sizes = sizes_text(plan);
-  std::string text = std::string(kSpawnedMark) + "=1\nBSPG_SUBJOB=" + std::to_string(subjob) +
+  std::string text = std::string(kSpawnedMark) + "=" + std::to_string(settings.available) +
+                     (pool_stays() ? ":1" : ":0") + "\nBSPG_SUBJOB=" + std::to_string(subjob) +
                      "\nBSPG_NSUBJOBS=" + std::to_string(plan.sizes.size()) +
-                     "\nBSPG_SUBJOB_SIZES=" + sizes +
-                     "\nBSPG_MASTER_PROCS=" + std::to_string(settings.available);
+                     "\nBSPG_SUBJOB_SIZES=" + sizes;
   for (const std::string& variable : settings.passed_on) text += "\n" + variable;
-  // Where bsp_init named the SPMD part, the spawned processes wait between sections, and run that
-  // part and never main (but MulticoreBSP's C++ begin: main up to their first begin).
-  if (current_spmd_part() != nullptr) text += "\n" + std::string(kPoolStays) + "=1";
+  // The spawned processes wait between sections (a later one, named with bsp_init, reuses them:
+  // Open MPI 4 hangs in communicators over more spawns than a few). Where bsp_init named the part,
+  // they run that part and never main (but MulticoreBSP's C++ begin: main up to their first).
   if (current_spmd_part() != nullptr && !others_run_main()) {
     const PartLocation where = locate(current_spmd_part());
     if (where.object < 0)
@@ -404,8 +422,8 @@ void set_subjob_environment(const Plan& plan) {
 void note_how_started() { spawned(); }
 
 bool pool_stays() {
-  if (read_settings("bsp_begin").role == Role::Spawned) return std::getenv(kPoolStays) != nullptr;
-  return current_spmd_part() != nullptr;
+  if (read_settings("bsp_begin").role == Role::Spawned) return spawn_mark("bsp_begin").stays;
+  return later_sections_possible();
 }
 
 Role role(const char* call) { return read_settings(call).role; }
@@ -413,16 +431,7 @@ Role role(const char* call) { return read_settings(call).role; }
 int available(const char* call) {
   const Settings& s = read_settings(call);
   if (s.role != Role::Spawned) return s.available;
-  // The master names what it has (the spawn's intercommunicator is gone once the pool stays).
-  if (const char* procs = std::getenv("BSPG_MASTER_PROCS"); procs && *procs) {
-    const long n = whole_number(procs, 1, 1000000);
-    if (n < 0) bad_variable(call, "BSPG_MASTER_PROCS", procs, "a number of processes (1 to 1000000)");
-    return static_cast<int>(n);
-  }
-  int here = 0, master_side = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &here);
-  MPI_Comm_remote_size(link, &master_side);
-  return here + master_side;
+  return spawn_mark(call).available;
 }
 
 Membership join(int maxprocs, const StartMessage* received) {

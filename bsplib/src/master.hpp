@@ -48,8 +48,8 @@ Membership join(int maxprocs, const StartMessage* received);  // comm: the maste
 // its own; otherwise they stay together in the pool.
 void leave();
 
-// Whether the master and the processes it spawned stay together between sections: the master
-// named the SPMD part with bsp_init (it tells the spawned processes so).
+// Whether the master and the processes it spawned stay together between sections: bspg owns MPI
+// on the master, so a later section may follow (it tells the spawned processes so).
 bool pool_stays();
 
 // The master and every process it spawned so far, master first (MPI_COMM_NULL: none spawned).

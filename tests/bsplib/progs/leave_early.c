@@ -1,6 +1,6 @@
 /* leave_early nprocs|init|spawned STATUS: a program that ends without an SPMD section, as
- * programs do when their arguments are wrong: it calls bsp_nprocs() (every process runs main) or
- * bsp_init(spmd, argc, argv) (only process 0 runs main, the others wait in bsp_begin), prints a
+ * programs do when their arguments are wrong: it calls bsp_nprocs() or
+ * bsp_init(spmd, argc, argv) (either way only process 0 runs main; the others wait), prints a
  * usage line and calls exit(STATUS). The run must end with STATUS and without a word from
  * Open MPI. spawned, for master mode: the master calls bsp_begin(2), and the process it spawns
  * (which finds BSPG_SUBJOB_SIZES=2 from the start) is the one that ends, while the master waits
