@@ -171,9 +171,7 @@ void end_before_begin(int status, void* /*unused*/) {
   }
   fflush(stdout);
   master::Role role = master::role("exit");
-  if (role == master::Role::Spawned)
-    fail("exit", "the program ended (status %d) before bsp_begin, which process 0 waits in",
-         status);
+  if (role == master::Role::Spawned) master::stop_before_begin(status);
   // One quiet abort carries the status to mpirun: a process that finalizes and then ends with a
   // non-zero status earns a banner from mpirun.
   if (status != 0) stop_job(status);
@@ -282,9 +280,11 @@ void before_main() {
   if (const char* mark = std::getenv("BSPG_SPAWNED_BY_MASTER"); mark && *mark) {
     // Spawned by a master: the SPMD part the master named with bsp_init, or, where its first
     // section was bsp_begin in main, main itself.
+    // MPI first, whatever the program does: the master's spawn waits until every process it
+    // started has joined MPI.
+    start_mpi();
     const char* part = std::getenv("BSPG_SPMD_PART");
     if (part == nullptr || *part == '\0') return;
-    start_mpi();
     void (*named)(void) = spmd_part_to_run(nullptr);
     if (named == nullptr)
       fail("bsp_begin", "started as a master's process, but no master spawned this process");

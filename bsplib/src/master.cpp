@@ -56,18 +56,27 @@ MPI_Comm pool_comm = MPI_COMM_NULL;  // master and all it spawned so far, master
 // it stops: an MPI_Abort in a spawned process does not end the master on every MPI (Open MPI 5
 // ends the spawned job only), and the master would wait in the merge for ever.
 constexpr int kJoinTag = 0x6a6e;
-constexpr int kJoining = 1, kStopping = 0;
+// The word: kJoining, kStopping (it said why), or kEndedEarly | status << 8 (the program ended
+// before bsp_begin: the master says so, once, whichever spawned processes end so).
+constexpr int kJoining = 1, kStopping = 0, kEndedEarly = 2;
 
 void tell_master(int word) { MPI_Send(&word, 1, MPI_INT, 0, kJoinTag, link); }
+
+// The master's abort then ends this process too. Several spawned processes that called MPI_Abort
+// at once crashed inside Open MPI 4.1's abort: each waits for the master's first (5 s at most).
+void await_masters_abort() {
+  for (int i = 0; i < 50; ++i) usleep(100000);
+}
 
 void tell_master_stopping(int) {
   set_before_abort(nullptr);
   tell_master(kStopping);
+  await_masters_abort();
 }
 
-// The master: waits idly until every spawned process said it joins; stops (quietly: the process
-// that stops has said why) when one says it stops.
-void await_spawned(int count) {
+// The master: waits idly until every spawned process said it joins; stops when one says it stops
+// (quietly where that process said why). first_pid: the pid of the first process spawned.
+void await_spawned(int count, int first_pid) {
   std::vector<int> words(static_cast<std::size_t>(count), -1);
   std::vector<MPI_Request> requests(static_cast<std::size_t>(count));
   for (int r = 0; r < count; ++r)
@@ -76,10 +85,18 @@ void await_spawned(int count) {
   for (int joined_so_far = 0; joined_so_far < count; ++joined_so_far) {
     int which = MPI_UNDEFINED;
     wait_any_idle(count, requests.data(), &which);
-    if (words[static_cast<std::size_t>(which)] != kJoining) {
-      set_abort_comm(link);  // the others too, where the MPI's abort reaches them
-      stop_job(1);
+    const int word = words[static_cast<std::size_t>(which)];
+    if (word == kJoining) continue;
+    set_abort_comm(link);  // the others too, where the MPI's abort reaches them
+    if ((word & 0xff) == kEndedEarly) {
+      std::fflush(stdout);
+      std::fprintf(stderr,
+                   "bspg: process %d: exit: the program ended (status %d) before bsp_begin, which "
+                   "process 0 waits in\n",
+                   first_pid + which, word >> 8);
+      std::fflush(stderr);
     }
+    stop_job(1);
   }
 }
 
@@ -421,6 +438,13 @@ void set_subjob_environment(const Plan& plan) {
 
 void note_how_started() { spawned(); }
 
+void stop_before_begin(int status) {
+  set_before_abort(nullptr);
+  tell_master(kEndedEarly | (status & 0xff) << 8);
+  await_masters_abort();
+  stop_job(1);
+}
+
 bool pool_stays() {
   if (read_settings("bsp_begin").role == Role::Spawned) return spawn_mark("bsp_begin").stays;
   return later_sections_possible();
@@ -451,7 +475,7 @@ Membership join(int maxprocs, const StartMessage* received) {
       if (nprocs > have) {
         MPI_Comm parents = pool_comm == MPI_COMM_NULL ? MPI_COMM_SELF : pool_comm;
         link = spawn(plan, nprocs - have, parents);
-        await_spawned(nprocs - have);
+        await_spawned(nprocs - have, have);
         MPI_Comm children = link;
         link = MPI_COMM_NULL;
         grow_pool(children);

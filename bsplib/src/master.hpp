@@ -28,6 +28,10 @@ enum class Role {
 // (its own MPI_COMM_WORLD holds only the spawned processes).
 void note_how_started();
 
+// A spawned process whose program ends before bsp_begin, where the master waits: the master says
+// so in one line and stops the job (the spawned processes never abort at once).
+[[noreturn]] void stop_before_begin(int status);
+
 // This process's role. MPI must be running. `call` names the BSPlib call in error messages.
 Role role(const char* call);
 
