@@ -122,6 +122,14 @@ void stop_job(int status) {
   _exit(status);
 }
 
+void stop_after_exit(int status) {
+  fflush(stdout);
+  fprintf(stderr, "bspg: process %d: exit(%d) inside the SPMD section; stopping every process\n",
+          pid_for_messages(), status);
+  fflush(stderr);
+  stop_job(status);
+}
+
 void fail(const char* call, const char* format, ...) {
   wait_for_lower_pids(pid_for_messages());
   va_list args;
