@@ -187,10 +187,11 @@ int end_section(bool ended_by_exit) {
 
 // on_exit handler, installed by bsp_begin: the program ends (the SPMD function returned, main
 // returned, or exit was called) inside the SPMD section. Status 0 ends the section as bsp_end
-// would; any other status stops the job with that status (one quiet abort), as before bsp_begin.
+// would; any other status stops the job with that status (one line naming the process and the
+// status, then one quiet abort).
 void end_at_exit(int status, void* /*unused*/) {
   if (g_phase != Phase::Inside || g_runtime == nullptr) return;
-  if (status != 0) bspg::stop_job(status);
+  if (status != 0) bspg::stop_after_exit(status);
   end_section(true);
 }
 

@@ -21,6 +21,7 @@
 #include <cstring>
 
 #include "errors.hpp"
+#include "stop_notice.hpp"
 
 namespace bspg {
 namespace {
@@ -157,6 +158,10 @@ void on_crash(int signal, siginfo_t* info, void* context) {
   }
   line.add("\n");
   line.write_to(STDERR_FILENO);
+  // What this process printed so far, and (the starter kills the others when we die, MPICH's at
+  // once) what the others did.
+  write_pending_output();
+  tell_peers_stopping();
   wait_until_read(STDERR_FILENO);
   die_by(signal);
 }
@@ -203,6 +208,7 @@ void install_crash_handlers() {
     if (current.sa_handler != SIG_DFL && is_programs_own(handler)) continue;
     sigaction(s.number, &ours, nullptr);
   }
+  install_stop_handlers();
 }
 
 }  // namespace bspg

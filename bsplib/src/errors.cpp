@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "stop_notice.hpp"
+
 // Open MPI 4 (ORTE) prints a multi-line MPI_ABORT banner from the aborting process unless this
 // flag of its run-time is set; ours is the message the user needs. Weak: absent elsewhere (Open
 // MPI 5 prints no banner for MPI_Abort; MPICH's line is silenced below).
@@ -98,6 +100,8 @@ void set_exit_note(void (*hook)(int status)) { exit_note = hook; }
 
 void stop_job(int status) {
   if (exit_note) exit_note(status);
+  // The others' output so far comes out before the abort ends them (stop_notice.hpp).
+  tell_peers_stopping();
   // What was written is read by the starter before the abort ends it (MPICH's Hydra loses what is
   // still in the pipe when it tears the job down).
   drain_output();
@@ -116,6 +120,14 @@ void stop_job(int status) {
     MPI_Abort(abort_comm, status);
   }
   _exit(status);
+}
+
+void stop_after_exit(int status) {
+  fflush(stdout);
+  fprintf(stderr, "bspg: process %d: exit(%d) inside the SPMD section; stopping every process\n",
+          pid_for_messages(), status);
+  fflush(stderr);
+  stop_job(status);
 }
 
 void fail(const char* call, const char* format, ...) {

@@ -27,6 +27,10 @@ namespace bspg {
 // (stdout and stderr are flushed first). For a program that ends with a non-zero status.
 [[noreturn]] void stop_job(int status);
 
+// A process ended with a non-zero status inside the SPMD section: one line naming it and the
+// status, then stop_job(status).
+[[noreturn]] void stop_after_exit(int status);
+
 // Flushes stdout and stderr and waits (briefly) until the starter has read what is in their pipes.
 void drain_output();
 

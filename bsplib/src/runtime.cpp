@@ -9,6 +9,7 @@
 
 #include "errors.hpp"
 #include "records.hpp"
+#include "stop_notice.hpp"
 
 namespace bspg {
 
@@ -137,9 +138,12 @@ Runtime::Runtime(MPI_Comm comm_in, int pid_in, int nprocs_in)
   subjob_of_pid = all;
   world->transport.set_sites(all);  // subjobs are sites: reductions between nodes go by them
   subjob_group = split(subjob);
+  know_stop_peers(comm);
   MPI_Barrier(comm);
   start_time = MPI_Wtime();
 }
+
+Runtime::~Runtime() { forget_stop_peers(); }
 
 int Runtime::split(int color) {
   // MPI_Comm_split blocks (spinning) until every process is there: wait idly for them first.

@@ -31,6 +31,7 @@ enum class Phase { Before, Inside, After };
 class Runtime {
  public:
   Runtime(MPI_Comm comm, int pid, int nprocs);
+  ~Runtime();
 
   // A superstep boundary of every process (world group) or of one group's members.
   void sync(SyncCall call) { sync(*world, call); }
