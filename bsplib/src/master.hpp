@@ -1,8 +1,9 @@
 // master.hpp - BSP-G's master mode (the paper's "nonpure SPMD" mode). bsprun without -p starts
 // one process, the master. Its bsp_begin(P) starts the other P-1 with MPI_Comm_spawn_multiple,
 // on the slots bsprun chose, and merges them with itself into one communicator in which the
-// master is pid 0. The spawned processes run main from its start and join at their bsp_begin
-// (under bsp_init they go straight to the SPMD part). bsprun describes the slots to the master
+// master is pid 0. The spawned processes run the SPMD part bsp_init named (BSPG_SPMD_PART, before
+// main: job.hpp's before_main), or main from its start where there is none, and join at their
+// bsp_begin; between sections they wait in the pool (BSPG_SPAWNED_BY_MASTER=AVAILABLE:STAYS). bsprun describes the slots to the master
 // in its environment:
 //   BSPG_MASTER_PROCS=N       the processes available: bsp_nprocs() before bsp_begin
 //   BSPG_MASTER_SLOTS=h/g,... (grid path) the N slots in the order processes take them, the
