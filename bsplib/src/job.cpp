@@ -1,9 +1,9 @@
-// job.cpp - start and end of a run. With every process started at once, process 0 sends one
-// start message to the others, either at bsp_begin (how many processes take part) or when the
-// program ends (end too): under bsp_init the others wait for it in bsp_begin while process 0 runs
-// main, so they must learn that main ended. Under bsp_init a program may have several SPMD
-// sections: between them the other processes wait ("park") for the next start message, which
-// names the SPMD part to run, instead of ending at bsp_end.
+// job.cpp - who runs what, and the start and end of each SPMD section. With every process started
+// at once, the others than process 0 wait before main (before_main) for one start message from
+// process 0: at its first bsp_begin (how many take part, and the SPMD part bsp_init named, which
+// they then run instead of main; no part: they run main too), or when its program ends (end too).
+// Between sections the others wait ("park") for the next start message, which names the SPMD part
+// to run, instead of ending at bsp_end; they end when process 0 ends.
 #include "job.hpp"
 
 #include <fcntl.h>
@@ -278,10 +278,9 @@ void before_main() {
   // A program that starts MPI itself runs main everywhere, as it was written to.
   if (program_starts_mpi_itself()) return;
   if (const char* mark = std::getenv("BSPG_SPAWNED_BY_MASTER"); mark && *mark) {
-    // Spawned by a master: the SPMD part the master named with bsp_init, or, where its first
-    // section was bsp_begin in main, main itself.
-    // MPI first, whatever the program does: the master's spawn waits until every process it
-    // started has joined MPI.
+    // Spawned by a master: the SPMD part the master named with bsp_init, or, where there is none,
+    // main itself. MPI first, whatever main does: the master's spawn waits until every process
+    // it started has joined MPI.
     start_mpi();
     const char* part = std::getenv("BSPG_SPMD_PART");
     if (part == nullptr || *part == '\0') return;
@@ -405,7 +404,6 @@ bool later_sections_possible() {
 bool parks_between_sections() {
   if (!owns_mpi) return false;
   const master::Role role = master::role("bsp_end");
-  // A master spawns a section's processes anew unless bsp_init named the part they run.
   if (role == master::Role::Spawned) return master::pool_stays();
   return role == master::Role::Spmd && world_rank() != 0;
 }
