@@ -165,7 +165,13 @@ void end_before_begin(int status, void* /*unused*/) {
     // The parked processes end too.
     if (master::role("exit") == master::Role::Spmd && world_size() > 1)
       exchange_in_world({kEnd, 0, {}});
-    if (master::role("exit") == master::Role::Master) master::end_pool();
+    // A spawned process that ran main ends with it, as the master does: it takes the master's
+    // end first (finalizing before it, the master's last words met a closed socket: SIGPIPE).
+    if (master::role("exit") == master::Role::Spawned && master::pool() != MPI_COMM_NULL &&
+        exchange_start_message(master::pool(), {kEnd, 0, {}}).kind == kBegin)
+      fail("exit",
+           "the program ended after bsp_end on this process, but process 0 called bsp_begin");
+    if (master::role("exit") != master::Role::Spmd) master::end_pool();
     MPI_Finalize();
     return;
   }

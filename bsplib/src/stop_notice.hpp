@@ -6,7 +6,7 @@
 // MPICH's Hydra) would throw away. Two ways out, both async-signal-safe:
 //  - the stopping process first sends a notice (a real-time signal) to the section's processes on
 //    its machine; each writes out its pending output with write(2), waits until the starter has
-//    read it, acknowledges, and stays still until the abort ends it (at most 30 s). The stopping
+//    read it, acknowledges, and stays still while the abort comes (at most 2 s). The stopping
 //    process waits for the acknowledgements at most 2 s, then aborts as before;
 //  - a SIGTERM handler writes out the pending output before the process dies by SIGTERM (Open
 //    MPI's starters send SIGTERM first, also to processes on other machines).
