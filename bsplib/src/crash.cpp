@@ -161,7 +161,7 @@ void on_crash(int signal, siginfo_t* info, void* context) {
   // What this process printed so far, and (the starter kills the others when we die, MPICH's at
   // once) what the others did.
   write_pending_output();
-  tell_peers_stopping();
+  tell_peers_stopping(128 + signal);
   wait_until_read(STDERR_FILENO);
   die_by(signal);
 }

@@ -101,7 +101,7 @@ void set_exit_note(void (*hook)(int status)) { exit_note = hook; }
 void stop_job(int status) {
   if (exit_note) exit_note(status);
   // The others' output so far comes out before the abort ends them (stop_notice.hpp).
-  tell_peers_stopping();
+  tell_peers_stopping(status);
   // What was written is read by the starter before the abort ends it (MPICH's Hydra loses what is
   // still in the pipe when it tears the job down).
   drain_output();

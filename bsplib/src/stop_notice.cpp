@@ -22,8 +22,10 @@ namespace bspg {
 namespace {
 
 // What a notice's value says.
-constexpr int kNotice = 0x6273701;  // "stop: write out your output"
-constexpr int kAnswer = 0x6273702;  // "written"
+// The value: the word in its low 24 bits; a notice carries the job's status in the top 8.
+constexpr int kNotice = 0x627301;  // "stop: write out your output"
+constexpr int kAnswer = 0x627302;  // "written"
+constexpr int kWordMask = 0xffffff;
 
 // Peers on one machine beyond this many are not told (the SIGTERM handler still serves them).
 constexpr int kMaxPeers = 1024;
@@ -144,10 +146,8 @@ void answer(pid_t sender) {
 }
 
 // On the section's thread: the output out, the answer back, then still while the abort comes
-// (going on would print after the stop). Not for ever: where the abort does not reach us (Open
-// MPI 5's master, when a process it spawned stops), the program goes on after 2 s and its own
-// waits find the stop, as without the notice.
-void take_notice(pid_t sender) {
+// (going on would print after the stop); 3 s at most.
+void take_notice(pid_t sender, int status) {
   if (stopping.load()) {  // stopping ourselves: our stop_job writes our output
     answer(sender);
     return;
@@ -156,20 +156,24 @@ void take_notice(pid_t sender) {
   wait_until_read(STDOUT_FILENO);
   wait_until_read(STDERR_FILENO);
   answer(sender);
-  for (int i = 0; i < 20; ++i) pause_ms(100);
+  for (int i = 0; i < 30; ++i) pause_ms(100);
+  // The abort did not reach us (Open MPI 5's master, when a process it spawned stops): we stop
+  // the job ourselves, with the stopping process's status.
+  stop_job(status);
 }
 
 void on_notice(int signal, siginfo_t* info, void* /*context*/) {
   const int saved_errno = errno;
   if (info != nullptr && info->si_code == SI_QUEUE) {
-    if (info->si_value.sival_int == kAnswer) {
+    const int word = info->si_value.sival_int & kWordMask;
+    if (word == kAnswer) {
       answers.fetch_add(1);
-    } else if (info->si_value.sival_int == kNotice) {
+    } else if (word == kNotice) {
       const pid_t section = section_thread.load();
       if (section != 0 && static_cast<pid_t>(syscall(SYS_gettid)) != section)
         syscall(SYS_rt_tgsigqueueinfo, getpid(), section, signal, info);  // to the right thread
       else
-        take_notice(info->si_pid);
+        take_notice(info->si_pid, (info->si_value.sival_int >> 24) & 0xff);
     }
   }
   errno = saved_errno;
@@ -244,13 +248,13 @@ void forget_stop_peers() {
   section_thread.store(0);
 }
 
-void tell_peers_stopping() {
+void tell_peers_stopping(int status) {
   stopping.store(true);
   const int count = peer_count.load();
   if (count == 0) return;
   answers.store(0);
   int sent = 0;
-  for (int i = 0; i < count; ++i) sent += send_to(peers[i].pidfd, kNotice) ? 1 : 0;
+  for (int i = 0; i < count; ++i) sent += send_to(peers[i].pidfd, kNotice | (status & 0xff) << 24) ? 1 : 0;
   for (int waited = 0; answers.load() < sent && waited < 2000; ++waited) pause_ms(1);
 }
 

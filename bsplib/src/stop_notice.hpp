@@ -6,7 +6,8 @@
 // MPICH's Hydra) would throw away. Two ways out, both async-signal-safe:
 //  - the stopping process first sends a notice (a real-time signal) to the section's processes on
 //    its machine; each writes out its pending output with write(2), waits until the starter has
-//    read it, acknowledges, and stays still while the abort comes (at most 2 s). The stopping
+//    read it, acknowledges, and stays still while the abort comes (3 s, then it stops the job
+//    itself: Open MPI 5's abort in a spawned process does not reach the master). The stopping
 //    process waits for the acknowledgements at most 2 s, then aborts as before;
 //  - a SIGTERM handler writes out the pending output before the process dies by SIGTERM (Open
 //    MPI's starters send SIGTERM first, also to processes on other machines).
@@ -27,7 +28,8 @@ void know_stop_peers(MPI_Comm comm);
 void forget_stop_peers();
 
 // Called by stop_job before it aborts: notices to the peers, then at most 2 s for their answers.
-void tell_peers_stopping();
+// Where the abort then does not reach a peer within 3 s, that peer stops the job with `status`.
+void tell_peers_stopping(int status);
 
 // Writes out what stdout and stderr hold unwritten, once per process. Async-signal-safe.
 void write_pending_output();
