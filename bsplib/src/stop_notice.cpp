@@ -131,6 +131,9 @@ void write_unwritten(FILE* file) {
   const char* to = file->_IO_write_ptr;
   if (from == nullptr || to <= from || from < file->_IO_buf_base || to > file->_IO_buf_end) return;
   write_all(file->_fileno, from, static_cast<std::size_t>(to - from));
+  // Written: a later fflush (stop_job's, where this process stops the job itself) must not write
+  // them again.
+  file->_IO_write_base = file->_IO_write_ptr;
 #else
   (void)file;  // elsewhere FILE is opaque: the output stays where it is
 #endif
