@@ -179,8 +179,7 @@ int end_section(bool ended_by_exit) {
   g_phase = Phase::After;
   bspg::leave_job();
   // MPI stays up where a later section may follow; the program's end finalizes it then.
-  if (bspg::bspg_owns_mpi() && !bspg::later_sections_possible() &&
-      !bspg::parks_between_sections())
+  if (bspg::bspg_owns_mpi() && !bspg::later_sections_possible() && !bspg::parks_between_sections())
     MPI_Finalize();
   return pid;
 }

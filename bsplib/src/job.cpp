@@ -35,8 +35,8 @@ bool has_pending_start = false;
 StartMessage pending_start{};
 bool has_first_start = false;  // received before main, for the parked loop's first round
 StartMessage first_start{};
-bool owns_mpi = false;  // bspg called MPI_Init (so the program's end finalizes it)
-bool named_since_section = false;  // an SPMD part was named since the last section ended
+bool owns_mpi = false;              // bspg called MPI_Init (so the program's end finalizes it)
+bool named_since_section = false;   // an SPMD part was named since the last section ended
 bool others_run_main_flag = false;  // the others run main up to the part (MulticoreBSP's C++)
 bool sections_begun = false;        // this process took part in a section already
 
@@ -299,8 +299,7 @@ void before_main() {
   // Every process of the starter's world starts MPI at once; process 0 runs main, the others
   // wait for what its first bsp_begin (or its end) says.
   start_mpi();
-  if (world_size() == 1 || world_rank() == 0 || master::role("main") != master::Role::Spmd)
-    return;
+  if (world_size() == 1 || world_rank() == 0 || master::role("main") != master::Role::Spmd) return;
   first_start = exchange_in_world({0, 0, {}});
   if (first_start.kind == kBegin && first_start.part.object < 0) {
     // bsp_begin without bsp_init (in main, or MulticoreBSP's C++ begin): main runs here too, and

@@ -5,9 +5,9 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
-#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -61,7 +61,6 @@ constexpr int kJoinTag = 0x6a6e;
 constexpr int kJoining = 1, kStopping = 0, kEndedEarly = 2;
 
 void tell_master(int word) { MPI_Send(&word, 1, MPI_INT, 0, kJoinTag, link); }
-
 
 void tell_master_stopping(int) {
   set_before_abort(nullptr);
@@ -364,9 +363,9 @@ MPI_Comm spawn(const Plan& plan, int count, MPI_Comm parents) {
   std::vector<int> codes(static_cast<std::size_t>(count), MPI_SUCCESS);
   MPI_Comm_set_errhandler(parents, MPI_ERRORS_RETURN);
   MPI_Comm children = MPI_COMM_NULL;
-  int rc = MPI_Comm_spawn_multiple(static_cast<int>(commands.size()), commands.data(), argvs.data(),
-                                   counts.data(), infos.data(), 0, parents, &children,
-                                   codes.data());
+  int rc =
+      MPI_Comm_spawn_multiple(static_cast<int>(commands.size()), commands.data(), argvs.data(),
+                              counts.data(), infos.data(), 0, parents, &children, codes.data());
   MPI_Comm_set_errhandler(parents, MPI_ERRORS_ARE_FATAL);
   for (MPI_Info& info : infos) MPI_Info_free(&info);
   for (int code : codes)
@@ -393,7 +392,6 @@ MPI_Comm take_part_in_spawn() {
                           MPI_ERRCODES_IGNORE);
   return children;
 }
-
 
 // The pool and the processes just spawned (over `children`) become the new pool, in that order.
 // The spawn's intercommunicator is kept only where the section is the last: then bsp_end
@@ -483,7 +481,7 @@ Membership join(int maxprocs, const StartMessage* received) {
     // Spawned for this section: all of this spawn take part.
     set_before_abort(nullptr);
     tell_master(kJoining);
-    MPI_Intercomm_merge(link, 1, &pool_comm);  // high: after the master and those waiting
+    MPI_Intercomm_merge(link, 1, &pool_comm);      // high: after the master and those waiting
     if (pool_stays()) MPI_Comm_disconnect(&link);  // see grow_pool
     MPI_Comm_split(pool_comm, 0, rank_in(pool_comm), &joined);
   } else {

@@ -18,8 +18,7 @@ namespace bspg {
 namespace {
 
 using MainFunction = int (*)(int, char**, char**);
-using StartFunction = int (*)(MainFunction, int, char**, void (*)(), void (*)(), void (*)(),
-                              void*);
+using StartFunction = int (*)(MainFunction, int, char**, void (*)(), void (*)(), void (*)(), void*);
 
 MainFunction program_main = nullptr;
 

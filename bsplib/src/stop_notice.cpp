@@ -257,7 +257,8 @@ void tell_peers_stopping(int status) {
   if (count == 0) return;
   answers.store(0);
   int sent = 0;
-  for (int i = 0; i < count; ++i) sent += send_to(peers[i].pidfd, kNotice | (status & 0xff) << 24) ? 1 : 0;
+  for (int i = 0; i < count; ++i)
+    sent += send_to(peers[i].pidfd, kNotice | (status & 0xff) << 24) ? 1 : 0;
   for (int waited = 0; answers.load() < sent && waited < 2000; ++waited) pause_ms(1);
 }
 

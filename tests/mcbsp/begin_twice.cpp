@@ -53,7 +53,8 @@ class Summer : public mcbsp::BSP_program {
 }  // namespace
 
 int main(int argc, char **argv) {
-  const unsigned first = argc > 1 ? std::atoi(argv[1]) : 2, third = argc > 2 ? std::atoi(argv[2]) : 2;
+  const unsigned first = argc > 1 ? std::atoi(argv[1]) : 2,
+                 third = argc > 2 ? std::atoi(argv[2]) : 2;
   Summer program(10);
   program.begin(first);
   ++lines_of_main;
@@ -66,7 +67,8 @@ int main(int argc, char **argv) {
   program.begin(third);
   const int p3 = static_cast<int>(third) < p1 ? static_cast<int>(third) : p1;  // P1: all there are
   if (program.sections != 3 || program.last_p != p3) {
-    std::printf("FAIL: %d sections, the last on %d (not %d)\n", program.sections, program.last_p, p3);
+    std::printf("FAIL: %d sections, the last on %d (not %d)\n", program.sections, program.last_p,
+                p3);
     return 1;
   }
   std::printf("PASS begin_twice\n");

@@ -11,8 +11,8 @@
 
 #define WORDS 64
 
-static int section;          /* counted by process 0; its value reaches the others */
-static double table[WORDS];  /* a registered global, as many programs have */
+static int section;         /* counted by process 0; its value reaches the others */
+static double table[WORDS]; /* a registered global, as many programs have */
 
 static void fail_if(int bad, const char *what, int from, double got, double want) {
   if (bad)
@@ -61,8 +61,10 @@ static void part(void) {
   bsp_send(left, &s, payload, 2 * sizeof(double));
   bsp_sync();
 
-  fail_if(in_put[0] != value(section, left, 1), "bsp_put", left, in_put[0], value(section, left, 1));
-  fail_if(in_put[1] != value(section, left, 2), "bsp_put", left, in_put[1], value(section, left, 2));
+  fail_if(in_put[0] != value(section, left, 1), "bsp_put", left, in_put[0],
+          value(section, left, 1));
+  fail_if(in_put[1] != value(section, left, 2), "bsp_put", left, in_put[1],
+          value(section, left, 2));
   fail_if(in_hpput[0] != value(section, right, 3), "bsp_hpput", right, in_hpput[0],
           value(section, right, 3));
   fail_if(in_hpput[1] != value(section, right, 4), "bsp_hpput", right, in_hpput[1],

@@ -1,9 +1,9 @@
 /* two_sections [P1 P2]: MulticoreBSP-style program with two SPMD sections in sequence, each
  * named by its own bsp_init and with its own P. Checks that each section has the processes it
  * asked for (capped by what is available), that bsp_nprocs() after a section is that section's P
- * (the standard's rule) until the next bsp_init, and what is available after it, that a registration and a queued message of the first section do not leak
- * into the second, and that the second section's results are right. Process 0 prints
- * "PASS two_sections" at the end. */
+ * (the standard's rule) until the next bsp_init, and what is available after it, that a
+ * registration and a queued message of the first section do not leak into the second, and that the
+ * second section's results are right. Process 0 prints "PASS two_sections" at the end. */
 #include <bsp.h>
 #include <stdio.h>
 #include <stdlib.h>
