@@ -213,8 +213,8 @@ void bsp_begin(int maxprocs) {
          "called twice: a later SPMD section needs its SPMD part in a function named by bsp_init, "
          "called before this bsp_begin%s",
          bspg::bspg_owns_mpi() ? ""
-                               : " (and bspg's own start of MPI: this program started MPI "
-                                 "itself, so the other processes ended at the first bsp_end)");
+                               : ", and MPI started by bspg (this program started MPI itself, "
+                                 "so its other processes ended at the first bsp_end)");
   start_mpi();
   bspg::Membership member = bspg::join_job(maxprocs);
   if (member.comm == MPI_COMM_NULL) {
