@@ -36,6 +36,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "elf_dynamic.hpp"
 #include "errors.hpp"
 
 extern char** environ;
@@ -332,11 +333,6 @@ void subtract(std::vector<Segment>& ranges, Segment cut) {
     if (cut.end < r.end) left.push_back({cut.end, r.end});
   }
   ranges.swap(left);
-}
-
-// d_ptr values of the dynamic section: glibc relocates some in place, others stay relative.
-Address dynamic_address(Address base, Address value) {
-  return base != 0 && value < base ? value + base : value;
 }
 
 // What the loader and the libraries own inside the executable's writable data.

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "elf_dynamic.hpp"
 #include "job.hpp"
 
 namespace bspg {
@@ -31,11 +32,6 @@ struct ImportSearch {
   const char* const* names;
   bool found = false;
 };
-
-// d_ptr values of the dynamic section: glibc relocates some in place, others stay relative.
-std::uintptr_t dynamic_address(std::uintptr_t base, std::uintptr_t value) {
-  return base != 0 && value < base ? value + base : value;
-}
 
 // The main program (dl_iterate_phdr's first object): whether one of its undefined dynamic
 // symbols has one of the names. Undefined symbols stand before GNU_HASH's first hashed one.
