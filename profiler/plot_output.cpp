@@ -13,6 +13,7 @@
 
 #include "bspprof.h"
 #include "outputs.h"
+#include "safe_paths.h"
 
 extern char** environ;
 
@@ -52,9 +53,15 @@ PlotOutput::~PlotOutput() {
 bool PlotOutput::open(const std::string& dir) {
   dir_ = dir;
   const std::string path = dir + "/profile.steps.tmp";
-  points_ = std::fopen(path.c_str(), "w+b");
+  std::string why;
+  const int fd = safe_paths::create_file(path, why, 0600);
+  points_ = fd < 0 ? nullptr : fdopen(fd, "w+b");
   if (points_ == nullptr) {
-    error_ = "cannot write " + path + ": " + std::strerror(errno);
+    if (fd >= 0) {
+      why = std::strerror(errno);
+      close(fd);
+    }
+    error_ = "cannot write " + path + ": " + why;
     return false;
   }
   std::remove(path.c_str());  // it lives while open, and goes whatever happens

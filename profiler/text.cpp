@@ -1,10 +1,14 @@
 // text.cpp - see text.h.
 #include "text.h"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstring>
+
+#include "safe_paths.h"
 
 namespace bspg::profile {
 
@@ -111,9 +115,16 @@ bool OutputFile::open(const std::string& path) {
   path_ = path;
   error_.clear();
   buffer_.clear();
-  file_ = std::fopen(path.c_str(), "w");
+  // Never through a link, never into a directory that others can write (safe_paths.h).
+  std::string why;
+  const int fd = safe_paths::create_file(path, why);
+  file_ = fd < 0 ? nullptr : fdopen(fd, "w");
   if (file_ == nullptr) {
-    error_ = std::string("cannot write ") + path + ": " + std::strerror(errno);
+    if (fd >= 0) {
+      why = std::strerror(errno);
+      ::close(fd);
+    }
+    error_ = std::string("cannot write ") + path + ": " + why;
     return false;
   }
   buffer_.reserve(kFlushBytes + 4096);

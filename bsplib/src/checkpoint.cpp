@@ -13,11 +13,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <deque>
 #include <random>
 
 #include "errors.hpp"
 #include "runtime.hpp"
+#include "safe_paths.h"
 #include "shard.hpp"
 
 namespace bspg {
@@ -161,133 +161,19 @@ std::vector<std::uint64_t> checkpoint_directories(int dir) {
   return numbers;
 }
 
-// The checkpoint directory, opened: a descriptor, or why it is refused (not the job's own to
-// use), or what made it unusable (it cannot be created or opened).
+// The checkpoint directory, opened (safe_paths.h: created 0700 where missing, no link followed
+// that another user could have planted, owned by this user and writable by no one else): a
+// descriptor, or why it is refused (not the job's own to use), or what made it unusable.
 struct OpenedDirectory {
   int fd = -1;
   std::string refusal;
   Problem problem;
 };
 
-// Walks `path` from / one component at a time, creating what is missing (mode 0700), without
-// letting the kernel follow any symbolic link: a link is followed by hand, and only where it lies
-// in a directory that no one else can write (so /home -> /data/home is fine, a link planted in
-// /tmp is not). The directory itself must be a real directory owned by this user and writable by
-// no one else.
 OpenedDirectory open_checkpoint_directory(const std::string& path) {
-  OpenedDirectory out;
-  std::deque<std::string> todo;
-  auto push_components = [&todo](const std::string& text) {  // in front of what is left
-    std::vector<std::string> parts;
-    for (std::size_t at = 0; at <= text.size();) {
-      std::size_t slash = text.find('/', at);
-      if (slash == std::string::npos) slash = text.size();
-      if (slash > at) parts.push_back(text.substr(at, slash - at));
-      at = slash + 1;
-    }
-    todo.insert(todo.begin(), parts.begin(), parts.end());
-  };
-  push_components(path);
-  int current = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-  std::string walked;  // the real path of `current` ("" for /)
-  int links = 0;
-  auto move_to = [&](int fd, const std::string& where) {
-    ::close(current);
-    current = fd;
-    walked = where;
-  };
-  while (current >= 0 && !todo.empty()) {
-    const std::string name = todo.front();
-    todo.pop_front();
-    const std::string here = walked + "/" + name;
-    if (name == ".") continue;
-    if (name == "..") {
-      const int up = openat(current, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
-      if (up < 0) {
-        out.problem = problem_at(walked.empty() ? "/" : walked);
-        break;
-      }
-      move_to(up, walked.substr(0, walked.rfind('/') == std::string::npos ? 0 : walked.rfind('/')));
-      continue;
-    }
-    struct stat info {};
-    if (fstatat(current, name.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0) {
-      if (errno != ENOENT) {
-        out.problem = problem_at(here);
-        break;
-      }
-      if (mkdirat(current, name.c_str(), 0700) != 0 && errno != EEXIST) {
-        out.problem = problem_at(here);
-        break;
-      }
-      if (fstatat(current, name.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0) {
-        out.problem = problem_at(here);
-        break;
-      }
-    }
-    if (S_ISLNK(info.st_mode)) {
-      if (todo.empty()) {
-        out.refusal = "the checkpoint directory " + here +
-                      " is a symbolic link; refusing to follow it (name the directory itself)";
-        break;
-      }
-      struct stat parent {};
-      if (fstat(current, &parent) != 0 || (parent.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
-        out.refusal = "the checkpoint directory " + path + " leads through " + here +
-                      ", a symbolic link in " + (walked.empty() ? "/" : walked) +
-                      ", which others can write; refusing to follow it";
-        break;
-      }
-      char target[PATH_MAX];
-      const ssize_t length = readlinkat(current, name.c_str(), target, sizeof target - 1);
-      if (length <= 0 || ++links > 40) {
-        if (length > 0) errno = ELOOP;
-        out.problem = problem_at(here);
-        break;
-      }
-      target[length] = '\0';
-      push_components(target);
-      if (target[0] == '/') move_to(open("/", O_PATH | O_DIRECTORY | O_CLOEXEC), "");
-      continue;
-    }
-    if (!S_ISDIR(info.st_mode)) {
-      errno = ENOTDIR;
-      out.problem = problem_at(here);
-      break;
-    }
-    const int next = openat(current, name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (next < 0) {
-      out.problem = problem_at(here);
-      break;
-    }
-    move_to(next, here);
-  }
-  if (current < 0) {
-    if (out.problem.empty()) out.problem = problem_at(walked.empty() ? "/" : walked);
-    return out;
-  }
-  if (out.refusal.empty() && out.problem.empty()) {
-    out.fd = openat(current, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    struct stat info {};
-    if (out.fd < 0 || fstat(out.fd, &info) != 0) {
-      out.problem = problem_at(path);
-    } else if (info.st_uid != geteuid()) {
-      out.refusal = "the checkpoint directory " + path + " is owned by uid " +
-                    std::to_string(info.st_uid) + ", not by this user (uid " +
-                    std::to_string(geteuid()) + "); refusing to use it";
-    } else if ((info.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
-      char mode[8];
-      std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(info.st_mode & 07777));
-      out.refusal = "the checkpoint directory " + path + " is writable by group or others (mode " +
-                    mode + "); refusing to use it";
-    }
-    if ((!out.refusal.empty() || !out.problem.empty()) && out.fd >= 0) {
-      ::close(out.fd);
-      out.fd = -1;
-    }
-  }
-  ::close(current);
-  return out;
+  const safe_paths::OpenedDirectory opened =
+      safe_paths::open_own_directory(path, "the checkpoint directory", true);
+  return {opened.fd, opened.refusal, {opened.failed_path, opened.error}};
 }
 
 std::string program_name() {

@@ -170,8 +170,25 @@ refused)
   status=$?
   extra=()
   [ "$status" -eq 1 ] || show_fail "a planted link in a directory others can write: exit $status"
-  one_line "^bspg: process [0-9]+: bspg_resume: the checkpoint directory $dir/tmp/bspg-$(id -u)-checkpoints/[^ ]+ leads through $dir/tmp/bspg-$(id -u)-checkpoints, a symbolic link in $dir/tmp, which others can write; refusing to follow it$"
+  one_line "^bspg: process [0-9]+: bspg_resume: the checkpoint directory $dir/tmp/bspg-$(id -u)-checkpoints/[^ ]+ leads through $dir/tmp/bspg-$(id -u)-checkpoints, a symbolic link of uid 4321 in $dir/tmp, which others can write; refusing to follow it$"
   same_outside "a refused run"
+  # A link in a directory of another user (0755, so only that user could have planted it).
+  mkdir "$dir/bspg-x" "$outside/victim2"
+  ln -s "$outside/victim2" "$dir/bspg-x/checkpoints"
+  chown -h 4321 "$dir/bspg-x" "$dir/bspg-x/checkpoints"
+  snapshot "$outside" >"$dir/outside.before"
+  run "$dir/bspg-x/checkpoints/job1" 0 20 4
+  status=$?
+  [ "$status" -eq 1 ] || show_fail "a link in a directory of uid 4321: exit $status"
+  one_line "^bspg: process [0-9]+: bspg_resume: the checkpoint directory $dir/bspg-x/checkpoints/job1 leads through $dir/bspg-x/checkpoints, a symbolic link in $dir/bspg-x, which is owned by uid 4321 \(another user\); refusing to follow it$"
+  same_outside "a link of another user's directory"
+  # A directory of another user that anyone can rearrange (0777, no sticky bit) is no road.
+  mkdir -m 777 "$dir/anyones" && chown 4321 "$dir/anyones"
+  run "$dir/anyones/job1" 0 20 4
+  status=$?
+  [ "$status" -eq 1 ] || show_fail "a path through uid 4321's 0777 directory: exit $status"
+  one_line "^bspg: process [0-9]+: bspg_resume: the checkpoint directory $dir/anyones/job1 leads through $dir/anyones, owned by uid 4321 and writable by others \(mode 0777\); refusing to use it$"
+  [ -z "$(ls -A "$dir/anyones")" ] || fail "something was written into uid 4321's 0777 directory"
   # A directory of another user, and one that anybody can write.
   mkdir -m 700 "$dir/theirs" && chown 4321 "$dir/theirs"
   run "$dir/theirs" 0 20 4
@@ -183,7 +200,7 @@ refused)
   run "$dir/open" 0 20 4
   status=$?
   [ "$status" -eq 1 ] || show_fail "a directory of mode 0777: exit $status"
-  one_line "^bspg: process [0-9]+: bspg_resume: the checkpoint directory $dir/open is writable by group or others \(mode 0777\); refusing to use it$"
+  one_line "^bspg: process [0-9]+: bspg_resume: the checkpoint directory $dir/open is writable by group or others \(mode 0777\); refusing to use it \(chmod go-w $dir/open\)$"
   [ -z "$(ls -A "$dir/open")" ] || fail "something was written into a directory of mode 0777"
   # A link to a directory one owns, in a directory only one can write, is fine.
   mkdir -m 700 "$dir/real"
