@@ -21,6 +21,7 @@
 #include "bspprof.h"
 #include "raw_format.h"
 #include "remote_stop.h"
+#include "safe_paths.h"
 #include "say.h"
 
 namespace bspg::launcher {
@@ -161,6 +162,12 @@ std::string prepare_profile(const Options& opt, std::vector<std::string>& export
   std::error_code error;
   const std::filesystem::path dir = std::filesystem::absolute(opt.profile_dir, error);
   if (error) return "--profile " + opt.profile_dir + ": " + error.message();
+  // Made 0700 where missing, and refused before the job starts where it is not this user's own
+  // (bspprof writes nothing into a directory that others can write).
+  const safe_paths::OpenedDirectory own =
+      safe_paths::open_own_directory(dir.string(), "the profile directory", true);
+  if (!own.ok()) return "--profile: " + own.why();
+  close(own.fd);
   std::filesystem::create_directories(dir / "raw", error);
   struct stat st;
   if (error || lstat((dir / "raw").c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
