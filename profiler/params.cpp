@@ -33,8 +33,8 @@ BspParameters read_bsp_parameters(const std::string& file) {
   std::string line;
   char piece[512];
   for (int n = 0; n < kHeaderLines && std::fgets(piece, sizeof piece, in) != nullptr; ++n) {
-    line =
-        piece;  // a longer line is read in pieces: none of them is a "# bspg:" line but the first
+    // A longer line comes in pieces: only the first can be a "# bspg:" line.
+    line = piece;
     if (!line.empty() && line.back() == '\n') line.pop_back();
     if (line.empty() || line[0] != '#') break;
     int p = 0;

@@ -54,13 +54,8 @@ bool PlotOutput::open(const std::string& dir) {
   dir_ = dir;
   const std::string path = dir + "/profile.steps.tmp";
   std::string why;
-  const int fd = safe_paths::create_file(path, why, 0600);
-  points_ = fd < 0 ? nullptr : fdopen(fd, "w+b");
+  points_ = safe_paths::create_stream(path, "w+b", why, 0600);
   if (points_ == nullptr) {
-    if (fd >= 0) {
-      why = std::strerror(errno);
-      close(fd);
-    }
     error_ = "cannot write " + path + ": " + why;
     return false;
   }

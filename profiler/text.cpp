@@ -1,8 +1,6 @@
 // text.cpp - see text.h.
 #include "text.h"
 
-#include <unistd.h>
-
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -117,13 +115,8 @@ bool OutputFile::open(const std::string& path) {
   buffer_.clear();
   // Never through a link, never into a directory that others can write (safe_paths.h).
   std::string why;
-  const int fd = safe_paths::create_file(path, why);
-  file_ = fd < 0 ? nullptr : fdopen(fd, "w");
+  file_ = safe_paths::create_stream(path, "w", why);
   if (file_ == nullptr) {
-    if (fd >= 0) {
-      why = std::strerror(errno);
-      ::close(fd);
-    }
     error_ = std::string("cannot write ") + path + ": " + why;
     return false;
   }

@@ -184,6 +184,8 @@ bool usable(int fd, bool own, std::string& error) {
   struct stat info {};
   if (fstat(fd, &info) != 0) {
     error = std::strerror(errno);
+  } else if (S_ISDIR(info.st_mode)) {
+    error = "it is a directory";
   } else if (!S_ISREG(info.st_mode)) {
     error = "it is " + file_kind(info.st_mode) + ", not a regular file";
   } else if (own && info.st_uid != geteuid()) {
@@ -243,6 +245,18 @@ int create_file(const std::string& path, std::string& error, mode_t mode) {
   const int fd = create_file_at(opened.fd, name, error, mode);
   close(opened.fd);
   return fd;
+}
+
+std::FILE* create_stream(const std::string& path, const char* stdio_mode, std::string& error,
+                         mode_t mode) {
+  const int fd = create_file(path, error, mode);
+  if (fd < 0) return nullptr;
+  std::FILE* stream = fdopen(fd, stdio_mode);
+  if (stream == nullptr) {
+    error = std::strerror(errno);
+    close(fd);
+  }
+  return stream;
 }
 
 int open_regular_file(const std::string& path, std::string& error) {

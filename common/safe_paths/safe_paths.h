@@ -12,6 +12,7 @@
 
 #include <sys/types.h>
 
+#include <cstdio>
 #include <string>
 
 namespace bspg::safe_paths {
@@ -43,6 +44,10 @@ int create_file_at(int dir_fd, const std::string& name, std::string& error, mode
 // The same for a path: its directory is checked as open_own_directory does (without creating).
 // `error` then names the cause in a whole phrase (the path is the caller's to name).
 int create_file(const std::string& path, std::string& error, mode_t mode = 0644);
+
+// create_file() as a stdio stream ("w", "w+b"...): nullptr with `error` set on failure.
+std::FILE* create_stream(const std::string& path, const char* stdio_mode, std::string& error,
+                         mode_t mode = 0644);
 
 // Opens a user-named file for reading without blocking on it: only a regular file (a FIFO, a
 // device, a socket or a directory is refused at once). Returns the descriptor (blocking again)

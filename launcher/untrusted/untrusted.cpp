@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "safe_paths.h"
+
 namespace bspg::untrusted {
 namespace {
 
@@ -232,27 +234,12 @@ bool is_environment_name(std::string_view text) {
 
 bool read_regular_file(const std::string& path, std::size_t max_bytes, std::string& text,
                        std::string& problem) {
-  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
-  const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-  if (fd < 0) {
-    const int error = errno;
-    struct stat info {};
-    problem = (error == ENXIO && stat(path.c_str(), &info) == 0 && S_ISSOCK(info.st_mode))
-                  ? "it is a socket, not a regular file"
-                  : std::strerror(error);
-    return false;
-  }
+  // Not blocking on a FIFO, and only a regular file (safe_paths.h).
+  const int fd = safe_paths::open_regular_file(path, problem);
+  if (fd < 0) return false;
   struct stat info {};
   if (fstat(fd, &info) != 0) {
     problem = std::strerror(errno);
-  } else if (S_ISDIR(info.st_mode)) {
-    problem = "it is a directory";
-  } else if (S_ISFIFO(info.st_mode)) {
-    problem = "it is a FIFO (named pipe), not a regular file";
-  } else if (S_ISCHR(info.st_mode) || S_ISBLK(info.st_mode)) {
-    problem = "it is a device, not a regular file";
-  } else if (!S_ISREG(info.st_mode)) {
-    problem = "it is not a regular file";
   } else if (static_cast<unsigned long long>(info.st_size) > max_bytes) {
     problem = "it is " + std::to_string(info.st_size) + " bytes, more than the " +
               size_text(max_bytes) + " allowed";
