@@ -5,9 +5,11 @@
 //   DIR/raw/a<attempt>.s<section>.p<pid>.bspprof
 // in the byte order and layout of the machine that wrote it (the merge runs where the job's
 // files are gathered, on machines of one kind): one FileHeader, then for every sync one
-// SyncRecord followed by its n_peers PeerCount entries. Records are appended as the program
-// runs (buffered, so a process's memory does not grow with the number of supersteps); a file
-// cut short by a crash ends at the last whole record.
+// SyncRecord followed by its n_peers PeerCount entries. Records are appended as each sync returns,
+// through a shared mapping of the file that grows ahead of them (so a process's memory does not
+// grow with the number of supersteps). The kind of a record is written last. A process that ends
+// without closing its file (a crash, a kill) leaves the space reserved ahead as zero bytes: a
+// record of kind 0 ends the file, and so does the end of a file cut short.
 //
 // Times are seconds on one clock for the whole job: each process's monotonic clock plus the offset
 // to process 0's clock measured at bsp_begin (the smallest-round-trip of several ping-pongs), so

@@ -141,6 +141,14 @@ RawReader::Next RawReader::next(Record& record) {
     cut_bytes_ = got;
     return got == 0 ? Next::kEnd : Next::kCut;
   }
+  // Kind 0: space the process reserved ahead and did not reach (it ended without cutting its
+  // file), or a record it was killed while writing (the kind is written last).
+  if (record.sync.kind == 0) {
+    const SyncRecord unused{};
+    if (std::memcmp(&record.sync, &unused, sizeof unused) == 0) return Next::kEnd;
+    cut_bytes_ = got;
+    return Next::kCut;
+  }
   const auto where = [&] {
     return "record " + std::to_string(records_) + " (byte " + std::to_string(offset_) + "): ";
   };

@@ -3,10 +3,14 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -86,11 +90,11 @@ double measure_clock_offset(MPI_Comm comm, int pid, int nprocs) {
 
 }  // namespace
 
-Profiler::Profiler(int fd, int nprocs)
+Profiler::Profiler(int fd, int pid, int nprocs)
     : fd_(fd),
+      pid_(pid),
       counts_(static_cast<std::size_t>(nprocs)),
-      touched_flag_(static_cast<std::size_t>(nprocs)),
-      buffer_(64 * 1024) {
+      touched_flag_(static_cast<std::size_t>(nprocs)) {
   touched_.reserve(static_cast<std::size_t>(nprocs));
 }
 
@@ -134,7 +138,7 @@ Profiler* Profiler::start(MPI_Comm comm, int pid, int nprocs) {
   const std::string path = raw + "/" + profile::record_file_name(attempt, section, pid);
   int fd = -1;
   if (make_directories(raw))
-    fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    fd = open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) {
     std::fprintf(stderr,
                  "bspg: process %d: profile: cannot write %s: %s; this process is not "
@@ -142,7 +146,7 @@ Profiler* Profiler::start(MPI_Comm comm, int pid, int nprocs) {
                  pid, path.c_str(), std::strerror(errno));
     return nullptr;
   }
-  auto* profiler = new Profiler(fd, nprocs);
+  auto* profiler = new Profiler(fd, pid, nprocs);
   profiler->clock_offset_ = offset;
 
   profile::FileHeader header{};
@@ -158,37 +162,49 @@ Profiler* Profiler::start(MPI_Comm comm, int pid, int nprocs) {
   gethostname(header.host, sizeof header.host - 1);
   header.host[sizeof header.host - 1] = '\0';
   header.begin_s = profiler->now();
-  profiler->write(&header, sizeof header);
-  profiler->flush();
-  profiler->last_flush_s_ = header.begin_s;
+  if (char* at = profiler->reserve(sizeof header)) {
+    std::memcpy(at, &header, sizeof header);
+    profiler->used_ += sizeof header;
+  }
   return profiler;
 }
 
 Profiler::~Profiler() {
-  flush();
-  if (close(fd_) != 0 && !failed_)
-    std::fprintf(stderr, "bspg: profile: could not finish writing the profile: %s\n",
-                 std::strerror(errno));
+  if (map_ != nullptr) munmap(map_, mapped_bytes_);
+  // The space reserved ahead goes; a process that ends without coming here leaves it as zeros,
+  // which bspprof reads as the end of the records.
+  if ((ftruncate(fd_, static_cast<off_t>(used_)) != 0 || close(fd_) != 0) && !failed_)
+    std::fprintf(stderr, "bspg: process %d: profile: could not finish writing the profile: %s\n",
+                 pid_, std::strerror(errno));
 }
 
-void Profiler::flush() {
-  const char* at = buffer_.data();
-  std::size_t left = used_;
-  used_ = 0;
-  while (left > 0 && !failed_) {
-    const ssize_t n = ::write(fd_, at, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      failed_ = true;
-      std::fprintf(stderr,
-                   "bspg: profile: writing the profile failed: %s; the rest of this "
-                   "process's supersteps are not recorded\n",
-                   std::strerror(errno));
-      return;
-    }
-    at += n;
-    left -= static_cast<std::size_t>(n);
+char* Profiler::grow(std::size_t n) {
+  if (failed_) return nullptr;
+  // Doubling up to 64 MiB a step: few remaps for long runs, little unused space for short ones.
+  constexpr std::size_t kFirst = 256 * 1024, kLargestStep = 64 * 1024 * 1024;
+  std::size_t size = mapped_bytes_ == 0 ? kFirst : mapped_bytes_ + std::min(mapped_bytes_, kLargestStep);
+  while (size - used_ < n) size += kLargestStep;
+  // Blocks are taken now, so that a full disk is an error here and never a SIGBUS at a store
+  // into the mapping.
+  int error = posix_fallocate(fd_, static_cast<off_t>(mapped_bytes_),
+                              static_cast<off_t>(size - mapped_bytes_));
+  void* map = MAP_FAILED;
+  if (error == 0) {
+    map = map_ == nullptr ? mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0)
+                          : mremap(map_, mapped_bytes_, size, MREMAP_MAYMOVE);
+    if (map == MAP_FAILED) error = errno;
   }
+  if (error != 0) {
+    failed_ = true;
+    std::fprintf(stderr,
+                 "bspg: process %d: profile: the profile file cannot grow to %zu bytes: %s; the "
+                 "rest of this process's supersteps are not recorded\n",
+                 pid_, size, std::strerror(error));
+    return nullptr;
+  }
+  map_ = static_cast<char*>(map);
+  mapped_bytes_ = size;
+  return map_ + used_;
 }
 
 void Profiler::record_sync(profile::SyncKind kind, int group, int group_first, int group_size,
@@ -207,20 +223,31 @@ void Profiler::record_sync(profile::SyncKind kind, int group, int group_first, i
   record.return_s = now();
   record.group_size = static_cast<std::uint32_t>(group_size);
   record.n_peers = static_cast<std::uint32_t>(touched_.size());
-  write(&record, sizeof record);
+  // The kind goes in last: a process killed while copying leaves a record of kind 0, which
+  // bspprof reads as the end of the file, never as a damaged record.
+  const std::uint32_t kind_value = record.kind;
+  record.kind = 0;
+  char* at = reserve(sizeof record + touched_.size() * sizeof(profile::PeerCount));
+  char* const record_at = at;
+  if (at != nullptr) {
+    std::memcpy(at, &record, sizeof record);
+    at += sizeof record;
+  }
   for (int peer : touched_) {
     profile::PeerCount& c = counts_[static_cast<std::size_t>(peer)];
     c.peer = peer;
-    write(&c, sizeof c);
+    if (at != nullptr) {
+      std::memcpy(at, &c, sizeof c);
+      at += sizeof c;
+    }
     c = profile::PeerCount{};
     touched_flag_[static_cast<std::size_t>(peer)] = 0;
   }
   touched_.clear();
-  // What a process killed from outside (a lost host, SIGKILL) leaves: its records up to its last
-  // checkpoint, and at most about a second's more.
-  if (kind == profile::SyncKind::Checkpoint || record.return_s - last_flush_s_ > 1.0) {
-    flush();
-    last_flush_s_ = record.return_s;
+  if (record_at != nullptr) {
+    std::atomic_signal_fence(std::memory_order_release);
+    std::memcpy(record_at + offsetof(profile::SyncRecord, kind), &kind_value, sizeof kind_value);
+    used_ = static_cast<std::size_t>(at - map_);
   }
   if (group < 0) {
     ++superstep_;

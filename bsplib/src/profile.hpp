@@ -3,9 +3,11 @@
 // When on, each process appends one record per sync to its own file under DIR/raw (the format is
 // profiler/raw_format.h; bspprof turns the files into a CSV, a trace and a picture): when the sync
 // was called and when it returned, and what this process put, got and sent to whom in the
-// superstep it ends. Records go through a fixed buffer, so memory does not grow with the number
-// of supersteps. When off, the only cost is a test of g_profiler in the calls that move data and
-// in the syncs.
+// superstep it ends. The file is mapped into memory (a shared mapping, grown as it fills), so a
+// record is in the file as soon as the sync returns, at the cost of a copy: however the process
+// ends afterwards (exit, bsp_abort, a crash, SIGKILL from the starter), the kernel keeps what it
+// wrote. Only a lost host loses records. When off, the only cost is a test of g_profiler in the
+// calls that move data and in the syncs.
 #pragma once
 
 #include <mpi.h>
@@ -29,7 +31,7 @@ class Profiler {
   // DIR/raw/a<attempt>.s<section>.p<pid>.bspprof.
   static Profiler* start(MPI_Comm comm, int pid, int nprocs);
 
-  ~Profiler();  // writes what is buffered and closes the file
+  ~Profiler();  // cuts the file to what was written and closes it
 
   void count_put(int peer, std::uint32_t nbytes) {
     profile::PeerCount& c = entry(peer);
@@ -60,7 +62,7 @@ class Profiler {
                    double call_s);
 
  private:
-  Profiler(int fd, int nprocs);
+  Profiler(int fd, int pid, int nprocs);
   profile::PeerCount& entry(int peer) {
     profile::PeerCount& c = counts_[static_cast<std::size_t>(peer)];
     if (!touched_flag_[static_cast<std::size_t>(peer)]) {
@@ -69,27 +71,26 @@ class Profiler {
     }
     return c;
   }
-  // Appends to the buffer; it goes to the file when full (one write call per 64 KiB or so).
-  void write(const void* bytes, std::size_t n) {
-    if (buffer_.size() - used_ < n) flush();
-    if (n <= buffer_.size() - used_) {
-      std::memcpy(buffer_.data() + used_, bytes, n);
-      used_ += n;
-    }
+  // Room for n more bytes at the end of the mapping (growing the file and the mapping when
+  // needed); null, having said why once, when the file cannot grow (a full disk).
+  char* reserve(std::size_t n) {
+    if (__builtin_expect(mapped_bytes_ - used_ >= n, 1)) return map_ + used_;
+    return grow(n);
   }
-  void flush();
+  char* grow(std::size_t n);
 
   int fd_;
+  int pid_;
   bool failed_ = false;
   double clock_offset_ = 0;
-  double last_flush_s_ = 0;
+  char* map_ = nullptr;       // the file, from its first byte
+  std::size_t mapped_bytes_ = 0;  // the file's length and the mapping's (space reserved ahead)
+  std::size_t used_ = 0;      // bytes of records written
   std::uint64_t superstep_ = 0;              // world syncs so far
   std::vector<std::uint32_t> group_steps_;   // per group handle: group syncs since the world's
   std::vector<profile::PeerCount> counts_;   // per pid, this superstep
   std::vector<unsigned char> touched_flag_;  // per pid
   std::vector<int> touched_;                 // pids with counts this superstep
-  std::vector<char> buffer_;                 // records not yet written
-  std::size_t used_ = 0;
 };
 
 // Non-null while the running SPMD section is profiled.

@@ -1,7 +1,9 @@
 // A file cut short by a crash: its whole records are used, the cut tail is left out and named.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include "ring.h"
 #include "test_support.h"
@@ -65,6 +67,48 @@ TEST(Truncated, InTheHeader) {
       << result.summary;
   EXPECT_EQ(read_csv(dir.path() + "/supersteps.csv").rows.size(),
             static_cast<std::size_t>((kProcs - 1) * kRingSupersteps));
+}
+
+void append(const std::string& path, const void* bytes, std::size_t n) {
+  std::ofstream out(path, std::ios::binary | std::ios::app);
+  out.write(static_cast<const char*>(bytes), static_cast<std::streamsize>(n));
+}
+
+// A process that ended without closing its file (killed, crashed) leaves the space its mapping
+// reserved ahead as zeros: the records before it are whole, and nothing is called cut or damaged.
+TEST(Truncated, ZeroTailOfAKilledProcess) {
+  ScratchDir dir;
+  write_ring(dir.path());
+  const std::string zeros(70000, '\0');
+  append(dir.raw() + "/" + raw_name(0, 0, 2), zeros.data(), zeros.size());
+  const MergeResult result = merge(dir.path());
+  ASSERT_EQ(result.status, 0) << result.errors;
+  EXPECT_EQ(result.errors, "");
+  EXPECT_EQ(result.summary.find("cut"), std::string::npos) << result.summary;
+  EXPECT_EQ(read_csv(dir.path() + "/supersteps.csv").rows.size(),
+            static_cast<std::size_t>(kProcs * kRingSupersteps));
+}
+
+// Killed while copying a record: its kind (written last) is still 0; the record is left out as
+// a cut one, never read as a damaged file.
+TEST(Truncated, RecordWithoutItsKind) {
+  ScratchDir dir;
+  write_ring(dir.path());
+  bspg::profile::SyncRecord half{};
+  half.group = -1;
+  half.superstep = kRingSupersteps;
+  half.group_size = kProcs;
+  half.call_s = 1.0;
+  append(dir.raw() + "/" + raw_name(0, 0, 1), &half, sizeof half);
+  const std::string zeros(4096, '\0');
+  append(dir.raw() + "/" + raw_name(0, 0, 1), zeros.data(), zeros.size());
+  const MergeResult result = merge(dir.path());
+  ASSERT_EQ(result.status, 0) << result.errors;
+  EXPECT_EQ(result.errors, "");
+  EXPECT_NE(result.summary.find("a0.s0.p1.bspprof (48 bytes of a record)"), std::string::npos)
+      << result.summary;
+  EXPECT_EQ(read_csv(dir.path() + "/supersteps.csv").rows.size(),
+            static_cast<std::size_t>(kProcs * kRingSupersteps));
 }
 
 }  // namespace
