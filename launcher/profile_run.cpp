@@ -19,10 +19,12 @@
 #include <random>
 
 #include "bspprof.h"
+#include "job_lock.h"
 #include "raw_format.h"
 #include "remote_stop.h"
 #include "safe_paths.h"
 #include "say.h"
+#include "untrusted.h"
 
 namespace bspg::launcher {
 
@@ -31,6 +33,15 @@ namespace {
 std::string directory;  // absolute; "" when not profiling
 int next_attempt = 0;
 std::uint32_t job_token = 0;  // profile::kJobTokenVariable: this job's files carry it
+JobLocks directory_lock;      // held from prepare_profile to bsprun's end
+// Where the records of the profile DIR held before this job wait (DIR/raw.previous) until this
+// job has written records of its own; "" when nothing was set aside.
+std::string set_aside;
+
+// DIR/raw/job: the job id whose records raw holds, so that --resume goes on only with its own.
+constexpr const char* kJobFile = "job";
+// DIR/.bsprun.lock: one bsprun at a time per profile directory.
+constexpr const char* kLockFile = ".bsprun.lock";
 
 constexpr std::size_t kMostRecordBytes = std::size_t{1} << 36;  // 64 GiB: a file larger is not ours
 
@@ -155,6 +166,25 @@ std::string look_at_records(const std::string& raw, bool resume) {
   return problem;
 }
 
+// The job id DIR/raw/job names; "" when there is none (or it is not a small regular file).
+std::string job_of_records(const std::string& raw) {
+  std::string text, ignored;
+  if (!untrusted::read_regular_file(raw + "/" + kJobFile, 4096, text, ignored)) return "";
+  text = text.substr(0, text.find('\n'));
+  return text;
+}
+
+// Whether raw holds a record file (a*.bspprof) of any job.
+bool holds_records(const std::string& raw) {
+  DIR* dir = opendir(raw.c_str());
+  if (dir == nullptr) return false;
+  bool found = false;
+  while (const dirent* entry = readdir(dir))
+    if (attempt_of(entry->d_name) >= 0) found = true;
+  closedir(dir);
+  return found;
+}
+
 }  // namespace
 
 std::string prepare_profile(const Options& opt, std::vector<std::string>& exports) {
@@ -177,8 +207,43 @@ std::string prepare_profile(const Options& opt, std::vector<std::string>& export
   directory = dir.lexically_normal().string();
   if (directory.size() > 1 && directory.back() == '/') directory.pop_back();
   next_attempt = 0;
-  if (const std::string problem = look_at_records(directory + "/raw", opt.resume); !problem.empty())
-    return "--profile: " + problem;
+  bool busy = false;
+  const std::string lock_problem = directory_lock.take(directory + "/" + kLockFile,
+                                                       lock_holder_text(opt.job_id), false, busy);
+  if (!lock_problem.empty()) {
+    const std::string shown = directory;
+    directory.clear();
+    if (busy)
+      return "--profile " + shown + ": the directory is " + lock_problem +
+             "; give this job a directory of its own";
+    return "--profile " + shown + ": cannot lock the directory: " + lock_problem;
+  }
+  const std::string raw = directory + "/raw";
+  // --resume goes on with the records of its own job; an unrelated job's are never merged in.
+  // Any other job's records (and the profile made of them) stay as they are until this job has
+  // written records of its own: a job that never starts leaves the directory as it was.
+  if (opt.resume && job_of_records(raw) == opt.job_id) {
+    if (const std::string problem = look_at_records(raw, true); !problem.empty())
+      return "--profile: " + problem;
+  } else if (holds_records(raw)) {
+    set_aside = directory + "/raw.previous";
+    std::filesystem::remove_all(set_aside, error);  // a killed bsprun's, older than raw
+    if (error || rename(raw.c_str(), set_aside.c_str()) != 0 ||
+        mkdir(raw.c_str(), 0700) != 0) {
+      const std::string why = error ? error.message() : std::strerror(errno);
+      set_aside.clear();
+      return "--profile: cannot set the earlier job's records aside (" + raw + "): " + why;
+    }
+  }
+  {
+    std::string why;
+    const int fd = safe_paths::create_file(raw + "/" + kJobFile, why, 0644);
+    if (fd < 0) return "--profile: " + why;
+    const std::string line = opt.job_id + "\n";
+    const bool written = write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+    close(fd);
+    if (!written) return "--profile: cannot write " + raw + "/" + kJobFile;
+  }
   exports.push_back(std::string(profile::kProfileVariable) + "=" + directory);
   std::random_device random;
   // Never 0: that is what a process started without bsprun reads (and it clears DIR/raw then).
@@ -265,6 +330,23 @@ std::string next_profile_attempt() {
 
 int finish_profile() {
   if (directory.empty()) return 0;
+  const std::string raw = directory + "/raw";
+  if (!set_aside.empty()) {
+    std::error_code error;
+    if (!holds_records(raw)) {
+      // The job wrote nothing (it never started, or ended before bsp_begin): the earlier
+      // profile stays as it was, and is not made again.
+      std::filesystem::remove_all(raw, error);
+      if (!error && rename(set_aside.c_str(), raw.c_str()) == 0) {
+        say("profile: this job wrote no records; " + directory +
+            " keeps the earlier profile as it was");
+        return profile::kNoProfile;
+      }
+      say("profile: this job wrote no records; the earlier job's records are in " + set_aside);
+      return profile::kNoProfile;
+    }
+    std::filesystem::remove_all(set_aside, error);
+  }
   profile::MergeOptions merge;
   merge.dir = directory;
   std::cerr.flush();

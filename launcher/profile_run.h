@@ -1,10 +1,13 @@
 // profile_run.h - bsprun --profile DIR: where the job's processes write their superstep records,
 // and the profile bspprof makes of them when the job ends (profiler/bspprof.h).
 //
-// A fresh job starts with no records in DIR/raw (an earlier job's are removed, so that they are
-// never mixed into this one's); --resume adds to them as later attempts. Each run of a job (the
-// first, each restart, each --resume) is one attempt: the processes learn its number from
-// BSPG_PROFILE_ATTEMPT, and bspprof marks where each began.
+// One bsprun at a time profiles into DIR (a lock, DIR/.bsprun.lock; a second is refused before
+// its job starts). A fresh job starts with no records in DIR/raw: an earlier job's are set aside
+// (DIR/raw.previous) and removed once this job has written records, or put back, with the profile
+// made of them untouched, when it wrote none (it never started). --resume of the job whose id
+// DIR/raw/job names adds to its records as later attempts; any other job's are set aside as for a
+// fresh job. Each run of a job (the first, each restart, each --resume) is one attempt: the
+// processes learn its number from BSPG_PROFILE_ATTEMPT, and bspprof marks where each began.
 #ifndef BSPG_LAUNCHER_PROFILE_RUN_H
 #define BSPG_LAUNCHER_PROFILE_RUN_H
 
@@ -15,8 +18,9 @@
 
 namespace bspg::launcher {
 
-// Makes DIR and DIR/raw (refusing a DIR that is not a directory, or DIR/raw a symlink) and adds
-// BSPG_PROFILE=<DIR made absolute> to exports. Returns "" or what is wrong.
+// Makes DIR and DIR/raw (refusing a DIR that is not this user's own, or DIR/raw a symlink), locks
+// DIR, sets earlier records aside as above, and adds BSPG_PROFILE=<DIR made absolute> to exports.
+// Returns "" or what is wrong.
 std::string prepare_profile(const Options& opt, std::vector<std::string>& exports);
 
 // Whether --profile is on for this bsprun.
@@ -34,8 +38,9 @@ const std::string& profile_directory();
 // shared file system) has nothing to bring. Says on stderr what could not be brought.
 void gather_profile(const std::vector<std::string>& hosts, const std::string& ssh_config);
 
-// After the job: bspprof's merge into DIR, its summary on stderr. Returns bspprof's status
-// (0: written); bsprun's own status stays the job's.
+// After the job: bspprof's merge into DIR, its summary on stderr; or, when the job wrote no
+// records, the earlier records put back (and a line saying so). Returns bspprof's status (0:
+// written); bsprun's own status stays the job's.
 int finish_profile();
 
 }  // namespace bspg::launcher
