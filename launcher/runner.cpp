@@ -451,6 +451,9 @@ class OutputRelay {
       const std::size_t newline = text.find('\n');
       const std::size_t line = newline == std::string_view::npos ? text.size() : newline + 1;
       out_.append(tag).append(text.substr(0, line));
+      // An unfinished line given up on ends here: the next text, of whichever process, starts
+      // on a line of its own with its prefix.
+      if (newline == std::string_view::npos) out_ += '\n';
       text.remove_prefix(line);
     }
   }
@@ -465,7 +468,10 @@ class OutputRelay {
     while (!text.empty()) {
       const std::size_t newline = text.find('\n');
       const std::size_t length = newline == std::string_view::npos ? text.size() : newline + 1;
-      const std::string_view line = text.substr(0, length);
+      // An unfinished line given up on is ended here, as on stdout (and so that the filter,
+      // which waits for whole lines, passes it on now).
+      std::string line(text.substr(0, length));
+      if (newline == std::string_view::npos) line += '\n';
       const std::string passed = filter_.feed(line);
       if (passed == line) err_.append(prefix(pid));
       err_.append(passed);

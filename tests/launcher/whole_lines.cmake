@@ -36,6 +36,15 @@ foreach(_p 1 2 3 4)
     endif()
   endforeach()
 endforeach()
+# --tag-output: unfinished last lines too start on lines of their own, each with its prefix.
+add_executable(launcher_last_words progs/last_words.c)
+target_link_libraries(launcher_last_words PRIVATE bspg)
+bsprun_test(tag_output_last_words --timeout 60
+  --count "^\\[[0-3]\\] last words of [0-3]$" 4 --count "^\\[[0-3]\\] last errors of [0-3]$" 4
+  --not-out "of [0-9][^ ]" -- ${BSPRUN} -p 4 --tag-output $<TARGET_FILE:launcher_last_words>)
+if(NOT _whole_lines_local)
+  set_tests_properties(launcher_tag_output_last_words PROPERTIES DISABLED TRUE)
+endif()
 # --tag-output where the output is not kept apart: one line, exit status 2.
 if(BSPG_MPI_FAMILY STREQUAL openmpi AND BSPG_MPI_MAJOR EQUAL 4)
   bsprun_test(tag_output_master_refused --exit 2
