@@ -236,6 +236,10 @@ int replay(const Options& opt, const MpiSettings& settings) {
   } catch (const std::exception& e) {
     return fail(kExitLaunchFailed, e.what());
   }
+  for (const auto& name : placed_hosts(subjobs))
+    if (const std::string why = settings.mpi->host_name_refused(name); !why.empty())
+      return fail(kExitLaunchFailed, opt.rsl_in + ": host " + name + ": " + why +
+                                         "; name it without '_' (its address can stay as it is)");
   // The host file's entries for the hosts the allocation uses, for the ssh configuration.
   std::vector<hosts::HostSpec> used;
   for (const auto& name : placed_hosts(subjobs))
@@ -485,6 +489,11 @@ int run_grid(const Options& opt, const MpiSettings& settings) {
   } catch (const std::exception& e) {
     return fail(kExitLaunchFailed, e.what());
   }
+  for (const hosts::HostSpec& host : job.candidates)
+    if (const std::string why = settings.mpi->host_name_refused(host.name); !why.empty())
+      return fail(kExitLaunchFailed,
+                  opt.hostfile + ":" + std::to_string(host.line) + ": host " + host.name + ": " +
+                      why + "; name it without '_' (its address can stay as it is)");
 
   // -p N: the job may be restarted elsewhere (restart.h).
   if (opt.nprocs > 0 && !opt.dry_run) {

@@ -66,6 +66,9 @@ class Mpi {
   // Why master mode cannot run on the grid path (or inside a Slurm allocation: `where` says which)
   // with this MPI, in one line; "" where it can.
   virtual std::string grid_master_unavailable(const std::string& /*where*/) const { return ""; }
+  // Why this MPI's starter cannot start processes on a host of this name, in words that follow
+  // "host NAME: "; "" where it can.
+  virtual std::string host_name_refused(const std::string& /*name*/) const { return ""; }
   // Grid path: start every remote process from this machine over ssh -F ssh_config ("": the
   // user's own ssh configuration), with host names used as given.
   virtual void over_ssh(Argv& argv, const std::string& ssh_config) const = 0;

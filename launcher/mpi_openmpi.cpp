@@ -98,6 +98,16 @@ class OpenMpi : public Mpi {
     if (prrte_) argv.insert(argv.end(), {"--bind-to", "none"});
   }
 
+  std::string host_name_refused(const std::string& name) const override {
+    // ORTE (Open MPI 4.1) builds a pattern of the job's node names that allows only letters,
+    // digits, '-' and '.': a name with '_' makes mpirun print "illegal character in node name"
+    // and wait for ever (a Slurm node's, end with a 23-line error). PRRTE takes such names.
+    if (prrte_ || name.find('_') == std::string::npos) return "";
+    return "Open MPI " + version_ +
+           "'s mpirun cannot start processes on a host whose name has '_' (it stops with "
+           "\"illegal character in node name\")";
+  }
+
   std::string grid_master_unavailable(const std::string& where) const override {
     // Open MPI 5.0.7's daemons crash here: a prted whose host runs processes of a spawned job
     // dies of a segmentation fault in libpmix 5.0.7 as the job ends (after "PMIX ERROR ...

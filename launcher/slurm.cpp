@@ -201,6 +201,14 @@ struct SlurmCandidates {
   std::map<std::string, std::string> out;  // nodes that cannot take processes, and why
 };
 
+// "" or, in one line, why the MPI cannot start processes on one of the allocation's nodes.
+std::string refused_node(const SlurmCandidates& c, const Mpi& mpi) {
+  for (const hosts::HostSpec& node : c.nodes)
+    if (const std::string why = mpi.host_name_refused(node.name); !why.empty())
+      return "node " + node.name + ": " + why + "; use a bspg built with Open MPI 5 or MPICH";
+  return "";
+}
+
 // The allocation's nodes, their CPUs for this job, their sites and states. "" or why not.
 std::string read_allocation(SlurmCandidates& c) {
   const std::string list = env("SLURM_JOB_NODELIST").empty() ? env("SLURM_NODELIST")
@@ -482,6 +490,8 @@ int plan_slurm(const SlurmJob& job, const std::map<std::string, std::string>& le
   SlurmCandidates candidates;
   if (const std::string why = read_allocation(candidates); !why.empty())
     return fail(kExitLaunchFailed, "inside Slurm job " + job.job_id + ": " + why);
+  if (const std::string why = refused_node(candidates, *job.settings.mpi); !why.empty())
+    return fail(kExitLaunchFailed, "inside Slurm job " + job.job_id + ": " + why);
   // A restart shows no table: name the nodes Slurm now keeps from it (drained since, down).
   if (!show_table)
     for (const auto& [name, why] : candidates.out)
@@ -599,6 +609,8 @@ int replay_in_allocation(const Options& opt, const MpiSettings& settings,
                          const std::string& job_id) {
   SlurmCandidates candidates;
   if (const std::string why = read_allocation(candidates); !why.empty())
+    return fail(kExitLaunchFailed, "inside Slurm job " + job_id + ": " + why);
+  if (const std::string why = refused_node(candidates, *settings.mpi); !why.empty())
     return fail(kExitLaunchFailed, "inside Slurm job " + job_id + ": " + why);
   std::vector<rsl::Subjob> subjobs;
   HostFileLimits nodes{"Slurm job " + job_id, candidates.nodes, true};

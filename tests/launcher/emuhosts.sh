@@ -366,7 +366,8 @@ EOF
     [ "$netns" = 0 ] || net_option=(--net)
     unshare --mount --uts "${net_option[@]}" --propagation private -- /bin/bash -c '
       set -e
-      hostname "$1"
+      # Through the kernel, not hostname(1), which refuses names that DNS would not take ("_").
+      printf %s "$1" >/proc/sys/kernel/hostname
       if [ -n "$5" ]; then  # its own network: wait for eth0, which the caller moves in
         for ((t = 0; t < 200; t++)); do ip link show eth0 >/dev/null 2>&1 && break; sleep 0.05; done
         ip link set lo up

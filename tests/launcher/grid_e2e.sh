@@ -562,6 +562,22 @@ profile)
   rm -rf "$profile"
   ;;
 
+underscore_names)
+  # Host names with '_' (hosts named emu_x1 and emu_x2): they run where the MPI's starter takes
+  # them; Open MPI 4's mpirun does not (it would wait for ever), so bsprun refuses them in one
+  # line before it probes or starts anything.
+  EMU_PREFIX=emu_x start_hosts 0.1 0.1
+  if [[ ${MPI_NAME:-} == "Open MPI 4"* ]]; then
+    expect_refused 125 "hosts\.yaml:[0-9]+: host emu_x1: Open MPI 4[.0-9]*'s mpirun cannot start processes on a host whose name has '_' .*; name it without '_'" \
+      -p 4 --hostfile hosts.yaml "$WHERE"
+    [ "$(wc -l <"$err")" -eq 1 ] || fail "more than one line: $(cat "$err")"
+  else
+    run_bsprun -p 4 --hostfile hosts.yaml "$WHERE"
+    expect_status 0
+    expect_count "$out" "^rank [0-3] of 4 on emu_x[12] " 4
+  fi
+  ;;
+
 *)
   echo "unknown scenario $scenario"
   exit 2

@@ -517,3 +517,14 @@ TEST(EachMpi, ParametersAreItsOwnVariables) {
   // The configured one is one of them, and knows its starter by its full path.
   EXPECT_EQ(configured_mpi().starter().front(), '/');
 }
+
+// Host names with '_': Open MPI 4's mpirun would wait for ever on them, so they are refused in one
+// line there; Open MPI 5 and MPICH take them.
+TEST(MpiHostNames, UnderscoreRefusedOnlyByOpenMpi4) {
+  const std::string why = mpi_of(MpiFamily::kOpenMpi4).host_name_refused("node_1");
+  EXPECT_NE(why.find("cannot start processes on a host whose name has '_'"), std::string::npos)
+      << why;
+  EXPECT_EQ(mpi_of(MpiFamily::kOpenMpi4).host_name_refused("node-1.example.org"), "");
+  EXPECT_EQ(mpi_of(MpiFamily::kOpenMpi5).host_name_refused("node_1"), "");
+  EXPECT_EQ(mpi_of(MpiFamily::kMpich).host_name_refused("node_1"), "");
+}
