@@ -22,6 +22,7 @@
 #include "job_lock.h"
 #include "raw_format.h"
 #include "remote_stop.h"
+#include "runner.h"
 #include "safe_paths.h"
 #include "say.h"
 #include "untrusted.h"
@@ -350,9 +351,43 @@ int finish_profile() {
   profile::MergeOptions merge;
   merge.dir = directory;
   std::cerr.flush();
-  const int status = profile::merge_profile(merge, std::cerr, std::cerr);
-  std::cerr.flush();
-  return status;
+  std::fflush(nullptr);
+  // The merge (and gnuplot) run in a process group of their own, so that a stop signal (held
+  // by bsprun: hold_stop_signals) ends them and bsprun at once, however large the profile.
+  const pid_t child = fork();
+  if (child < 0) return profile::merge_profile(merge, std::cerr, std::cerr);
+  if (child == 0) {
+    setpgid(0, 0);
+    const int status = profile::merge_profile(merge, std::cerr, std::cerr);
+    std::cerr.flush();
+    std::fflush(nullptr);
+    _exit(status);  // not exit: bsprun's own at-exit work (its locks, its files) stays its own
+  }
+  setpgid(child, child);
+  // A job stopped by a signal is merged too (its supersteps are what the user wants to see),
+  // but bsprun ends within seconds of the signal, as it does at every stage.
+  using Clock = std::chrono::steady_clock;
+  const bool stopping = signal_to_end_with() != 0;
+  const Clock::time_point deadline = Clock::now() + std::chrono::seconds(2);
+  for (;;) {
+    int status = 0;
+    const pid_t done = waitpid(child, &status, WNOHANG);
+    if (done == child)
+      return WIFEXITED(status) ? WEXITSTATUS(status) : profile::kCannotWrite;
+    if (done < 0 && errno != EINTR) return profile::kCannotWrite;
+    const int sig = pending_stop_signal();
+    if (sig != 0 || (stopping && Clock::now() > deadline)) {
+      kill(-child, SIGKILL);
+      while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+      }
+      const char* name = sigabbrev_np(sig != 0 ? sig : signal_to_end_with());
+      say(std::string("profile: stopped by SIG") + (name != nullptr ? name : "?") +
+          " while merging; " + directory + "/raw keeps the records: `bspprof " + directory +
+          "` makes the profile");
+      return profile::kCannotWrite;
+    }
+    poll(nullptr, 0, 20);
+  }
 }
 
 }  // namespace bspg::launcher

@@ -821,8 +821,8 @@ int pending_stop_signal() {
 }
 
 int signal_to_end_with() {
-  if (signal_to_end_by != 0) return signal_to_end_by;
-  return take_pending_stop_signal();
+  if (signal_to_end_by == 0) signal_to_end_by = take_pending_stop_signal();
+  return signal_to_end_by;
 }
 
 void exit_as_killed_by(int sig) {
