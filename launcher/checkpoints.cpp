@@ -219,7 +219,7 @@ std::string read_survey(const std::string& output, Holdings& holdings) {
         file.whole = verdict.rfind(ok, 0) == 0 && run_id_problem(verdict.substr(ok.size())).empty();
         if (file.whole) file.run = verdict.substr(ok.size());
         if (!file.whole)
-          file.problem = "it holds another process's or checkpoint's shard (" +
+          file.problem = "another process's or checkpoint's shard (" +
                          untrusted::excerpt(verdict) + ")";
       } else {
         file.problem = verdict.empty() ? "unusable" : untrusted::excerpt(verdict);

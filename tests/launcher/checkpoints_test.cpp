@@ -286,6 +286,23 @@ TEST(Checkpoints, DamagedFilesAreNamedWhenNothingIsWhole) {
             "(checksum mismatch)");
 }
 
+// A file named as process 1's shard of checkpoint 5 that holds process 0's: named in one readable
+// clause.
+TEST(Checkpoints, MisplacedShardIsNamedPlainly) {
+  const std::string begin = "bspg-survey-v1\n", end = "bspg-survey-end\n";
+  const CheckpointChoice choice = choose_checkpoint(
+      {holdings("emu1", begin +
+                            "complete 5 0 bspg checkpoint 5 of 2 processes run 65a1b2c3d4e5f607 "
+                            "program 0123456789abcdef\nfile 5 shard 0 0 ok 0 5 65a1b2c3d4e5f607\n"
+                            "file 5 shard 1 0 ok 0 5 65a1b2c3d4e5f607\n" +
+                            end)},
+      2);
+  EXPECT_EQ(choice.checkpoint, 0u);
+  EXPECT_EQ(choice.why_none,
+            "checkpoint 5 lacks a whole shard of process 1 on the reachable hosts; emu1:c5/shard-1 "
+            "is another process's or checkpoint's shard (ok 0 5 65a1b2c3d4e5f607)");
+}
+
 // A directory that holds an earlier run's checkpoint 8 and this run's checkpoint 2: a restart of
 // this run never goes back to the earlier run's; --resume takes the newest run's newest whole one.
 TEST(Checkpoints, ARunRestartsFromItsOwnCheckpointsOnly) {
