@@ -203,7 +203,18 @@ RunResult run_subjobs(const std::vector<rsl::Subjob>& subjobs,
   watch.quiet_losses = quiet_losses;
   watch.starter_may_wait_for_ever = !settings.mpi->ends_on_start_failure();
   RunResult result = run_mpirun(argv, settings.verbose, time_limit_s, remote, watch);
-  if (profiling()) gather_profile(remote.hosts, remote.ssh_config);
+  if (profiling()) {
+    // A host that stopped answering is not asked: its ssh would wait out the connect timeout
+    // before every restart. Its records stay there.
+    std::vector<std::string> answering;
+    const std::string silent = monitor.silent_host();
+    for (const std::string& host : remote.hosts)
+      if (host != silent) answering.push_back(host);
+    if (!silent.empty())
+      say("profile: the records of " + silent + "'s processes stay there (it does not answer); "
+          "they are missing from the profile");
+    gather_profile(answering, remote.ssh_config);
+  }
   if (verdict) *verdict = {monitor.lost_host(), monitor.moving_off()};
   return result;
 }

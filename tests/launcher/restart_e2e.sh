@@ -124,8 +124,11 @@ frozen)
   frozen_at=$SECONDS
   wait_for "$err" "^bsprun: lost emu2: no answer for [0-9.]+ s \(.*\), noticed by bsprun's probes; stopping the job$" 60
   noticed=$((SECONDS - frozen_at))
+  lost_at=$(date +%s%3N)
   # 4 s, a probe round and its timeout; generous for a loaded machine.
   [ "$noticed" -le 20 ] || fail "the frozen host was noticed after $noticed s (--host-timeout 4)"
+  wait_for "$err" "^bsprun: restart 1 of 2: " 60
+  echo "---- from the loss to the restart: $(($(date +%s%3N) - lost_at)) ms"
   wait_job 120
   show
   expect_status 0
@@ -133,6 +136,34 @@ frozen)
   expect_last_run_on 4 "emu1|emu3"
   expect_answer "$want"
   # Thawed, what was left on emu2 finds its job gone and ends.
+  "$EMUHOSTS" thaw "$dir" 2
+  expect_nothing_left 3
+  ;;
+
+frozen_profile)
+  # As frozen, with --profile: the records are not asked of the frozen host (its ssh would wait
+  # out its connect timeout, 10 s, before the restart), so the restart comes as soon as without
+  # --profile, and bsprun says whose records are missing.
+  start_hosts 0.1 0.2 3.5
+  want=$(reference 4)
+  start_job -p 4 --hostfile hosts.yaml --restarts 2 --host-timeout 4 --checkpoint-dir "$ckpt" \
+    --profile "$dir/prof" "${job[@]}"
+  wait_for "$out" "^checkpoint 2 at step" 60
+  "$EMUHOSTS" freeze "$dir" 2
+  wait_for "$err" "^bsprun: lost emu2: .*; stopping the job$" 60
+  lost_at=$(date +%s%3N)
+  wait_for "$err" "^bsprun: restart 1 of 2: " 60
+  gap_ms=$(($(date +%s%3N) - lost_at))
+  echo "---- from the loss to the restart: $gap_ms ms"
+  # About 7 s without --profile here (the frozen scenario prints its own); waiting out emu2's
+  # ssh connect timeout would add 10 s.
+  [ "$gap_ms" -lt 12000 ] || fail "the restart came $gap_ms ms after the loss (the profile waited for emu2?)"
+  wait_job 120
+  show
+  expect_status 0
+  expect_match "$err" "^bsprun: profile: the records of emu2's processes stay there \(it does not answer\)"
+  expect_answer "$want"
+  [ -s "$dir/prof/supersteps.csv" ] || fail "no profile"
   "$EMUHOSTS" thaw "$dir" 2
   expect_nothing_left 3
   ;;
