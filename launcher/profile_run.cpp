@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <random>
 
@@ -255,7 +256,36 @@ std::string prepare_profile(const Options& opt, std::vector<std::string>& export
 
 bool profiling() { return !directory.empty(); }
 
+namespace {
+
+// The command that runs, on a host, the sh script it reads on its standard input.
+using ScriptCommand = std::function<std::vector<std::string>(const std::string& host)>;
+
+void gather(const std::vector<std::string>& hosts, const ScriptCommand& command,
+            const std::string& through);
+
+}  // namespace
+
 void gather_profile(const std::vector<std::string>& hosts, const std::string& ssh_config) {
+  gather(
+      hosts, [&](const std::string& host) { return ssh_script_argv(ssh_config, host, "10"); },
+      "ssh");
+}
+
+void gather_profile_through_slurm(const std::vector<std::string>& nodes) {
+  gather(nodes, [](const std::string& node) {
+    return std::vector<std::string>{"timeout",    "-s",          "TERM",        "-k",
+                                    "3",          "60",          "srun",        "--nodes=1",
+                                    "--ntasks=1", "--nodelist=" + node,         "--overlap",
+                                    "--quiet",    "--job-name=bsprun-profile",  "/bin/sh",
+                                    "-s"};
+  }, "srun");
+}
+
+namespace {
+
+void gather(const std::vector<std::string>& hosts, const ScriptCommand& command,
+            const std::string& through) {
   if (directory.empty()) return;
   const std::string marker = ".bsprun-" + std::to_string(job_token);
   // Here: the mark by which a host sees that its DIR is this one.
@@ -274,7 +304,7 @@ void gather_profile(const std::vector<std::string>& hosts, const std::string& ss
       "  printf '%s %s\\n' \"$f\" \"$(wc -c < \"$f\" | tr -d ' ')\" && cat -- \"$f\"\n"
       "done\n";
   for (const std::string& host : hosts) {
-    std::vector<std::string> argv = ssh_script_argv(ssh_config, host, "10");
+    std::vector<std::string> argv = command(host);
     std::vector<char*> args;
     for (auto& a : argv) args.push_back(a.data());
     args.push_back(nullptr);
@@ -296,7 +326,7 @@ void gather_profile(const std::vector<std::string>& hosts, const std::string& ss
     close(out[1]);
     std::string problem;
     if (pid < 0) {
-      problem = std::string("cannot run ssh: ") + std::strerror(errno);
+      problem = "cannot run " + through + ": " + std::strerror(errno);
       close(in[1]);
     } else {
       const ssize_t ignored =
@@ -310,7 +340,7 @@ void gather_profile(const std::vector<std::string>& hosts, const std::string& ss
       while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
       }
       if (problem.empty() && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
-        problem = "ssh failed (status " +
+        problem = through + " failed (status " +
                   std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status)) +
                   ")";
     }
@@ -321,6 +351,8 @@ void gather_profile(const std::vector<std::string>& hosts, const std::string& ss
   }
   unlink(mark_path.c_str());
 }
+
+}  // namespace
 
 const std::string& profile_directory() { return directory; }
 

@@ -37,6 +37,9 @@ const std::string& profile_directory();
 // there are told apart by the job token in their headers). A host whose DIR is this one (a
 // shared file system) has nothing to bring. Says on stderr what could not be brought.
 void gather_profile(const std::vector<std::string>& hosts, const std::string& ssh_config);
+// The same inside a Slurm allocation: each node is asked through srun (a one-task step that
+// shares the job's CPUs), as the nodes are not reached over ssh there.
+void gather_profile_through_slurm(const std::vector<std::string>& nodes);
 
 // After the job: bspprof's merge into DIR, its summary on stderr; or, when the job wrote no
 // records, the earlier records put back (and a line saying so). Returns bspprof's status (0:

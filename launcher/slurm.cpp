@@ -23,6 +23,7 @@
 #include "checkpoints.h"
 #include "grid.h"
 #include "localhost.h"
+#include "profile_run.h"
 #include "remote_stop.h"
 #include "runner.h"
 #include "say.h"
@@ -597,6 +598,27 @@ RunResult run_slurm_subjobs(const SlurmJob& job, const GridPlan& plan, const Mpi
   RunResult result = run_mpirun(argv, settings.verbose, time_limit_s, {}, watch);
   if (result.exit_status != 0 || result.forwarded_signal != 0 || result.timed_out)
     end_left_steps(job.job_id, steps_before);
+  // The records each node's processes wrote into DIR there (node-local storage), brought here;
+  // a node whose DIR is this one (a shared file system) has nothing to bring.
+  if (profiling()) {
+    std::vector<std::string> answering;
+    for (const auto& h : plan.chosen) answering.push_back(h.name);
+    if (watch.unreachable && (result.exit_status != 0 || result.timed_out)) {
+      const std::vector<std::string> silent = watch.unreachable();
+      answering.erase(std::remove_if(answering.begin(), answering.end(),
+                                     [&](const std::string& node) {
+                                       return std::any_of(silent.begin(), silent.end(),
+                                                          [&](const std::string& s) {
+                                                            return s.rfind(node + " ", 0) == 0;
+                                                          });
+                                     }),
+                      answering.end());
+      for (const std::string& s : silent)
+        say("profile: the records of " + s.substr(0, s.find(' ')) +
+            "'s processes stay there (it does not answer); they are missing from the profile");
+    }
+    gather_profile_through_slurm(answering);
+  }
   return result;
 }
 

@@ -12,6 +12,7 @@
 #   scancel     an sbatch job running bsprun is cancelled: nothing of it is left on any node
 #   sbatch      hostfiles/slurm-job.sbatch (restarts, a checkpointing program) runs as a batch job
 #   controls    a failing program's exit status, -x, --time-limit and SIGINT, as on the other paths
+#   profile     --profile DIR on the nodes' own storage: the records come back through srun
 #   time_limit  Slurm's signal before the time limit: bsprun stops the job and prints the --resume
 #               command, which finishes it in a new allocation with the right answer
 # Environment: BSPRUN, EMUHOSTS, EMUSLURM, CKPT_JOB, HELLO, SBATCH_EXAMPLE. Sealed, skipped
@@ -250,6 +251,20 @@ case "$scenario" in
     expect_count "$out" "^$want$" 1
     no_ssh_used
     ;;
+  profile)
+    # --profile DIR on node-local storage (each node's TmpFS is its own): the records each node's
+    # processes wrote there come back through srun, and the profile is whole.
+    : "${KNOWN:?}" "${CHECK_KNOWN:?}"
+    start_cluster 0.1 0.1
+    wrap=(salloc --quiet -N 2 --exclusive)
+    run_bsprun -p 4 --profile "$dir/nodetmp/prof" "$KNOWN"
+    expect_status 0
+    expect_match "$out" "^PASS known_supersteps$"
+    expect_match "$err" "^written: .*/nodetmp/prof/supersteps\\.csv"
+    "$CHECK_KNOWN" "$dir/nodetmp/prof" 4 >"$dir/check" 2>&1 || fail "$(cat "$dir/check")"
+    no_ssh_used
+    ;;
+
   controls)
     # What a user controls behaves as on the other paths: a failing program's exit status, -x,
     # --time-limit, and Ctrl-C (SIGINT to bsprun), with nothing of the job left on the nodes. The
