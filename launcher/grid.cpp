@@ -127,7 +127,6 @@ hosts::ProbeOptions probe_options(const Options& opt) {
   return probe;
 }
 
-
 // Every host the subjobs place processes on (in master mode also where bsp_begin places the
 // others), each once, in order.
 std::vector<std::string> placed_hosts(const std::vector<rsl::Subjob>& subjobs) {
@@ -211,7 +210,8 @@ RunResult run_subjobs(const std::vector<rsl::Subjob>& subjobs,
     for (const std::string& host : remote.hosts)
       if (host != silent) answering.push_back(host);
     if (!silent.empty())
-      say("profile: the records of " + silent + "'s processes stay there (it does not answer); "
+      say("profile: the records of " + silent +
+          "'s processes stay there (it does not answer); "
           "they are missing from the profile");
     gather_profile(answering, remote.ssh_config);
   }
@@ -502,9 +502,9 @@ int run_grid(const Options& opt, const MpiSettings& settings) {
   }
   for (const hosts::HostSpec& host : job.candidates)
     if (const std::string why = settings.mpi->host_name_refused(host.name); !why.empty())
-      return fail(kExitLaunchFailed,
-                  opt.hostfile + ":" + std::to_string(host.line) + ": host " + host.name + ": " +
-                      why + "; name it without '_' (its address can stay as it is)");
+      return fail(kExitLaunchFailed, opt.hostfile + ":" + std::to_string(host.line) + ": host " +
+                                         host.name + ": " + why +
+                                         "; name it without '_' (its address can stay as it is)");
 
   // -p N: the job may be restarted elsewhere (restart.h).
   if (opt.nprocs > 0 && !opt.dry_run) {

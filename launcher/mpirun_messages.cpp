@@ -137,6 +137,21 @@ bool is_error_handler_line(const std::string& line) {
   return !line.empty() && line[0] == '[' && line.find("] *** ") != std::string::npos;
 }
 
+// PRRTE's word, once a process of a spawned job crashed, that the job's launcher is gone
+// ("[host:pid] ... LAUNCHER JOB OBJECT NOT FOUND").
+bool is_launcher_gone_line(const std::string& line) {
+  return !line.empty() && line[0] == '[' &&
+         line.find("LAUNCHER JOB OBJECT NOT FOUND") != std::string::npos;
+}
+
+// Open MPI 5's starter writes some of its lines with the C string's terminating NUL byte, so
+// that the next line starts with one: NUL bytes at a line's start are never text.
+std::string without_leading_nuls(std::string line) {
+  const std::size_t text = line.find_first_not_of('\0');
+  line.erase(0, text == std::string::npos ? line.size() : text);
+  return line;
+}
+
 int crash_line_signal(const std::string& line) {
   const std::string said = ": crashed with signal ";
   if (line.rfind("bspg: process ", 0) != 0) return 0;
@@ -250,9 +265,11 @@ std::string MpirunStderr::feed(std::string_view bytes) {
   partial_.append(bytes);
   std::size_t newline;
   while ((newline = partial_.find('\n')) != std::string::npos) {
-    const std::string line = partial_.substr(0, newline);
+    const bool had_nul = partial_[0] == '\0';
+    const std::string line = without_leading_nuls(partial_.substr(0, newline));
     partial_.erase(0, newline + 1);
-    if (passing_partial_) {  // the rest of a line already being passed on
+    if (had_nul && line.empty()) continue;  // NUL bytes alone on a line: nothing to say
+    if (passing_partial_) {                 // the rest of a line already being passed on
       out += line + "\n";
       passing_partial_ = false;
       note_crash_line(passed_start_ + line);
@@ -265,6 +282,7 @@ std::string MpirunStderr::feed(std::string_view bytes) {
   // where the starter only reports in lines (Hydra), one that may be its report or ssh's waits
   // for its end (or flush) too: Hydra writes its lines in pieces. So does the start of PRRTE's
   // setpgid warning, which is dropped whole.
+  if (!passing_partial_) partial_ = without_leading_nuls(partial_);
   if (!partial_.empty() &&
       (passing_partial_ || (block_.empty() && partial_[0] != '-' &&
                             !(waits_on_failure_ && may_be_starter_report(partial_)) &&
@@ -360,6 +378,7 @@ std::string MpirunStderr::take_line(const std::string& line) {
   }
   // After a process said it crashed, the others' MPI error handler blocks ("[vm:00000] *** An
   // error occurred in Socket closed ..."; Open MPI 5 in master mode) are its consequences.
+  if (crash_signal_ != 0 && is_launcher_gone_line(line)) return "";
   if (crash_signal_ != 0 && is_error_handler_line(line)) {
     dropping_error_handler_ = true;
     return "";

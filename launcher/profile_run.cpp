@@ -210,8 +210,8 @@ std::string prepare_profile(const Options& opt, std::vector<std::string>& export
   if (directory.size() > 1 && directory.back() == '/') directory.pop_back();
   next_attempt = 0;
   bool busy = false;
-  const std::string lock_problem = directory_lock.take(directory + "/" + kLockFile,
-                                                       lock_holder_text(opt.job_id), false, busy);
+  const std::string lock_problem =
+      directory_lock.take(directory + "/" + kLockFile, lock_holder_text(opt.job_id), false, busy);
   if (!lock_problem.empty()) {
     const std::string shown = directory;
     directory.clear();
@@ -230,8 +230,7 @@ std::string prepare_profile(const Options& opt, std::vector<std::string>& export
   } else if (holds_records(raw)) {
     set_aside = directory + "/raw.previous";
     std::filesystem::remove_all(set_aside, error);  // a killed bsprun's, older than raw
-    if (error || rename(raw.c_str(), set_aside.c_str()) != 0 ||
-        mkdir(raw.c_str(), 0700) != 0) {
+    if (error || rename(raw.c_str(), set_aside.c_str()) != 0 || mkdir(raw.c_str(), 0700) != 0) {
       const std::string why = error ? error.message() : std::strerror(errno);
       set_aside.clear();
       return "--profile: cannot set the earlier job's records aside (" + raw + "): " + why;
@@ -273,13 +272,26 @@ void gather_profile(const std::vector<std::string>& hosts, const std::string& ss
 }
 
 void gather_profile_through_slurm(const std::vector<std::string>& nodes) {
-  gather(nodes, [](const std::string& node) {
-    return std::vector<std::string>{"timeout",    "-s",          "TERM",        "-k",
-                                    "3",          "60",          "srun",        "--nodes=1",
-                                    "--ntasks=1", "--nodelist=" + node,         "--overlap",
-                                    "--quiet",    "--job-name=bsprun-profile",  "/bin/sh",
-                                    "-s"};
-  }, "srun");
+  gather(
+      nodes,
+      [](const std::string& node) {
+        return std::vector<std::string>{"timeout",
+                                        "-s",
+                                        "TERM",
+                                        "-k",
+                                        "3",
+                                        "60",
+                                        "srun",
+                                        "--nodes=1",
+                                        "--ntasks=1",
+                                        "--nodelist=" + node,
+                                        "--overlap",
+                                        "--quiet",
+                                        "--job-name=bsprun-profile",
+                                        "/bin/sh",
+                                        "-s"};
+      },
+      "srun");
 }
 
 namespace {
@@ -404,8 +416,7 @@ int finish_profile() {
   for (;;) {
     int status = 0;
     const pid_t done = waitpid(child, &status, WNOHANG);
-    if (done == child)
-      return WIFEXITED(status) ? WEXITSTATUS(status) : profile::kCannotWrite;
+    if (done == child) return WIFEXITED(status) ? WEXITSTATUS(status) : profile::kCannotWrite;
     if (done < 0 && errno != EINTR) return profile::kCannotWrite;
     const int sig = pending_stop_signal();
     if (sig != 0 || (stopping && Clock::now() > deadline)) {

@@ -672,12 +672,13 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
       kill(target, SIGTERM);
       request_stop(Clock::now(), true);
     }
-    // A process said it crashed. A starter that may wait for ever after a start failure (MPICH
-    // 4.2's Hydra) may also leave the job running when that process was on another host: the
-    // others wait in their next sync. It is stopped when it has not ended the job 5 s later.
+    // A process said it crashed. Its abort normally ends the job at once, but a starter may
+    // leave it running: MPICH 4.2's Hydra when that process was on another host (the others wait
+    // in their next sync), Open MPI 5 in master mode while the others compute (for a minute and
+    // more). The job is stopped when it has not ended 2 s after the line.
     if (filter.crash_signal() != 0 && !crash_said_at) crash_said_at = Clock::now();
-    if (watch.starter_may_wait_for_ever && !stop_requested && crash_said_at &&
-        Clock::now() - *crash_said_at > std::chrono::seconds(5)) {
+    if (!stop_requested && crash_said_at &&
+        Clock::now() - *crash_said_at > std::chrono::seconds(2)) {
       stopped_after_crash = true;
       kill(target, SIGTERM);
       request_stop(Clock::now());

@@ -182,7 +182,8 @@ char* Profiler::grow(std::size_t n) {
   if (failed_) return nullptr;
   // Doubling up to 64 MiB a step: few remaps for long runs, little unused space for short ones.
   constexpr std::size_t kFirst = 256 * 1024, kLargestStep = 64 * 1024 * 1024;
-  std::size_t size = mapped_bytes_ == 0 ? kFirst : mapped_bytes_ + std::min(mapped_bytes_, kLargestStep);
+  std::size_t size =
+      mapped_bytes_ == 0 ? kFirst : mapped_bytes_ + std::min(mapped_bytes_, kLargestStep);
   while (size - used_ < n) size += kLargestStep;
   // Blocks are taken now, so that a full disk is an error here and never a SIGBUS at a store
   // into the mapping.

@@ -83,10 +83,10 @@ class Profiler {
   int pid_;
   bool failed_ = false;
   double clock_offset_ = 0;
-  char* map_ = nullptr;       // the file, from its first byte
+  char* map_ = nullptr;           // the file, from its first byte
   std::size_t mapped_bytes_ = 0;  // the file's length and the mapping's (space reserved ahead)
-  std::size_t used_ = 0;      // bytes of records written
-  std::uint64_t superstep_ = 0;              // world syncs so far
+  std::size_t used_ = 0;          // bytes of records written
+  std::uint64_t superstep_ = 0;   // world syncs so far
   std::vector<std::uint32_t> group_steps_;   // per group handle: group syncs since the world's
   std::vector<profile::PeerCount> counts_;   // per pid, this superstep
   std::vector<unsigned char> touched_flag_;  // per pid

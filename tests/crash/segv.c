@@ -1,12 +1,16 @@
 /* segv.c - one process writes through a null pointer after the first superstep, while the others
- * wait in bsp_sync. Argument: which process, "first" (0) or "last" (p - 1). The job must stop
- * within seconds, with one line naming that process and SIGSEGV. */
+ * wait in bsp_sync. Argument: which process, "first" (0) or "last" (p - 1); "last-computing": the
+ * last, while the others compute for a minute. The job must stop within seconds, with one line
+ * naming that process and SIGSEGV. */
 #include <bsp.h>
+#include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 int main(int argc, char **argv) {
-  if (argc != 2 || (strcmp(argv[1], "first") != 0 && strcmp(argv[1], "last") != 0)) {
-    fprintf(stderr, "usage: segv first|last\n");
+  if (argc != 2 || (strcmp(argv[1], "first") != 0 && strcmp(argv[1], "last") != 0 &&
+                    strcmp(argv[1], "last-computing") != 0)) {
+    fprintf(stderr, "usage: segv first|last|last-computing\n");
     return 2;
   }
   bsp_begin(bsp_nprocs());
@@ -15,6 +19,11 @@ int main(int argc, char **argv) {
   if (bsp_pid() == crasher) {
     volatile int *volatile nowhere = NULL;
     *nowhere = 1;
+  }
+  if (strcmp(argv[1], "last-computing") == 0) {
+    const time_t until = time(NULL) + 60;
+    volatile unsigned long spins = 0;
+    while (time(NULL) < until) ++spins;
   }
   for (int s = 0; s < 1000; ++s) bsp_sync();
   printf("SURVIVED %d\n", bsp_pid());

@@ -360,6 +360,23 @@ TEST(MpirunMessages, AnErrorHandlerBlockAfterACrashIsLeftOut) {
   EXPECT_EQ(through(no_crash, handler) + no_crash.finish(), handler);
 }
 
+// Open MPI 5 writes some of its lines with their C strings' NUL bytes, so that the lines after
+// the crash line start with NUL: they are recognised all the same, and no NUL byte goes out.
+TEST(MpirunMessages, NulBytesAfterACrashAreLeftOut) {
+  using namespace std::string_literals;
+  const std::string handler =
+      "\0[vm:00000] *** An error occurred in Socket closed\n"
+      "\0[vm:00000] *** reported by process [1671823361,0]\n"
+      "[vm:00000] *** on a NULL communicator\n"
+      "\0\0\n"
+      "\0[vm:04211] [prterun-vm-4211@0,0] LAUNCHER JOB OBJECT NOT FOUND\n"s;
+  MpirunStderr filter;
+  const std::string out =
+      through(filter, kCrashLine + handler + "\0\0"s + "later output\n") + filter.finish();
+  EXPECT_EQ(out, kCrashLine + "later output\n");
+  EXPECT_EQ(out.find('\0'), std::string::npos);
+}
+
 // In master mode the spawned processes are a child job, whose rank r is pid r + 1.
 TEST(MpirunMessages, ADeadSpawnedProcessIsNamedByItsPid) {
   MpirunStderr filter;
