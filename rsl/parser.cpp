@@ -2,6 +2,7 @@
 #include <string>
 
 #include "rsl_internal.h"
+#include "untrusted.h"
 
 namespace bspg::rsl {
 namespace {
@@ -100,6 +101,20 @@ class Parser {
 
   Relation parse_relation() {
     const Token attribute = lexer_.next();
+    // An attribute name is a word the writer writes unquoted: control characters and bytes
+    // outside ASCII, which the unquoted form takes in values, have no place in one, nor has a
+    // leading '*' ("(*" opens a comment).
+    if (!attribute.text.empty() && attribute.text.front() == '*')
+      lexer_.fail(attribute.line, attribute.column,
+                  "attribute name '" + untrusted::excerpt(attribute.text) +
+                      "' starts with '*' (after '(' that opens a comment)");
+    for (const char c : attribute.text) {
+      const auto byte = static_cast<unsigned char>(c);
+      if (byte < 0x20 || byte >= 0x7f)
+        lexer_.fail(attribute.line, attribute.column,
+                    "attribute name '" + untrusted::excerpt(attribute.text) +
+                        "' holds a control character or a byte outside ASCII");
+    }
     Relation relation;
     relation.attribute = attribute.text;
     relation.line = attribute.line;

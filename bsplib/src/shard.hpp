@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -122,6 +123,88 @@ class ShardHash {
   std::uint64_t total_ = 0;
 };
 
+// Checks a shard's bytes as they come, in pieces of any size: the header as soon as it is whole,
+// and, once finish() is called at the end of the file, the size and the checksum.
+class ShardCheck {
+ public:
+  // "" while the bytes so far may start a whole shard, else what is wrong (then stop feeding).
+  std::string feed(const unsigned char* data, std::size_t n) {
+    if (header_n_ < sizeof header_) {
+      const std::size_t take = n < sizeof header_ - header_n_ ? n : sizeof header_ - header_n_;
+      std::memcpy(reinterpret_cast<unsigned char*>(&header_) + header_n_, data, take);
+      header_n_ += take;
+      if (header_n_ == sizeof header_) {
+        if (std::memcmp(header_.magic, kShardMagic, sizeof kShardMagic) != 0)
+          return "not a bspg checkpoint shard";
+        if (header_.version != kShardVersion)
+          return "format version " + std::to_string(header_.version) + ", not " +
+                 std::to_string(kShardVersion);
+        if (!is_hex_id(std::string(header_.run, sizeof header_.run)))
+          return "damaged (its header names no run)";
+      }
+    }
+    // Everything but the final 8 bytes goes into the hash: the newest 8 bytes are held back.
+    total_ += n;
+    if (n >= sizeof tail_) {
+      hash_.update(tail_, tail_n_);
+      hash_.update(data, n - sizeof tail_);
+      std::memcpy(tail_, data + n - sizeof tail_, sizeof tail_);
+      tail_n_ = sizeof tail_;
+    } else if (tail_n_ + n <= sizeof tail_) {
+      std::memcpy(tail_ + tail_n_, data, n);
+      tail_n_ += n;
+    } else {  // fewer than 8 new bytes push out as many of the oldest held back
+      const std::size_t out = tail_n_ + n - sizeof tail_;
+      hash_.update(tail_, out);
+      std::memmove(tail_, tail_ + out, tail_n_ - out);
+      std::memcpy(tail_ + tail_n_ - out, data, n);
+      tail_n_ = sizeof tail_;
+    }
+    return "";
+  }
+  // At the end of the file: "" when the shard is whole, else what is wrong.
+  std::string finish() const {
+    if (total_ < sizeof header_ + 8) return "shorter than its header";
+    if (total_ != header_.file_bytes)
+      return "truncated or extended: " + std::to_string(total_) + " bytes, the header says " +
+             std::to_string(header_.file_bytes);
+    std::uint64_t stored;
+    std::memcpy(&stored, tail_, 8);
+    if (stored != hash_.value()) return "damaged (checksum mismatch)";
+    return "";
+  }
+  const ShardHeader& header() const { return header_; }
+
+ private:
+  ShardHeader header_{};
+  std::size_t header_n_ = 0;
+  ShardHash hash_;
+  unsigned char tail_[8] = {};  // the last bytes fed: the checksum once the file ends
+  std::size_t tail_n_ = 0;
+  std::uint64_t total_ = 0;
+};
+
+// Reads the rest of the open file `fd` and checks it as a whole shard: "" and the header when
+// whole, otherwise what is wrong. Does not close fd.
+inline std::string check_shard_fd(int fd, ShardHeader& header) {
+  ShardCheck check;
+  // Left uninitialised: read() fills what is used.
+  constexpr std::size_t kBufferBytes = std::size_t{1} << 20;
+  const std::unique_ptr<unsigned char[]> buffer(new unsigned char[kBufferBytes]);
+  for (;;) {
+    const ssize_t got = ::read(fd, buffer.get(), kBufferBytes);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      return std::string("cannot read: ") + std::strerror(errno);
+    }
+    if (got == 0) break;
+    std::string problem = check.feed(buffer.get(), static_cast<std::size_t>(got));
+    if (!problem.empty()) return problem;
+  }
+  header = check.header();
+  return check.finish();
+}
+
 // Reads a whole shard file and checks it: "" and the header when whole, otherwise what is wrong.
 inline std::string check_shard_file(const std::string& path, ShardHeader& header) {
   // Non-blocking, so that a FIFO put in a shard's place does not wait for a writer; only a
@@ -132,55 +215,16 @@ inline std::string check_shard_file(const std::string& path, ShardHeader& header
     if (errno == ELOOP) return "a symbolic link (not followed)";
     return errno == ENOENT ? "missing" : std::string("cannot open: ") + std::strerror(errno);
   }
-  auto finish = [&](std::string why) {
-    ::close(fd);
-    return why;
-  };
   struct stat info {};
-  if (::fstat(fd, &info) != 0) return finish(std::string("cannot read: ") + std::strerror(errno));
-  if (!S_ISREG(info.st_mode)) return finish("not a regular file");
-  ShardHash hash;
-  std::vector<unsigned char> buffer(std::size_t{4} << 20);
-  std::uint64_t total = 0;
-  unsigned char tail[8];  // the last 8 bytes read: the checksum once the file ends
-  std::size_t tail_n = 0;
-  for (;;) {
-    const ssize_t got = ::read(fd, buffer.data(), buffer.size());
-    if (got < 0) return finish(std::string("cannot read: ") + std::strerror(errno));
-    if (got == 0) break;
-    if (total == 0) {
-      if (static_cast<std::size_t>(got) < sizeof header) return finish("shorter than its header");
-      std::memcpy(&header, buffer.data(), sizeof header);
-      if (std::memcmp(header.magic, kShardMagic, sizeof kShardMagic) != 0)
-        return finish("not a bspg checkpoint shard");
-      if (header.version != kShardVersion)
-        return finish("format version " + std::to_string(header.version) + ", not " +
-                      std::to_string(kShardVersion));
-      if (!is_hex_id(std::string(header.run, sizeof header.run)))
-        return finish("damaged (its header names no run)");
-    }
-    // Everything but the final 8 bytes goes into the hash: hold back the newest 8 bytes.
-    const auto n = static_cast<std::size_t>(got);
-    if (tail_n + n <= 8) {
-      std::memcpy(tail + tail_n, buffer.data(), n);
-      tail_n += n;
-    } else {
-      hash.update(tail, tail_n);
-      hash.update(buffer.data(), n - 8);
-      std::memcpy(tail, buffer.data() + n - 8, 8);
-      tail_n = 8;
-    }
-    total += n;
-  }
+  std::string problem;
+  if (::fstat(fd, &info) != 0)
+    problem = std::string("cannot read: ") + std::strerror(errno);
+  else if (!S_ISREG(info.st_mode))
+    problem = "not a regular file";
+  else
+    problem = check_shard_fd(fd, header);
   ::close(fd);
-  if (total < sizeof header + 8) return "shorter than its header";
-  if (total != header.file_bytes)
-    return "truncated or extended: " + std::to_string(total) + " bytes, the header says " +
-           std::to_string(header.file_bytes);
-  std::uint64_t stored;
-  std::memcpy(&stored, tail, 8);
-  if (stored != hash.value()) return "damaged (checksum mismatch)";
-  return "";
+  return problem;
 }
 
 }  // namespace bspg

@@ -400,6 +400,10 @@ std::vector<HostSpec> read_hostfile(const std::string& path) {
   std::string text, problem;
   if (!untrusted::read_regular_file(path, untrusted::kMaxInputFileBytes, text, problem))
     throw HostFileError(untrusted::printable(path + ": cannot read host file: " + problem));
+  return parse_hostfile_text(text, path);
+}
+
+std::vector<HostSpec> parse_hostfile_text(const std::string& text, const std::string& path) {
   if (const auto nul = text.find('\0'); nul != std::string::npos)
     fail(path, line_at(text, nul), "the file contains a NUL byte (a host file is text)");
 

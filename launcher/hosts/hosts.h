@@ -43,6 +43,9 @@ struct HostFileError : std::runtime_error {
 // characters, nothing starting with '-'). Throws HostFileError ("path:line: message", escaped).
 
 std::vector<HostSpec> read_hostfile(const std::string& path);
+// The same for a host file's text already in memory; `path` names it in messages, and relative
+// paths in it are taken relative to its directory.
+std::vector<HostSpec> parse_hostfile_text(const std::string& text, const std::string& path);
 
 // The entry named `name` (names are unique in a host file), or nullptr.
 const HostSpec* find_host(const std::vector<HostSpec>& hosts, const std::string& name);
