@@ -18,6 +18,7 @@
 #include "bsp.h"
 #include "bspg.h"
 #include "hrelation.h"
+#include "safe_paths.h"
 
 extern char** environ;
 
@@ -482,11 +483,13 @@ std::string run_gnuplot(const std::string& script) {
   return "";
 }
 
+// Never through a link, nor into another user's file (safe_paths.h).
 FILE* open_for_writing(const std::string& path) {
-  FILE* file = std::fopen(path.c_str(), "w");
+  std::string why;
+  FILE* file = bspg::safe_paths::create_stream(path, "w", why, 0644, false);
   if (!file) {
     bsp_abort("%s: cannot write %s: %s (choose another place with --out)\n", kProgram, path.c_str(),
-              std::strerror(errno));
+              why.c_str());
   }
   return file;
 }
@@ -586,6 +589,15 @@ int main(int argc, char** argv) {
 
   // Only process 0 gets here; the others are not kept waiting for gnuplot.
   if (!make_plot) return 0;
+  // gnuplot follows links when it writes the picture: it gets a regular file of this user's.
+  std::string png_error;
+  const int png = bspg::safe_paths::create_named_file(prefix + ".png", png_error, 0644);
+  if (png < 0) {
+    std::fprintf(stderr, "%s: no plot: cannot write %s.png: %s\n", kProgram, prefix.c_str(),
+                 png_error.c_str());
+    return 1;
+  }
+  close(png);
   const std::string plot_error = run_gnuplot(prefix + ".gp");
   if (!plot_error.empty()) {
     std::fprintf(stderr, "%s: no plot: %s\n", kProgram, plot_error.c_str());

@@ -14,6 +14,7 @@
 #include "bench_support.h"
 #include "bsp.h"
 #include "hrelation.h"
+#include "safe_paths.h"
 
 namespace {
 
@@ -116,9 +117,10 @@ class Report {
   explicit Report(const std::string& csv_path) {
     if (bsp_pid() != 0) return;
     if (!csv_path.empty()) {
-      csv_ = std::fopen(csv_path.c_str(), "w");
+      std::string why;  // never through a link, nor into another user's file
+      csv_ = bspg::safe_paths::create_stream(csv_path, "w", why, 0644, false);
       if (!csv_) {
-        bsp_abort("%s: cannot write %s: %s\n", kProgram, csv_path.c_str(), std::strerror(errno));
+        bsp_abort("%s: cannot write %s: %s\n", kProgram, csv_path.c_str(), why.c_str());
       }
       std::fprintf(csv_,
                    "case,h,bspg_median_us,raw_median_us,ratio,target,result,bspg_min_us,raw_min_us,"

@@ -14,6 +14,7 @@
 #include "bench_support.h"
 #include "bsp.h"
 #include "bspg.h"
+#include "safe_paths.h"
 
 namespace {
 
@@ -121,9 +122,10 @@ class Table {
   explicit Table(const std::string& csv_path) {
     if (bsp_pid() != 0) return;
     if (!csv_path.empty()) {
-      csv_ = std::fopen(csv_path.c_str(), "w");
+      std::string why;  // never through a link, nor into another user's file
+      csv_ = bspg::safe_paths::create_stream(csv_path, "w", why, 0644, false);
       if (!csv_)
-        bsp_abort("%s: cannot write %s: %s\n", kProgram, csv_path.c_str(), std::strerror(errno));
+        bsp_abort("%s: cannot write %s: %s\n", kProgram, csv_path.c_str(), why.c_str());
       std::fprintf(csv_, "case,bspg_median_ms,mpi_median_ms,ratio,target,result\n");
     }
     std::printf("%-7s %-44s %11s %11s %8s %8s  %s\n", "case", "what", "bspg (ms)", "MPI (ms)",

@@ -24,6 +24,7 @@
 #include "profile_run.h"
 #include "restart.h"
 #include "rsl.h"
+#include "safe_paths.h"
 #include "say.h"
 #include "subjob_checks.h"
 
@@ -98,11 +99,12 @@ class TempFile {
   std::string program_;
 };
 
+// --rsl-out FILE: never written through a symbolic link, nor into another user's file.
 void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out)
+  std::string why;
+  const int fd = safe_paths::create_named_file(path, why, 0644);
+  if (fd < 0) throw std::runtime_error("cannot write the allocation: " + why);
+  if (!write_and_close(fd, text))
     throw std::runtime_error("cannot write the allocation to " + path + ": " +
                              std::strerror(errno));
 }

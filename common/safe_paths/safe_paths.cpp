@@ -42,8 +42,10 @@ void push_components(std::deque<std::string>& todo, const std::string& text) {
 // One walk: the directory reached so far (`current`, its real path `walked`).
 class Walk {
  public:
-  Walk(const std::string& path, const std::string& what, bool create)
-      : path_(path), what_(what), create_(create) {
+  // own: the directory must be this user's and writable by no one else; otherwise it may be
+  // root's too, and writable by others where its sticky bit keeps them from this user's files.
+  Walk(const std::string& path, const std::string& what, bool create, bool own = true)
+      : path_(path), what_(what), create_(create), own_(own) {
     push_components(todo_, path);
     if (path.empty() || path.front() != '/') {
       char cwd[PATH_MAX];
@@ -157,6 +159,14 @@ class Walk {
     struct stat info {};
     if (out_.fd < 0 || fstat(out_.fd, &info) != 0) {
       fail(path_);
+    } else if (!own_ && !trusted_owner(info.st_uid)) {
+      out_.refusal = what_ + " " + path_ + " is owned by " + uid_text(info.st_uid) +
+                     " (another user); refusing to write into it";
+    } else if (!own_ && others_can_write(info) && (info.st_mode & S_ISVTX) == 0) {
+      out_.refusal = what_ + " " + path_ + " is writable by others and has no sticky bit (mode " +
+                     mode_text(info.st_mode) + "); refusing to write into it";
+    } else if (!own_) {
+      // root's or this user's, and no one else can take this user's files out of it
     } else if (info.st_uid != geteuid()) {
       out_.refusal = what_ + " " + path_ + " is owned by " + uid_text(info.st_uid) +
                      ", not by this user (" + uid_text(geteuid()) + "); refusing to use it";
@@ -172,6 +182,7 @@ class Walk {
 
   std::string path_, what_;
   bool create_;
+  bool own_;
   std::deque<std::string> todo_;
   int current_ = -1;
   std::string walked_;  // the real path of current_ ("" for /)
@@ -231,13 +242,15 @@ int create_file_at(int dir_fd, const std::string& name, std::string& error, mode
   return fd;
 }
 
-int create_file(const std::string& path, std::string& error, mode_t mode) {
+namespace {
+
+int create_file_in(const std::string& path, std::string& error, mode_t mode, bool own) {
   const std::size_t slash = path.rfind('/');
   const std::string dir = slash == std::string::npos ? "."
                           : slash == 0               ? "/"
                                                      : path.substr(0, slash);
   const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
-  const OpenedDirectory opened = open_own_directory(dir, "the directory", false);
+  const OpenedDirectory opened = Walk(dir, "the directory", false, own).run();
   if (!opened.ok()) {
     error = opened.why();
     return -1;
@@ -247,9 +260,19 @@ int create_file(const std::string& path, std::string& error, mode_t mode) {
   return fd;
 }
 
+}  // namespace
+
+int create_file(const std::string& path, std::string& error, mode_t mode) {
+  return create_file_in(path, error, mode, true);
+}
+
+int create_named_file(const std::string& path, std::string& error, mode_t mode) {
+  return create_file_in(path, error, mode, false);
+}
+
 std::FILE* create_stream(const std::string& path, const char* stdio_mode, std::string& error,
-                         mode_t mode) {
-  const int fd = create_file(path, error, mode);
+                         mode_t mode, bool own_directory) {
+  const int fd = own_directory ? create_file(path, error, mode) : create_named_file(path, error, mode);
   if (fd < 0) return nullptr;
   std::FILE* stream = fdopen(fd, stdio_mode);
   if (stream == nullptr) {

@@ -45,9 +45,15 @@ int create_file_at(int dir_fd, const std::string& name, std::string& error, mode
 // `error` then names the cause in a whole phrase (the path is the caller's to name).
 int create_file(const std::string& path, std::string& error, mode_t mode = 0644);
 
-// create_file() as a stdio stream ("w", "w+b"...): nullptr with `error` set on failure.
+// A file the user named (bsprun --rsl-out, a benchmark's table): as create_file, but its directory
+// may also be root's, and writable by others where the sticky bit keeps them from this user's
+// files (/tmp); another user's directory is refused.
+int create_named_file(const std::string& path, std::string& error, mode_t mode = 0644);
+
+// create_file() (or, with own_directory false, create_named_file()) as a stdio stream ("w",
+// "w+b"...): nullptr with `error` set on failure.
 std::FILE* create_stream(const std::string& path, const char* stdio_mode, std::string& error,
-                         mode_t mode = 0644);
+                         mode_t mode = 0644, bool own_directory = true);
 
 // Opens a user-named file for reading without blocking on it: only a regular file (a FIFO, a
 // device, a socket or a directory is refused at once). Returns the descriptor (blocking again)

@@ -94,6 +94,12 @@ dry_run)
   expect_count "$out" "^rank [0-2] of 3 on emu4 subjob 0 of 2 sizes 2,1$" 2
   expect_count "$out" "^rank [0-2] of 3 on emu2 subjob 1 of 2 sizes 2,1$" 1
   expect_match "$out" "^arg 1: two words$"
+  # --rsl-out never writes through a link planted where the allocation goes.
+  echo keep >victim && ln -s victim planted.rsl
+  run_bsprun -p 3 --dry-run --hostfile hosts.yaml --rsl-out planted.rsl "$WHERE"
+  [ "$status" -ne 0 ] || fail "--rsl-out through a planted link: exit 0"
+  expect_match "$err" "cannot write the allocation: it is a symbolic link; refusing to follow it"
+  [ "$(cat victim)" = keep ] || fail "--rsl-out wrote through a planted link"
   ;;
 
 rsl_replay)
