@@ -170,7 +170,7 @@ Profiler* Profiler::start(MPI_Comm comm, int pid, int nprocs) {
 }
 
 Profiler::~Profiler() {
-  if (map_ != nullptr) munmap(map_, mapped_bytes_);
+  if (map_ != nullptr) munmap(map_, window_bytes_);
   // The space reserved ahead goes; a process that ends without coming here leaves it as zeros,
   // which bspprof reads as the end of the records.
   if ((ftruncate(fd_, static_cast<off_t>(used_)) != 0 || close(fd_) != 0) && !failed_)
@@ -180,19 +180,24 @@ Profiler::~Profiler() {
 
 char* Profiler::grow(std::size_t n) {
   if (failed_) return nullptr;
-  // Doubling up to 64 MiB a step: few remaps for long runs, little unused space for short ones.
-  constexpr std::size_t kFirst = 256 * 1024, kLargestStep = 64 * 1024 * 1024;
-  std::size_t size =
-      mapped_bytes_ == 0 ? kFirst : mapped_bytes_ + std::min(mapped_bytes_, kLargestStep);
-  while (size - used_ < n) size += kLargestStep;
-  // Blocks are taken now, so that a full disk is an error here and never a SIGBUS at a store
-  // into the mapping.
-  int error = posix_fallocate(fd_, static_cast<off_t>(mapped_bytes_),
-                              static_cast<off_t>(size - mapped_bytes_));
+  // 1 MiB windows (about 12,000 syncs of a process that talks to one other): few remaps, and
+  // memory that does not grow with the run. The file grows a window at a time, its blocks
+  // taken now, so that a full disk is an error here and never a SIGBUS at a store.
+  constexpr std::size_t kWindow = 1 << 20;
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  const std::size_t start = used_ / page * page;
+  const std::size_t size = std::max(kWindow, (used_ - start + n + page - 1) / page * page);
+  int error = 0;
+  if (start + size > file_bytes_) {
+    error = posix_fallocate(fd_, static_cast<off_t>(file_bytes_),
+                            static_cast<off_t>(start + size - file_bytes_));
+    if (error == 0) file_bytes_ = start + size;
+  }
   void* map = MAP_FAILED;
   if (error == 0) {
-    map = map_ == nullptr ? mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0)
-                          : mremap(map_, mapped_bytes_, size, MREMAP_MAYMOVE);
+    if (map_ != nullptr) munmap(map_, window_bytes_);
+    map_ = nullptr;
+    map = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, static_cast<off_t>(start));
     if (map == MAP_FAILED) error = errno;
   }
   if (error != 0) {
@@ -200,12 +205,13 @@ char* Profiler::grow(std::size_t n) {
     std::fprintf(stderr,
                  "bspg: process %d: profile: the profile file cannot grow to %zu bytes: %s; the "
                  "rest of this process's supersteps are not recorded\n",
-                 pid_, size, std::strerror(error));
+                 pid_, start + size, std::strerror(error));
     return nullptr;
   }
   map_ = static_cast<char*>(map);
-  mapped_bytes_ = size;
-  return map_ + used_;
+  window_start_ = start;
+  window_bytes_ = size;
+  return map_ + (used_ - start);
 }
 
 void Profiler::record_sync(profile::SyncKind kind, int group, int group_first, int group_size,
@@ -248,7 +254,7 @@ void Profiler::record_sync(profile::SyncKind kind, int group, int group_first, i
   if (record_at != nullptr) {
     std::atomic_signal_fence(std::memory_order_release);
     std::memcpy(record_at + offsetof(profile::SyncRecord, kind), &kind_value, sizeof kind_value);
-    used_ = static_cast<std::size_t>(at - map_);
+    used_ = window_start_ + static_cast<std::size_t>(at - map_);
   }
   if (group < 0) {
     ++superstep_;

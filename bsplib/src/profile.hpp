@@ -3,11 +3,11 @@
 // When on, each process appends one record per sync to its own file under DIR/raw (the format is
 // profiler/raw_format.h; bspprof turns the files into a CSV, a trace and a picture): when the sync
 // was called and when it returned, and what this process put, got and sent to whom in the
-// superstep it ends. The file is mapped into memory (a shared mapping, grown as it fills), so a
-// record is in the file as soon as the sync returns, at the cost of a copy: however the process
-// ends afterwards (exit, bsp_abort, a crash, SIGKILL from the starter), the kernel keeps what it
-// wrote. Only a lost host loses records. When off, the only cost is a test of g_profiler in the
-// calls that move data and in the syncs.
+// superstep it ends. A window of the file is mapped into memory (a shared mapping, moved on as it
+// fills), so a record is in the file as soon as the sync returns, at the cost of a copy: however
+// the process ends afterwards (exit, bsp_abort, a crash, SIGKILL from the starter), the kernel
+// keeps what it wrote. Only a lost host loses records. When off, the only cost is a test of
+// g_profiler in the calls that move data and in the syncs.
 #pragma once
 
 #include <mpi.h>
@@ -71,10 +71,11 @@ class Profiler {
     }
     return c;
   }
-  // Room for n more bytes at the end of the mapping (growing the file and the mapping when
-  // needed); null, having said why once, when the file cannot grow (a full disk).
+  // Room for n more bytes after the records, in the mapped window (moving the window and growing
+  // the file when needed); null, having said why once, when the file cannot grow (a full disk).
   char* reserve(std::size_t n) {
-    if (__builtin_expect(mapped_bytes_ - used_ >= n, 1)) return map_ + used_;
+    if (__builtin_expect(window_start_ + window_bytes_ - used_ >= n, 1))
+      return map_ + (used_ - window_start_);
     return grow(n);
   }
   char* grow(std::size_t n);
@@ -83,10 +84,14 @@ class Profiler {
   int pid_;
   bool failed_ = false;
   double clock_offset_ = 0;
-  char* map_ = nullptr;           // the file, from its first byte
-  std::size_t mapped_bytes_ = 0;  // the file's length and the mapping's (space reserved ahead)
-  std::size_t used_ = 0;          // bytes of records written
-  std::uint64_t superstep_ = 0;   // world syncs so far
+  // A window of the file is mapped, not all of it: the pages of records already written leave
+  // this process (to the page cache, which writes them out) so that its memory stays bounded.
+  char* map_ = nullptr;           // file offset window_start_, for window_bytes_
+  std::size_t window_start_ = 0;  // a page boundary
+  std::size_t window_bytes_ = 0;
+  std::size_t file_bytes_ = 0;               // the file's length: space reserved ahead of used_
+  std::size_t used_ = 0;                     // bytes of records written
+  std::uint64_t superstep_ = 0;              // world syncs so far
   std::vector<std::uint32_t> group_steps_;   // per group handle: group syncs since the world's
   std::vector<profile::PeerCount> counts_;   // per pid, this superstep
   std::vector<unsigned char> touched_flag_;  // per pid
