@@ -43,8 +43,9 @@ struct FileHeader {
   std::uint32_t job_token;  // kJobTokenVariable of process 0, 0 without it: which bsprun's job
   double clock_offset_s;    // added to this process's monotonic clock: process 0's
   double begin_s;           // job clock: when bsp_begin returned on this process
-  std::uint64_t first_superstep;  // superstep number of this file's first world sync (a resumed
-                                  // run continues the numbers of the checkpoint it resumed from)
+  std::uint64_t first_superstep;  // superstep number of this file's first world sync: 0 so far
+                                  // (a restarted attempt numbers its supersteps from its own
+                                  // start; bspprof tells attempts apart and marks each start)
   char host[64];                  // the host name, NUL-terminated (cut to 63 bytes)
 };
 
