@@ -22,6 +22,7 @@
 #include "hosts.h"
 #include "localhost.h"
 #include "profile_run.h"
+#include "remote_stop.h"
 #include "restart.h"
 #include "rsl.h"
 #include "safe_paths.h"
@@ -205,17 +206,12 @@ RunResult run_subjobs(const std::vector<rsl::Subjob>& subjobs,
   watch.starter_may_wait_for_ever = !settings.mpi->ends_on_start_failure();
   RunResult result = run_mpirun(argv, settings.verbose, time_limit_s, remote, watch);
   if (profiling()) {
-    // A host that stopped answering is not asked: its ssh would wait out the connect timeout
-    // before every restart. Its records stay there.
-    std::vector<std::string> answering;
-    const std::string silent = monitor.silent_host();
-    for (const std::string& host : remote.hosts)
-      if (host != silent) answering.push_back(host);
-    if (!silent.empty())
-      say("profile: the records of " + silent +
-          "'s processes stay there (it does not answer); "
-          "they are missing from the profile");
-    gather_profile(answering, remote.ssh_config);
+    std::vector<std::string> silent;
+    if (const std::string host = monitor.silent_host(); !host.empty()) silent.push_back(host);
+    gather_profile(
+        remote.hosts, silent,
+        {[&](const std::string& host) { return ssh_script_argv(remote.ssh_config, host, "10"); },
+         "ssh"});
   }
   if (verdict) *verdict = {monitor.lost_host(), monitor.moving_off()};
   return result;

@@ -15,14 +15,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <functional>
 #include <iostream>
 #include <random>
 
 #include "bspprof.h"
 #include "job_lock.h"
 #include "raw_format.h"
-#include "remote_stop.h"
 #include "runner.h"
 #include "safe_paths.h"
 #include "say.h"
@@ -143,29 +141,20 @@ std::string take_files(int fd, std::chrono::steady_clock::time_point deadline) {
   return "";
 }
 
-// Removes an earlier job's record files from raw (a directory opened without following links),
-// or, for --resume, finds the attempt to go on with. Returns "" or what is wrong.
-std::string look_at_records(const std::string& raw, bool resume) {
+// The highest attempt number among the record files (a*.bspprof) in raw, a directory opened
+// without following a link; -1 when it holds none (or cannot be read).
+int last_attempt_in(const std::string& raw) {
   const int fd = open(raw.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return raw + ": " + std::strerror(errno);
+  if (fd < 0) return -1;
   DIR* dir = fdopendir(fd);
   if (dir == nullptr) {
     close(fd);
-    return raw + ": " + std::strerror(errno);
+    return -1;
   }
-  std::string problem;
-  while (const dirent* entry = readdir(dir)) {
-    const std::string name = entry->d_name;
-    const int attempt = attempt_of(name);
-    if (attempt < 0) continue;
-    if (resume) {
-      next_attempt = std::max(next_attempt, attempt + 1);
-    } else if (unlinkat(fd, name.c_str(), 0) != 0 && problem.empty()) {
-      problem = "cannot remove an earlier job's " + raw + "/" + name + ": " + std::strerror(errno);
-    }
-  }
+  int last = -1;
+  while (const dirent* entry = readdir(dir)) last = std::max(last, attempt_of(entry->d_name));
   closedir(dir);
-  return problem;
+  return last;
 }
 
 // The job id DIR/raw/job names; "" when there is none (or it is not a small regular file).
@@ -174,17 +163,6 @@ std::string job_of_records(const std::string& raw) {
   if (!untrusted::read_regular_file(raw + "/" + kJobFile, 4096, text, ignored)) return "";
   text = text.substr(0, text.find('\n'));
   return text;
-}
-
-// Whether raw holds a record file (a*.bspprof) of any job.
-bool holds_records(const std::string& raw) {
-  DIR* dir = opendir(raw.c_str());
-  if (dir == nullptr) return false;
-  bool found = false;
-  while (const dirent* entry = readdir(dir))
-    if (attempt_of(entry->d_name) >= 0) found = true;
-  closedir(dir);
-  return found;
 }
 
 }  // namespace
@@ -225,9 +203,8 @@ std::string prepare_profile(const Options& opt, std::vector<std::string>& export
   // Any other job's records (and the profile made of them) stay as they are until this job has
   // written records of its own: a job that never starts leaves the directory as it was.
   if (opt.resume && job_of_records(raw) == opt.job_id) {
-    if (const std::string problem = look_at_records(raw, true); !problem.empty())
-      return "--profile: " + problem;
-  } else if (holds_records(raw)) {
+    next_attempt = last_attempt_in(raw) + 1;
+  } else if (last_attempt_in(raw) >= 0) {
     set_aside = directory + "/raw.previous";
     std::filesystem::remove_all(set_aside, error);  // a killed bsprun's, older than raw
     if (error || rename(raw.c_str(), set_aside.c_str()) != 0 || mkdir(raw.c_str(), 0700) != 0) {
@@ -255,50 +232,12 @@ std::string prepare_profile(const Options& opt, std::vector<std::string>& export
 
 bool profiling() { return !directory.empty(); }
 
-namespace {
-
-// The command that runs, on a host, the sh script it reads on its standard input.
-using ScriptCommand = std::function<std::vector<std::string>(const std::string& host)>;
-
-void gather(const std::vector<std::string>& hosts, const ScriptCommand& command,
-            const std::string& through);
-
-}  // namespace
-
-void gather_profile(const std::vector<std::string>& hosts, const std::string& ssh_config) {
-  gather(
-      hosts, [&](const std::string& host) { return ssh_script_argv(ssh_config, host, "10"); },
-      "ssh");
-}
-
-void gather_profile_through_slurm(const std::vector<std::string>& nodes) {
-  gather(
-      nodes,
-      [](const std::string& node) {
-        return std::vector<std::string>{"timeout",
-                                        "-s",
-                                        "TERM",
-                                        "-k",
-                                        "3",
-                                        "60",
-                                        "srun",
-                                        "--nodes=1",
-                                        "--ntasks=1",
-                                        "--nodelist=" + node,
-                                        "--overlap",
-                                        "--quiet",
-                                        "--job-name=bsprun-profile",
-                                        "/bin/sh",
-                                        "-s"};
-      },
-      "srun");
-}
-
-namespace {
-
-void gather(const std::vector<std::string>& hosts, const ScriptCommand& command,
-            const std::string& through) {
+void gather_profile(const std::vector<std::string>& hosts, const std::vector<std::string>& silent,
+                    const ScriptCommand& command) {
   if (directory.empty()) return;
+  for (const std::string& host : silent)
+    say("profile: the records of " + host +
+        "'s processes stay there (it does not answer); they are missing from the profile");
   const std::string marker = ".bsprun-" + std::to_string(job_token);
   // Here: the mark by which a host sees that its DIR is this one.
   const std::string mark_path = directory + "/raw/" + marker;
@@ -316,7 +255,8 @@ void gather(const std::vector<std::string>& hosts, const ScriptCommand& command,
       "  printf '%s %s\\n' \"$f\" \"$(wc -c < \"$f\" | tr -d ' ')\" && cat -- \"$f\"\n"
       "done\n";
   for (const std::string& host : hosts) {
-    std::vector<std::string> argv = command(host);
+    if (std::find(silent.begin(), silent.end(), host) != silent.end()) continue;
+    std::vector<std::string> argv = command.argv(host);
     std::vector<char*> args;
     for (auto& a : argv) args.push_back(a.data());
     args.push_back(nullptr);
@@ -338,7 +278,7 @@ void gather(const std::vector<std::string>& hosts, const ScriptCommand& command,
     close(out[1]);
     std::string problem;
     if (pid < 0) {
-      problem = "cannot run " + through + ": " + std::strerror(errno);
+      problem = "cannot run " + command.through + ": " + std::strerror(errno);
       close(in[1]);
     } else {
       const ssize_t ignored =
@@ -352,7 +292,7 @@ void gather(const std::vector<std::string>& hosts, const ScriptCommand& command,
       while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
       }
       if (problem.empty() && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
-        problem = through + " failed (status " +
+        problem = command.through + " failed (status " +
                   std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status)) +
                   ")";
     }
@@ -363,8 +303,6 @@ void gather(const std::vector<std::string>& hosts, const ScriptCommand& command,
   }
   unlink(mark_path.c_str());
 }
-
-}  // namespace
 
 const std::string& profile_directory() { return directory; }
 
@@ -378,7 +316,7 @@ int finish_profile() {
   const std::string raw = directory + "/raw";
   if (!set_aside.empty()) {
     std::error_code error;
-    if (!holds_records(raw)) {
+    if (last_attempt_in(raw) < 0) {
       // The job wrote nothing (it never started, or ended before bsp_begin): the earlier
       // profile stays as it was, and is not made again.
       std::filesystem::remove_all(raw, error);

@@ -11,6 +11,7 @@
 #ifndef BSPG_LAUNCHER_PROFILE_RUN_H
 #define BSPG_LAUNCHER_PROFILE_RUN_H
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -32,14 +33,21 @@ std::string next_profile_attempt();
 // The profiled job's directory (absolute); "" when not profiling.
 const std::string& profile_directory();
 
-// Grid path, after each run: brings the record files of this job that the processes wrote on
-// other hosts (the same DIR there) into DIR/raw here; they stay there too (files of other jobs
-// there are told apart by the job token in their headers). A host whose DIR is this one (a
-// shared file system) has nothing to bring. Says on stderr what could not be brought.
-void gather_profile(const std::vector<std::string>& hosts, const std::string& ssh_config);
-// The same inside a Slurm allocation: each node is asked through srun (a one-task step that
-// shares the job's CPUs), as the nodes are not reached over ssh there.
-void gather_profile_through_slurm(const std::vector<std::string>& nodes);
+// The command that runs, on a host, the sh script it reads on its standard input (an ssh or
+// srun command line), and the name of that way in (for messages).
+struct ScriptCommand {
+  std::function<std::vector<std::string>(const std::string& host)> argv;
+  std::string through;  // "ssh", "srun"
+};
+
+// Grid path and Slurm path, after each run: brings the record files of this job that the
+// processes wrote on other hosts (the same DIR there) into DIR/raw here; they stay there too
+// (files of other jobs there are told apart by the job token in their headers). A host whose DIR
+// is this one (a shared file system) has nothing to bring. The hosts in `silent` (they stopped
+// answering) are not asked, so that no wait for a connect timeout holds up a restart; bsprun
+// says that their records stay there. Says on stderr what could not be brought.
+void gather_profile(const std::vector<std::string>& hosts, const std::vector<std::string>& silent,
+                    const ScriptCommand& command);
 
 // After the job: bspprof's merge into DIR, its summary on stderr; or, when the job wrote no
 // records, the earlier records put back (and a line saying so). Returns bspprof's status (0:

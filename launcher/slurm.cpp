@@ -425,6 +425,17 @@ std::vector<std::string> silent_nodes(const std::vector<std::string>& nodes, dou
   return silent;
 }
 
+std::vector<std::string> one_task_step(const std::string& node, double timeout_s,
+                                       const std::string& job_name) {
+  const std::string bound = std::to_string(std::max(1LL, static_cast<long long>(timeout_s)));
+  return {"timeout",    "-s",
+          "TERM",       "-k",
+          "3",          bound,
+          "srun",       "--nodes=1",
+          "--ntasks=1", "--nodelist=" + node,
+          "--overlap",  "--job-name=" + job_name};
+}
+
 std::string copy_between_nodes(const std::string& from, const std::string& from_path,
                                const std::string& to, const std::string& to_path,
                                double timeout_s) {
@@ -432,12 +443,10 @@ std::string copy_between_nodes(const std::string& from, const std::string& from_
   const int fd = mkstemp(local);
   if (fd < 0) return std::string("cannot make a file in /tmp: ") + std::strerror(errno);
   close(fd);
-  const std::string bound = std::to_string(std::max(1LL, static_cast<long long>(timeout_s + 1)));
   const auto one_task = [&](const std::string& node) {
-    return std::vector<std::string>{"timeout",    "-s",         "TERM",         "-k",
-                                    "3",          bound,        "srun",         "--nodes=1",
-                                    "--ntasks=1", "--nodelist=" + node,         "--overlap",
-                                    "--kill-on-bad-exit=1", "--job-name=bsprun-copy"};
+    std::vector<std::string> argv = one_task_step(node, timeout_s + 1, "bsprun-copy");
+    argv.push_back("--kill-on-bad-exit=1");
+    return argv;
   };
   std::vector<std::string> read_argv = one_task(from);
   read_argv.insert(read_argv.end(), {"cat", "--", from_path});
@@ -601,23 +610,18 @@ RunResult run_slurm_subjobs(const SlurmJob& job, const GridPlan& plan, const Mpi
   // The records each node's processes wrote into DIR there (node-local storage), brought here;
   // a node whose DIR is this one (a shared file system) has nothing to bring.
   if (profiling()) {
-    std::vector<std::string> answering;
-    for (const auto& h : plan.chosen) answering.push_back(h.name);
-    if (watch.unreachable && (result.exit_status != 0 || result.timed_out)) {
-      const std::vector<std::string> silent = watch.unreachable();
-      answering.erase(std::remove_if(answering.begin(), answering.end(),
-                                     [&](const std::string& node) {
-                                       return std::any_of(silent.begin(), silent.end(),
-                                                          [&](const std::string& s) {
-                                                            return s.rfind(node + " ", 0) == 0;
-                                                          });
-                                     }),
-                      answering.end());
-      for (const std::string& s : silent)
-        say("profile: the records of " + s.substr(0, s.find(' ')) +
-            "'s processes stay there (it does not answer); they are missing from the profile");
-    }
-    gather_profile_through_slurm(answering);
+    std::vector<std::string> nodes, silent;
+    for (const auto& h : plan.chosen) nodes.push_back(h.name);
+    if (result.exit_status != 0 || result.timed_out)
+      for (const std::string& node : watch.unreachable())  // "node (why)"
+        silent.push_back(node.substr(0, node.find(' ')));
+    gather_profile(nodes, silent,
+                   {[](const std::string& node) {
+                      std::vector<std::string> argv = one_task_step(node, 60, "bsprun-profile");
+                      argv.insert(argv.end(), {"--quiet", "/bin/sh", "-s"});
+                      return argv;
+                    },
+                    "srun"});
   }
   return result;
 }

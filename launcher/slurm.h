@@ -90,6 +90,12 @@ NodeOutputs run_on_nodes(const std::vector<std::string>& nodes, const std::strin
 std::vector<std::string> silent_nodes(const std::vector<std::string>& nodes, double timeout_s,
                                       std::string* srun_said = nullptr);
 
+// The command line of a one-task step on `node` that shares the job's CPUs (srun --overlap),
+// bounded by timeout_s (at least 1 s; SIGTERM, then SIGKILL 3 s later), named job_name; the
+// caller adds srun's other options and the command.
+std::vector<std::string> one_task_step(const std::string& node, double timeout_s,
+                                       const std::string& job_name);
+
 // Copies the file `from_path` of node `from` to `to_path` on node `to` through this machine (two
 // srun steps; the target is written beside and renamed). "" or what went wrong.
 std::string copy_between_nodes(const std::string& from, const std::string& from_path,

@@ -159,14 +159,14 @@ class Walk {
     struct stat info {};
     if (out_.fd < 0 || fstat(out_.fd, &info) != 0) {
       fail(path_);
-    } else if (!own_ && !trusted_owner(info.st_uid)) {
-      out_.refusal = what_ + " " + path_ + " is owned by " + uid_text(info.st_uid) +
-                     " (another user); refusing to write into it";
-    } else if (!own_ && others_can_write(info) && (info.st_mode & S_ISVTX) == 0) {
-      out_.refusal = what_ + " " + path_ + " is writable by others and has no sticky bit (mode " +
-                     mode_text(info.st_mode) + "); refusing to write into it";
     } else if (!own_) {
-      // root's or this user's, and no one else can take this user's files out of it
+      // Root's or this user's, and no one else can take this user's files out of it.
+      if (!trusted_owner(info.st_uid))
+        out_.refusal = what_ + " " + path_ + " is owned by " + uid_text(info.st_uid) +
+                       " (another user); refusing to write into it";
+      else if (others_can_write(info) && (info.st_mode & S_ISVTX) == 0)
+        out_.refusal = what_ + " " + path_ + " is writable by others and has no sticky bit (mode " +
+                       mode_text(info.st_mode) + "); refusing to write into it";
     } else if (info.st_uid != geteuid()) {
       out_.refusal = what_ + " " + path_ + " is owned by " + uid_text(info.st_uid) +
                      ", not by this user (" + uid_text(geteuid()) + "); refusing to use it";
@@ -272,7 +272,7 @@ int create_named_file(const std::string& path, std::string& error, mode_t mode) 
 
 std::FILE* create_stream(const std::string& path, const char* stdio_mode, std::string& error,
                          mode_t mode, bool own_directory) {
-  const int fd = own_directory ? create_file(path, error, mode) : create_named_file(path, error, mode);
+  const int fd = create_file_in(path, error, mode, own_directory);
   if (fd < 0) return nullptr;
   std::FILE* stream = fdopen(fd, stdio_mode);
   if (stream == nullptr) {

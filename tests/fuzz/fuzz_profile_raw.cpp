@@ -3,7 +3,6 @@
 // come back from other hosts and from processes that crashed while writing, so any bytes must
 // end in kEnd, kCut or kBad with a reason, and every record let through must be in range. The
 // input also goes through parse_record_file_name, which picks the files by name.
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstddef>
@@ -17,31 +16,6 @@
 using bspg::fuzz::expect;
 namespace profile = bspg::profile;
 
-namespace {
-
-// One memory file for every input: RawReader opens a path, and /proc/self/fd/N opens the same
-// file anew, without the disk.
-int memory_file() {
-  static const int fd = [] {
-    const int made = memfd_create("fuzz-profile", MFD_CLOEXEC);
-    if (made < 0) std::abort();
-    return made;
-  }();
-  return fd;
-}
-
-void store(const std::uint8_t* data, std::size_t size) {
-  const int fd = memory_file();
-  if (ftruncate(fd, 0) != 0) std::abort();
-  for (std::size_t done = 0; done < size;) {
-    const ssize_t wrote = pwrite(fd, data + done, size - done, static_cast<off_t>(done));
-    if (wrote <= 0) std::abort();
-    done += static_cast<std::size_t>(wrote);
-  }
-}
-
-}  // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   int attempt = 0, section = 0, pid = 0;
   const std::string name = bspg::fuzz::as_text(data, size);
@@ -49,9 +23,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     expect(profile::record_file_name(attempt, section, pid) == name,
            "a record file name is the one record_file_name makes");
 
-  store(data, size);
+  // RawReader opens a path: /proc/self/fd/N opens the memory file anew, without the disk.
+  const int fd = bspg::fuzz::memory_file_holding(data, size);
   profile::RawReader reader;
-  if (!reader.open("/proc/self/fd/" + std::to_string(memory_file())).empty()) return 0;
+  if (!reader.open("/proc/self/fd/" + std::to_string(fd)).empty()) return 0;
   const std::int32_t nprocs = reader.header().nprocs;
   expect(nprocs >= 1 && nprocs <= profile::kMaxProcs, "the header's process count is checked");
   profile::Record record;

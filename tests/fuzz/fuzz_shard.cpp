@@ -3,7 +3,6 @@
 // job or another user's leftovers may hold. Any bytes must give a verdict, the same whatever
 // pieces a read returns them in; a shard with a sound header, its size and its checksum must be
 // whole; a marker is read only when it is exactly the line complete_marker() writes.
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstddef>
@@ -20,26 +19,9 @@ using bspg::fuzz::expect;
 
 namespace {
 
-int memory_file() {
-  static const int fd = [] {
-    const int made = memfd_create("fuzz-shard", MFD_CLOEXEC);
-    if (made < 0) std::abort();
-    return made;
-  }();
-  return fd;
-}
-
 // The verdict of check_shard_fd, which reads the bytes as a file.
 std::string check_as_file(const unsigned char* data, std::size_t size, bspg::ShardHeader& header) {
-  const int fd = memory_file();
-  if (ftruncate(fd, 0) != 0) std::abort();
-  for (std::size_t done = 0; done < size;) {
-    const ssize_t wrote = pwrite(fd, data + done, size - done, static_cast<off_t>(done));
-    if (wrote <= 0) std::abort();
-    done += static_cast<std::size_t>(wrote);
-  }
-  if (lseek(fd, 0, SEEK_SET) != 0) std::abort();
-  return bspg::check_shard_fd(fd, header);
+  return bspg::check_shard_fd(bspg::fuzz::memory_file_holding(data, size), header);
 }
 
 // The verdict of ShardCheck fed in pieces of 1 to 13 bytes, as short reads would give them.

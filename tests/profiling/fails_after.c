@@ -10,15 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-static void compute_for(double seconds) {
-  struct timespec start, now;
-  clock_gettime(CLOCK_MONOTONIC, &start);
-  do clock_gettime(CLOCK_MONOTONIC, &now);
-  while ((double)(now.tv_sec - start.tv_sec) + 1e-9 * (double)(now.tv_nsec - start.tv_nsec) <
-         seconds);
-}
+#include "compute_for.h"
 
 static char slot[8];
 

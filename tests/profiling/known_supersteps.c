@@ -13,17 +13,10 @@
 #include <bspg.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
+
+#include "compute_for.h"
 
 enum { kSupersteps = 6 };
-
-static void compute_for(double seconds) {
-  struct timespec start, now;
-  clock_gettime(CLOCK_MONOTONIC, &start);
-  do clock_gettime(CLOCK_MONOTONIC, &now);
-  while ((double)(now.tv_sec - start.tv_sec) + 1e-9 * (double)(now.tv_nsec - start.tv_nsec) <
-         seconds);
-}
 
 static char in[kSupersteps * 100], out[kSupersteps * 100], got[64], mine[8];
 
