@@ -76,25 +76,40 @@ constexpr const char* kNotesBegin = "BSPG-EXIT-NOTES-BEGIN";
 constexpr const char* kNotesEnd = "BSPG-EXIT-NOTES-END";
 }  // namespace
 
-std::string exit_notes_directory(const std::string& job_marker) {
-  return "~/.cache/bspg/exits/" + job_marker;
+std::string exit_notes_directory(const std::string& job_marker, const std::string& parent) {
+  if (parent.empty()) return "~/.cache/bspg/exits/" + job_marker;
+  return parent + "/exits-" + job_marker;
 }
 
-std::string exit_notes_script(const std::string& job_marker) {
+std::string exit_notes_script(const std::string& job_marker, const std::string& parent) {
   // One line of sh (guarded_command): no single quote, no backslash but shell_assignment's. Only
   // the library's names are listed (RANK, RANK.begun), each a plain file, never through a link.
   // Each note is removed right after it is listed: where hosts share a home (NFS), the hosts'
   // listings together still hold every note, whichever host listed it (a note another host took
   // meanwhile reads empty here and is left out).
-  return hosts::shell_assignment("m", job_marker) +
-         "case $m in \"\"|*/*|.*) m=-;; esac; d=$HOME/.cache/bspg/exits/$m; echo " + kNotesBegin +
+  std::string where;
+  if (parent.empty()) {
+    where = "d=$HOME/.cache/bspg/exits/$m; ";
+  } else {
+    const bool home = parent.rfind("~/", 0) == 0;
+    where = hosts::shell_assignment("p", home ? parent.substr(2) : parent) +
+            (home ? "p=$HOME/$p; " : "") + "d=$p/exits-$m; ";
+  }
+  // Earlier runs' notes (the job's own directory) and the directory if nothing else is left.
+  const std::string earlier =
+      parent.empty() ? ""
+                     : "for o in \"$p\"/exits-*; do [ \"$o\" != \"$d\" ] && [ -d \"$o\" ] && "
+                       "[ ! -L \"$o\" ] && { rm -f \"$o\"/*; rmdir \"$o\"; }; done 2>/dev/null; "
+                       "rmdir \"$p\" 2>/dev/null; ";
+  return hosts::shell_assignment("m", job_marker) + "case $m in \"\"|*/*|.*) m=-;; esac; " + where +
+         "echo " + kNotesBegin +
          "; if [ -d \"$d\" ] && [ ! -L \"$d\" ]; then for f in \"$d\"/*; do b=${f##*/}; "
          "case ${b%.begun} in \"\"|*[!0-9]*) continue;; esac; "
          "[ -f \"$f\" ] && [ ! -L \"$f\" ] || continue; "
          "s=$(head -c 12 \"$f\" 2>/dev/null | head -n 1 | tr -cd 0-9-); [ -n \"$s\" ] && rm -f "
          "\"$f\" && "
-         "echo \"note $b $s\"; done; rmdir \"$d\" 2>/dev/null; fi; echo " +
-         kNotesEnd;
+         "echo \"note $b $s\"; done; rmdir \"$d\" 2>/dev/null; fi; " +
+         earlier + "echo " + kNotesEnd;
 }
 
 bool read_exit_notes(const std::string& output, ExitNoteSet& notes) {

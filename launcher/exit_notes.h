@@ -29,10 +29,13 @@ struct ExitNoteSet {
 
 // Grid path: where each host's processes leave their notes, "~/..." (each host's home), for
 // BSPG_EXIT_NOTES; one directory per run (the job marker, letters, digits and '-').
-std::string exit_notes_directory(const std::string& job_marker);
+// With `parent` (the Slurm path: the job's checkpoint directory on each node, which outlives an
+// allocation that ends under the job and is removed with the job), PARENT/exits-MARKER instead.
+std::string exit_notes_directory(const std::string& job_marker, const std::string& parent = "");
 // sh for guarded_command: lists the notes in that directory, one line "note NAME STATUS" each
-// between begin and end lines, then removes the directory.
-std::string exit_notes_script(const std::string& job_marker);
+// between begin and end lines, then removes the directory. With `parent`, also the notes of the
+// job's earlier runs there (one bsprun runs a job at a time), and PARENT when that leaves it empty.
+std::string exit_notes_script(const std::string& job_marker, const std::string& parent = "");
 // Adds a listing's notes to `notes`; false when the listing is not complete.
 bool read_exit_notes(const std::string& output, ExitNoteSet& notes);
 

@@ -137,6 +137,18 @@ bool is_error_handler_line(const std::string& line) {
   return !line.empty() && line[0] == '[' && line.find("] *** ") != std::string::npos;
 }
 
+// "bspg: checkpoint N is whole" (checkpoint.cpp, under BSPG_SAY_WHOLE): N, else 0.
+unsigned long long whole_checkpoint_said(const std::string& line) {
+  const std::string prefix = "bspg: checkpoint ", suffix = " is whole";
+  if (line.size() <= prefix.size() + suffix.size() || line.rfind(prefix, 0) != 0 ||
+      line.compare(line.size() - suffix.size(), suffix.size(), suffix) != 0)
+    return 0;
+  const std::string number =
+      line.substr(prefix.size(), line.size() - prefix.size() - suffix.size());
+  if (number.size() > 19 || number.find_first_not_of("0123456789") != std::string::npos) return 0;
+  return std::strtoull(number.c_str(), nullptr, 10);
+}
+
 // PRRTE's word, once a process of a spawned job crashed, that the job's launcher is gone
 // ("[host:pid] ... LAUNCHER JOB OBJECT NOT FOUND").
 bool is_launcher_gone_line(const std::string& line) {
@@ -385,6 +397,11 @@ std::string MpirunStderr::take_line(const std::string& line) {
   }
   if (dropping_error_handler_ && trim(line).empty()) return "";
   dropping_error_handler_ = false;
+  // The library's word that a checkpoint is whole, for bsprun alone.
+  if (const unsigned long long whole = whole_checkpoint_said(line); whole > 0) {
+    whole_checkpoint_ = std::max(whole_checkpoint_, whole);
+    return "";
+  }
   note_crash_line(line);
   // The library's word that the job stops after a checkpoint because of a stop file.
   if (line.rfind("bspg: stopping after checkpoint ", 0) == 0)

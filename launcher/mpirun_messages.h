@@ -88,6 +88,8 @@ class MpirunStderr {
   // The library's word that a checkpoint could not be written ("bspg: checkpoint N could not be
   // written on HOST: ..."): N (0: none said) and HOST.
   unsigned long long checkpoint_not_written() const { return checkpoint_not_written_; }
+  // The newest checkpoint the library said is whole (BSPG_SAY_WHOLE; its lines are taken out).
+  unsigned long long whole_checkpoint() const { return whole_checkpoint_; }
   const std::string& checkpoint_not_written_on() const { return checkpoint_not_written_on_; }
 
  private:
@@ -133,6 +135,7 @@ class MpirunStderr {
   ProcessDeath death_;
   unsigned long long stopped_after_checkpoint_ = 0;
   unsigned long long checkpoint_not_written_ = 0;
+  unsigned long long whole_checkpoint_ = 0;
   std::string checkpoint_not_written_on_;
 };
 

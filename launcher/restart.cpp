@@ -355,6 +355,24 @@ int run_restartable(const Options& opt, JobPlace& place) {
     RunEnding ending = classify(result, place.watched_lost_host(), place.moving_off());
     first = false;
     lost_what.clear();
+    // The place itself may have ended (a Slurm allocation's time limit, scancel), taking the
+    // job with it: no host is to blame, none can be asked, and no restart can run there. The
+    // checkpoint the library last said was whole is on the hosts' storage.
+    if (ending.kind == Ending::kLost || ending.kind == Ending::kProgramFailed ||
+        ending.kind == Ending::kCheckpointNotWritten) {
+      int status = kExitLaunchFailed;
+      if (const std::string gone = place.ended(status); !gone.empty()) {
+        const std::uint64_t whole = std::max<std::uint64_t>(result.whole_checkpoint, from);
+        if (whole == 0) {
+          say(gone + ", and the job with it, before it wrote a whole checkpoint");
+          return status;
+        }
+        say(gone + ", and the job with it; checkpoint " + std::to_string(whole) +
+            " is whole on the hosts' own storage");
+        say("to continue the job from its last checkpoint: " + resume_command(opt));
+        return kExitResumable;
+      }
+    }
     switch (ending.kind) {
       case Ending::kFinished:
         place.clean_up(opt.checkpoint_dir.empty());
@@ -893,9 +911,14 @@ class SlurmPlace : public JobPlace {
     }
     MpiSettings settings = run_settings(job_.settings, dir_, resume, run_id, job_.opt);
     settings.job_marker = new_job_marker();
+    // The notes go into the job's directory on each node, which an allocation that ends under
+    // the job leaves with its checkpoints, where the next run or the job's end removes them.
     const bool notes = job_.opt.restarts > 0;
     if (notes)
-      settings.exports.push_back("BSPG_EXIT_NOTES=" + exit_notes_directory(settings.job_marker));
+      settings.exports.push_back("BSPG_EXIT_NOTES=" +
+                                 exit_notes_directory(settings.job_marker, dir_));
+    // The library says which checkpoints are whole: after the allocation ends, no node can say.
+    settings.exports.push_back("BSPG_SAY_WHOLE=1");
     RunResult result =
         run_slurm_subjobs(job_, plan_, settings, job_.opt.restarts > 0, time_limit_s);
     name_lost_node(result);
@@ -924,7 +947,8 @@ class SlurmPlace : public JobPlace {
   void find_killed_process(RunResult& result, const MpiSettings& settings) const {
     std::vector<std::string> nodes;
     for (const auto& h : plan_.chosen) nodes.push_back(h.name);
-    const NodeOutputs outputs = run_on_nodes(nodes, exit_notes_script(settings.job_marker),
+    if (allocation_end(job_.job_id).kind != AllocationEnd::kRunning) return;
+    const NodeOutputs outputs = run_on_nodes(nodes, exit_notes_script(settings.job_marker, dir_),
                                              job_.opt.probe_timeout_s, "bsprun-notes");
     ExitNoteSet notes;
     bool complete = true;
@@ -941,6 +965,15 @@ class SlurmPlace : public JobPlace {
 
   void lose(const std::string& host) override {
     reachable_.erase(std::remove(reachable_.begin(), reachable_.end(), host), reachable_.end());
+  }
+
+  std::string ended(int& status) override {
+    const AllocationEnd end = allocation_end(job_.job_id);
+    if (end.kind == AllocationEnd::kRunning) return "";
+    status = end.kind == AllocationEnd::kTimeLimit   ? kExitTimeLimit
+             : end.kind == AllocationEnd::kCancelled ? 128 + SIGTERM
+                                                     : kExitLaunchFailed;
+    return "Slurm job " + job_.job_id + " " + end.why;
   }
 
   void clean_up(bool remove_directory) override {

@@ -87,6 +87,13 @@ class JobPlace {
     (void)name;
     return "";
   }
+  // After a run that did not finish: "" while the place lives, else why it ended under the job
+  // ("Slurm job 12 reached its time limit"), with the exit status for a job that leaves no whole
+  // checkpoint in `status`. Its hosts cannot be asked any more.
+  virtual std::string ended(int& status) {
+    (void)status;
+    return "";
+  }
   // The job is over: removes stop files, and the whole directory when remove_directory.
   virtual void clean_up(bool remove_directory) = 0;
 };

@@ -744,6 +744,7 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
   result.death = filter.death();
   result.stopped_after_checkpoint = filter.stopped_after_checkpoint();
   result.checkpoint_not_written = filter.checkpoint_not_written();
+  result.whole_checkpoint = filter.whole_checkpoint();
   result.checkpoint_not_written_on = filter.checkpoint_not_written_on();
   close(signal_fd);
   prctl(PR_SET_CHILD_SUBREAPER, 0);

@@ -626,6 +626,64 @@ RunResult run_slurm_subjobs(const SlurmJob& job, const GridPlan& plan, const Mpi
   return result;
 }
 
+AllocationEnd read_allocation_end(const std::string& text) {
+  AllocationEnd end;
+  // A job Slurm no longer knows (purged after MinJobAge) has ended, for whatever reason.
+  if (text.find("Invalid job id") != std::string::npos) {
+    end.kind = AllocationEnd::kOther;
+    end.why = "has ended (Slurm no longer lists it)";
+    return end;
+  }
+  // The fields after UserId: JobName, before it, is the user's and may hold any text.
+  const std::size_t user = text.find(" UserId=");
+  const auto field = [&](const std::string& name) {
+    const std::string key = " " + name + "=";
+    std::size_t at = text.find(key, user == std::string::npos ? 0 : user);
+    if (at == std::string::npos) return std::string();
+    at = text.find('=', at) + 1;
+    return text.substr(at, text.find_first_of(" \n", at) - at);
+  };
+  const std::string state = field("JobState"), reason = field("Reason");
+  if (state.empty()) return end;  // scontrol said nothing usable: assume it lives
+  if (state == "TIMEOUT" || state == "DEADLINE" || reason == "TimeLimit") {
+    end.kind = AllocationEnd::kTimeLimit;
+    end.why = state == "DEADLINE" ? "reached its deadline" : "reached its time limit";
+  } else if (state == "CANCELLED") {
+    end.kind = AllocationEnd::kCancelled;
+    end.why = "was cancelled";
+  } else if (state == "PREEMPTED") {
+    end.kind = AllocationEnd::kCancelled;
+    end.why = "was preempted";
+  } else if (state == "RUNNING" || state == "SUSPENDED" || state == "CONFIGURING" ||
+             state == "RESIZING" || state == "PENDING" || state == "REQUEUED") {
+    return end;
+  } else {
+    // COMPLETING without a reason yet, NODE_FAIL, FAILED, COMPLETED, BOOT_FAIL, ...
+    end.kind = AllocationEnd::kOther;
+    std::string said = state;
+    std::transform(said.begin(), said.end(), said.begin(),
+                   [](unsigned char c) { return c == '_' ? ' ' : std::tolower(c); });
+    end.why = "has ended (Slurm says: " + untrusted::excerpt(said, 40) +
+              (reason.empty() || reason == "None" ? "" : ", " + untrusted::excerpt(reason, 40)) +
+              ")";
+  }
+  return end;
+}
+
+AllocationEnd allocation_end(const std::string& job_id) {
+  AllocationEnd end;
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    std::string error;
+    const std::string text = slurm_command({"scontrol", "show", "job", "-o", job_id}, 5, error);
+    end = read_allocation_end(text + error);
+    // While the job completes, scontrol may say COMPLETING before its final state.
+    if (end.kind != AllocationEnd::kOther || end.why.find("completing") == std::string::npos)
+      return end;
+    usleep(200000);
+  }
+  return end;
+}
+
 namespace {
 
 // --rsl FILE inside an allocation: the allocation as written (by bsprun's --rsl-out, here or in an

@@ -58,6 +58,18 @@ std::string unusable_state(const std::string& state);
 // own messages).
 std::map<std::string, std::string> split_probe_output(const std::string& text, std::string& other);
 
+// How a Slurm job's allocation ended, from `scontrol show job -o ID`'s output (or its error):
+// kind kRunning when it has not ended (or scontrol could not say), else why, for a message
+// ("reached its time limit", "was cancelled", ...).
+struct AllocationEnd {
+  enum Kind { kRunning, kTimeLimit, kCancelled, kOther } kind = kRunning;
+  std::string why;
+};
+AllocationEnd read_allocation_end(const std::string& scontrol_output);
+// Asks Slurm about job `job_id` (waiting up to 3 s for a job that is still completing to say
+// why it ended).
+AllocationEnd allocation_end(const std::string& job_id);
+
 // ---- The path ---------------------------------------------------------------------------------
 
 // Runs bsprun's Slurm path (uses_slurm(opt)). Returns bsprun's exit status.

@@ -242,6 +242,7 @@ Checkpoints::Checkpoints(Runtime& runtime) : rt_(runtime) {
   if (const char* resume = std::getenv("BSPG_RESUME")) resume_ = resume;
   if (const char* cleanup = std::getenv("BSPG_CHECKPOINT_CLEANUP"))
     remove_at_end_ = std::strcmp(cleanup, "end") == 0;
+  if (const char* say = std::getenv("BSPG_SAY_WHOLE")) say_whole_ = std::strcmp(say, "1") == 0;
   const char* program = std::getenv("BSPG_PROGRAM_ID");
   program_id_ = program ? program : kNoProgram;
   if (!is_hex_id(program_id_))
@@ -701,6 +702,12 @@ int Checkpoints::checkpoint() {
       if (m >= 0 && static_cast<std::uint64_t>(m) < n) remove_entry(dir_fd_, name);
     }
   last_ = n;
+  // Where bsprun cannot ask the hosts afterwards (a Slurm allocation that ended under the job),
+  // this line, which its filter takes out, tells it which checkpoint the hosts hold whole.
+  if (say_whole_ && rt_.pid == 0) {
+    std::fprintf(stderr, "bspg: checkpoint %llu is whole\n", static_cast<unsigned long long>(n));
+    std::fflush(stderr);
+  }
   if (stop_requested()) {
     if (rt_.pid == 0) {
       std::fprintf(stderr, "bspg: stopping after checkpoint %llu, as asked (%s/stop)\n",

@@ -98,6 +98,7 @@ class Checkpoints {
   bool cleaned_ = false;           // the first checkpoint's clean-up is done
   bool lowest_on_host_ = false;    // the lowest pid on this host (set by plan)
   bool remove_at_end_ = false;     // BSPG_CHECKPOINT_CLEANUP=end: the directory goes at bsp_end
+  bool say_whole_ = false;         // BSPG_SAY_WHOLE=1: pid 0 says each whole checkpoint (bsprun)
   int buddy_ = -1;                 // who keeps our copy (-1: nobody, p = 1)
   std::vector<int> wards_;         // whose copies we keep
   MPI_Comm comm_ = MPI_COMM_NULL;  // a communicator of its own for shard traffic

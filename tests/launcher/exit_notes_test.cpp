@@ -69,9 +69,10 @@ TEST(ExitNotes, AListingFromHostsAddsUpAndOnlyAWholeOneCounts) {
 }
 
 // Runs the listing script with sh, HOME at `home`.
-std::string run_listing(const std::string& home, const std::string& marker) {
+std::string run_listing(const std::string& home, const std::string& marker,
+                        const std::string& parent = "") {
   const std::string command =
-      "HOME=" + home + " sh -c '" + bspg::launcher::exit_notes_script(marker) + "'";
+      "HOME=" + home + " sh -c '" + bspg::launcher::exit_notes_script(marker, parent) + "'";
   std::string output;
   if (FILE* pipe = popen(command.c_str(), "r")) {
     char buffer[4096];
@@ -108,6 +109,36 @@ TEST(ExitNotes, TheHostsScriptListsTheLibrarysNotesAndRemovesThem) {
   EXPECT_TRUE(again.begun.empty());
   // No directory at all (the run's processes never started there): complete and empty.
   EXPECT_TRUE(bspg::launcher::read_exit_notes(run_listing(home, "bspg-1-none"), again));
+  EXPECT_EQ(system(("rm -rf " + home).c_str()), 0);
+}
+
+// The Slurm path's notes live in the job's directory on each node: the listing takes this run's,
+// removes those an earlier run of the job left (its allocation ended before they were read),
+// and the directory once nothing else is in it.
+TEST(ExitNotes, InTheJobsDirectoryEarlierRunsNotesGoToo) {
+  char home_template[] = "/tmp/bspg-notes-home-XXXXXX";
+  ASSERT_NE(mkdtemp(home_template), nullptr);
+  const std::string home = home_template, job = home + "/ckpt/job1";
+  EXPECT_EQ(bspg::launcher::exit_notes_directory("bspg-2-bb", job), job + "/exits-bspg-2-bb");
+  ASSERT_EQ(system(("mkdir -p " + job + "/exits-bspg-1-aa " + job + "/exits-bspg-2-bb").c_str()),
+            0);
+  std::ofstream(job + "/exits-bspg-1-aa/0.begun") << "0\n";  // the ended allocation's
+  std::ofstream(job + "/exits-bspg-2-bb/0.begun") << "0\n";
+  std::ofstream(job + "/exits-bspg-2-bb/1.begun") << "0\n";
+  std::ofstream(job + "/exits-bspg-2-bb/1") << "3\n";
+  ExitNoteSet notes;
+  EXPECT_TRUE(bspg::launcher::read_exit_notes(run_listing(home, "bspg-2-bb", job), notes));
+  EXPECT_EQ(notes.not_ended(), std::vector<int>{0});
+  EXPECT_TRUE(notes.ended_with_failure());
+  EXPECT_NE(access(job.c_str(), F_OK), 0) << "the emptied job directory stays";
+  // A directory that holds checkpoints stays, without notes; "~/" is each node's home.
+  ASSERT_EQ(system(("mkdir -p " + job + "/c4 " + job + "/exits-bspg-3-cc").c_str()), 0);
+  std::ofstream(job + "/exits-bspg-3-cc/0.begun") << "0\n";
+  ExitNoteSet more;
+  EXPECT_TRUE(bspg::launcher::read_exit_notes(run_listing(home, "bspg-4-dd", "~/ckpt/job1"), more));
+  EXPECT_TRUE(more.begun.empty());
+  EXPECT_NE(access((job + "/exits-bspg-3-cc").c_str(), F_OK), 0);
+  EXPECT_EQ(access((job + "/c4").c_str(), F_OK), 0);
   EXPECT_EQ(system(("rm -rf " + home).c_str()), 0);
 }
 

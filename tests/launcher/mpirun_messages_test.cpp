@@ -498,6 +498,18 @@ TEST(MpirunMessages, OpenMpi5sBlockAfterAnAbortIsLeftOut) {
   EXPECT_EQ(filter.failure().exit_status, 0);  // not a start-up failure
 }
 
+// The library's word that a checkpoint is whole (BSPG_SAY_WHOLE) is bsprun's alone: taken out,
+// the newest kept; a line that only looks like it passes.
+TEST(MpirunMessages, WholeCheckpointLinesAreTakenOut) {
+  MpirunStderr filter;
+  std::string out =
+      filter.feed("bspg: checkpoint 3 is whole\nuser line\nbspg: checkpoint 4 is whole\n");
+  out += filter.feed("bspg: checkpoint 5x is whole\nbspg: checkpoint 6 is whole!\n");
+  out += filter.finish();
+  EXPECT_EQ(out, "user line\nbspg: checkpoint 5x is whole\nbspg: checkpoint 6 is whole!\n");
+  EXPECT_EQ(filter.whole_checkpoint(), 4U);
+}
+
 // MPICH's Hydra, as mpiexec 4.0 printed it on the grid path: single lines, after which it waits
 // for ever (bsprun stops it: starter_waits_on_failure).
 const std::string kHydraSockError =

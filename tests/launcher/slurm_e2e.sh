@@ -12,6 +12,8 @@
 #   scancel     an sbatch job running bsprun is cancelled: nothing of it is left on any node
 #   sbatch      hostfiles/slurm-job.sbatch (restarts, a checkpointing program) runs as a batch job
 #   controls    a failing program's exit status, -x, --time-limit and SIGINT, as on the other paths
+#   salloc_end  salloc's allocation ends at its time limit, or by scancel: the reason, 75 and
+#               the --resume command, which finishes the job
 #   profile     --profile DIR on the nodes' own storage: the records come back through srun
 #   time_limit  Slurm's signal before the time limit: bsprun stops the job and prints the --resume
 #               command, which finishes it in a new allocation with the right answer
@@ -245,6 +247,57 @@ case "$scenario" in
     resume=$(grep -aEo -- "--resume -p 2 --restarts 3 --job-id slurm-$job .*" "$out" | head -1)
     # shellcheck disable=SC2086  # the command bsprun printed, as a user pastes it
     wrap=(salloc --quiet -N 3)
+    run_bsprun $resume
+    expect_status 0
+    expect_match "$out" "^resumed from checkpoint [0-9]+ at step"
+    expect_count "$out" "^$want$" 1
+    no_ssh_used
+    ;;
+  salloc_end)
+    # The allocation ends under bsprun, which salloc runs outside it and does not signal: at its
+    # time limit (salloc -t 1), and by scancel. bsprun names the reason, blames no node, and as a
+    # whole checkpoint was written ends with 75 and the --resume command, which finishes the job
+    # in a new allocation of the same nodes; no exit note is left on the nodes or here.
+    # Slurm looks at time limits every 30 s: the job computes for 105 s, ended after 60 to 95.
+    steps=700 every=4
+    want=$(reference 2)
+    EMU_SLOTS=1 start_cluster 0 0 0
+    # The nodes share this home, as clusters' nodes do; one of the test's own.
+    export HOME=$dir/home
+    mkdir -p "$HOME"
+    for ending in scancel time_limit; do
+      out=$dir/out.$ending err=$dir/err.$ending
+      limit=()
+      [ "$ending" = time_limit ] && limit=(-t 1)
+      echo "---- salloc ${limit[*]} --no-kill -N 3 bsprun -p 2 --restarts 2 (in the background)"
+      setsid salloc --no-kill ${limit[@]+"${limit[@]}"} -N 3 \
+        sh -c '"$0" "$@"; echo "bsprun exit status $?" >&2' \
+        "$BSPRUN" -p 2 --restarts 2 --job-id "end-$ending" "$CKPT_JOB" "$steps" "$every" --ms 150 "$tag" \
+        >"$out" 2>"$err" </dev/null &
+      pid=$!
+      wait_for "$out" "^checkpoint 2 at step" 60
+      job=$(grep -aEo "Granted job allocation [0-9]+" "$err" | grep -Eo "[0-9]+$" | head -n 1)
+      [ "$ending" = scancel ] && scancel "${job:-0}"
+      wait_job 150
+      show
+      if [ "$ending" = time_limit ]; then
+        expect_match "$err" "^bsprun: Slurm job $job reached its time limit"
+      else
+        expect_match "$err" "^bsprun: Slurm job $job was cancelled"
+      fi
+      expect_match "$err" "^bsprun exit status 75$"
+      expect_count "$err" "failed|no candidate|no whole checkpoint|restart 1 of" 0
+      expect_match "$err" "^bsprun: to continue the job from its last checkpoint: bsprun --resume -p 2 --restarts 2 --job-id end-$ending "
+      expect_nothing_left 3 15
+      wait_gone "$job" 60 || fail "job $job still in squeue"
+      left=$(find "$HOME/.cache/bspg/exits" -mindepth 1 2>/dev/null | head -n 3)
+      [ -z "$left" ] || fail "exit notes left behind: $left"
+    done
+    # The last one, resumed as printed, finishes with the right answer.
+    resume=$(grep -aEo -- "--resume -p 2 --restarts 2 --job-id end-time_limit .*" "$err" | head -1)
+    out=$dir/out err=$dir/err
+    wrap=(salloc --quiet -N 3)
+    # shellcheck disable=SC2086  # the command bsprun printed, as a user pastes it
     run_bsprun $resume
     expect_status 0
     expect_match "$out" "^resumed from checkpoint [0-9]+ at step"

@@ -134,3 +134,27 @@ TEST(SlurmStart, HydraIsToldTheAddressItsProxiesReachItAt) {
     EXPECT_EQ(std::find(unknown.begin(), unknown.end(), "-localhost"), unknown.end());
   }
 }
+
+// How an allocation ended, as scontrol show job -o says it (Slurm 22.05 and 24.11 write the same
+// fields): the time limit, scancel, still running, gone from Slurm's memory, another end.
+TEST(SlurmAllocationEnd, ReadsTheStateAfterTheUsersJobName) {
+  const std::string head = "JobId=7 JobName=x JobState=RUNNING y UserId=root(0) GroupId=root(0) ";
+  AllocationEnd end =
+      read_allocation_end(head + "JobState=TIMEOUT Reason=TimeLimit Dependency=(null)");
+  EXPECT_EQ(end.kind, AllocationEnd::kTimeLimit);
+  EXPECT_EQ(end.why, "reached its time limit");
+  end = read_allocation_end(head + "JobState=CANCELLED Reason=None Dependency=(null)\n");
+  EXPECT_EQ(end.kind, AllocationEnd::kCancelled);
+  EXPECT_EQ(end.why, "was cancelled");
+  EXPECT_EQ(read_allocation_end(head + "JobState=RUNNING Reason=None").kind,
+            AllocationEnd::kRunning);
+  EXPECT_EQ(
+      read_allocation_end("JobId=7 JobName=x UserId=root(0) JobState=NODE_FAIL Reason=NodeDown")
+          .why,
+      "has ended (Slurm says: node fail, NodeDown)");
+  EXPECT_EQ(read_allocation_end("slurm_load_jobs error: Invalid job id specified\n").kind,
+            AllocationEnd::kOther);
+  // Nothing scontrol could say (not reachable): the allocation is taken to live.
+  EXPECT_EQ(read_allocation_end("").kind, AllocationEnd::kRunning);
+  EXPECT_EQ(read_allocation_end("scontrol: error: timed out").kind, AllocationEnd::kRunning);
+}
