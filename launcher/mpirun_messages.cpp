@@ -461,6 +461,10 @@ std::string MpirunStderr::end_block() {
   if (contains(text, "has exited due to process rank") && contains(text, "calling \"abort\"") &&
       !std::getenv("BSPG_MPI_ABORT_BANNER"))
     return out;
+  if (contains(text, "The Slurm process starter requires a minimum Slurm version")) {
+    slurm_starter_refused_ = text;
+    return out;
+  }
   if (recognise(text, lines)) {
     if (failure_.exit_status != 0) out += say_failure_once();
     return out;

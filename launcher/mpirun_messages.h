@@ -91,6 +91,10 @@ class MpirunStderr {
   // The newest checkpoint the library said is whole (BSPG_SAY_WHOLE; its lines are taken out).
   unsigned long long whole_checkpoint() const { return whole_checkpoint_; }
   const std::string& checkpoint_not_written_on() const { return checkpoint_not_written_on_; }
+  // Open MPI 5's starter (PRRTE) said that it cannot start through Slurm ("The Slurm process
+  // starter requires a minimum Slurm version", its reading when srun no longer runs, as after
+  // the allocation ended): the block is held, not shown; "" when it did not.
+  const std::string& slurm_starter_refused() const { return slurm_starter_refused_; }
 
  private:
   std::string take_line(const std::string& line);
@@ -136,6 +140,7 @@ class MpirunStderr {
   unsigned long long stopped_after_checkpoint_ = 0;
   unsigned long long checkpoint_not_written_ = 0;
   unsigned long long whole_checkpoint_ = 0;
+  std::string slurm_starter_refused_;
   std::string checkpoint_not_written_on_;
 };
 

@@ -358,8 +358,9 @@ int run_restartable(const Options& opt, JobPlace& place) {
     // The place itself may have ended (a Slurm allocation's time limit, scancel), taking the
     // job with it: no host is to blame, none can be asked, and no restart can run there. The
     // checkpoint the library last said was whole is on the hosts' storage.
+    // (Open MPI 5's starter may even end 0 when Slurm killed the job's processes.)
     if (ending.kind == Ending::kLost || ending.kind == Ending::kProgramFailed ||
-        ending.kind == Ending::kCheckpointNotWritten) {
+        ending.kind == Ending::kCheckpointNotWritten || ending.kind == Ending::kFinished) {
       int status = kExitLaunchFailed;
       if (const std::string gone = place.ended(status); !gone.empty()) {
         const std::uint64_t whole = std::max<std::uint64_t>(result.whole_checkpoint, from);

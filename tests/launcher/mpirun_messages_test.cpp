@@ -510,6 +510,27 @@ TEST(MpirunMessages, WholeCheckpointLinesAreTakenOut) {
   EXPECT_EQ(filter.whole_checkpoint(), 4U);
 }
 
+// PRRTE (Open MPI 5, Slurm 24.11) once the allocation ended under a running job: srun no longer
+// runs, and its 20 lines about the Slurm version are held for bsprun, which knows why.
+TEST(MpirunMessages, OpenMpi5sSlurmVersionBlockIsHeld) {
+  MpirunStderr filter;
+  filter.quiet_losses();
+  const std::string block =
+      "--------------------------------------------------------------------------\n"
+      "The Slurm process starter requires a minimum Slurm version level\n"
+      "of v17.11. The detected version being used here is:\n"
+      "\n"
+      "  Major: 0\n"
+      "  Minor: 0\n"
+      "\n"
+      "This will result in use of the ssh process starter. This will have\n"
+      "--------------------------------------------------------------------------\n";
+  std::string out = filter.feed("before\n" + block + "after\n");
+  out += filter.finish();
+  EXPECT_EQ(out, "before\nafter\n");
+  EXPECT_NE(filter.slurm_starter_refused().find("Major: 0"), std::string::npos);
+}
+
 // MPICH's Hydra, as mpiexec 4.0 printed it on the grid path: single lines, after which it waits
 // for ever (bsprun stops it: starter_waits_on_failure).
 const std::string kHydraSockError =
