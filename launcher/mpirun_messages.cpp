@@ -345,7 +345,8 @@ std::string MpirunStderr::finish() {
     out += say_failure_once();
   }
   proxy_ended_ = StartFailure{};
-  if (!stopping_ && death_.rank < 0 && !failure_.host_lost) out += consequences_;
+  // What followed a loss nothing explained: bsprun decides once it knows how the run ended.
+  if (!stopping_ && death_.rank < 0 && !failure_.host_lost) held_consequences_ = consequences_;
   consequences_.clear();
   // A preface that nothing followed, as it was; the death it announced, in one line, unless the
   // process said itself that it crashed.
@@ -391,6 +392,12 @@ std::string MpirunStderr::take_line(const std::string& line) {
   // After a process said it crashed, the others' MPI error handler blocks ("[vm:00000] *** An
   // error occurred in Socket closed ..."; Open MPI 5 in master mode) are its consequences.
   if (crash_signal_ != 0 && is_launcher_gone_line(line)) return "";
+  // With restarts, the others' error handler blocks are the consequences of a loss, held.
+  if (quiet_losses_ && crash_signal_ == 0 && is_error_handler_line(line)) {
+    consequences_ += line + "\n";
+    dropping_error_handler_ = true;
+    return "";
+  }
   if (crash_signal_ != 0 && is_error_handler_line(line)) {
     dropping_error_handler_ = true;
     return "";

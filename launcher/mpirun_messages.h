@@ -61,8 +61,12 @@ class MpirunStderr {
   // stop ("lost communication", "Abort is in progress", ...) and are dropped.
   void stopping() { stopping_ = true; }
   // The job may be restarted (bsprun --restarts): what mpirun says about a lost host or a killed
-  // process is recorded, not shown; bsprun says it in its own words.
+  // process is recorded, not shown; bsprun says it in its own words. What the other processes
+  // said of a loss (a peer hung up, their MPI error handlers) is held: after finish(), what
+  // nothing the starter said explained is in held_consequences(), for bsprun to show when the
+  // run turns out to have failed by itself (not a loss, a stop, the allocation's end).
   void quiet_losses() { quiet_losses_ = true; }
+  const std::string& held_consequences() const { return held_consequences_; }
   // The starter waits for ever after a failure it only reports (MPICH's Hydra: ssh's complaint,
   // a program or directory missing on a host): such a line alone is the failure, said at once.
   void starter_waits_on_failure() { waits_on_failure_ = true; }
@@ -121,6 +125,7 @@ class MpirunStderr {
   bool waits_on_failure_ = false;
   bool proxy_not_launched_ = false;  // proxy_ended_ is Hydra's "Launch proxy failed"
   std::string consequences_;         // held with quiet_losses until finish()
+  std::string held_consequences_;    // what finish() left to bsprun
   // Without quiet_losses: what follows a death (peers that hung up), held until flush(), dropped
   // when a death explains it by then.
   std::string unexplained_;

@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstring>
 #include <future>
+#include <iostream>
 #include <memory>
 #include <optional>
 #include <set>
@@ -358,9 +359,11 @@ int run_restartable(const Options& opt, JobPlace& place) {
     // The place itself may have ended (a Slurm allocation's time limit, scancel), taking the
     // job with it: no host is to blame, none can be asked, and no restart can run there. The
     // checkpoint the library last said was whole is on the hosts' storage.
-    // (Open MPI 5's starter may even end 0 when Slurm killed the job's processes.)
+    // (Open MPI 5's starter may even end 0 when Slurm killed the job's processes; a batch job's
+    // bsprun gets SIGTERM at the time limit or scancel.)
     if (ending.kind == Ending::kLost || ending.kind == Ending::kProgramFailed ||
-        ending.kind == Ending::kCheckpointNotWritten || ending.kind == Ending::kFinished) {
+        ending.kind == Ending::kCheckpointNotWritten || ending.kind == Ending::kFinished ||
+        (ending.kind == Ending::kStoppedByUser && result.forwarded_signal == SIGTERM)) {
       int status = kExitLaunchFailed;
       if (const std::string gone = place.ended(status); !gone.empty()) {
         const std::uint64_t whole = std::max<std::uint64_t>(result.whole_checkpoint, from);
@@ -415,6 +418,8 @@ int run_restartable(const Options& opt, JobPlace& place) {
         say_how_to_continue(opt, dir);
         return exit_status_of(result, opt.time_limit_s);
       case Ending::kProgramFailed:
+        // What the other processes said, held while the run might have been a loss.
+        std::cerr << result.held_consequences;
         // With restarts, Open MPI's notice of a death was held back: say it.
         if (opt.restarts > 0 && result.death.rank >= 0)
           say("process " + std::to_string(result.death.rank) + " on " + result.death.host +

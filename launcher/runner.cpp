@@ -746,6 +746,7 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
   result.checkpoint_not_written = filter.checkpoint_not_written();
   result.whole_checkpoint = filter.whole_checkpoint();
   result.slurm_starter_refused = filter.slurm_starter_refused();
+  result.held_consequences = filter.held_consequences();
   result.checkpoint_not_written_on = filter.checkpoint_not_written_on();
   close(signal_fd);
   prctl(PR_SET_CHILD_SUBREAPER, 0);

@@ -32,6 +32,7 @@ struct RunResult {
   std::string checkpoint_not_written_on;            // on this host (as it calls itself)
   unsigned long long whole_checkpoint = 0;          // the newest the library said is whole
   std::string slurm_starter_refused;  // PRRTE's block: it cannot start through Slurm (held)
+  std::string held_consequences;      // the others' words on a loss nothing explained (held)
   int mpirun_signal = 0;                            // mpirun itself ended by this signal
   bool remote_stop_ran = false;  // bsprun went to the hosts to stop the job there
   double stopping_s = 0;         // from a stop request (signal, time limit, watch) to the end

@@ -657,7 +657,9 @@ AllocationEnd read_allocation_end(const std::string& text) {
   if (state == "TIMEOUT" || state == "DEADLINE" || reason == "TimeLimit") {
     end.kind = AllocationEnd::kTimeLimit;
     end.why = state == "DEADLINE" ? "reached its deadline" : "reached its time limit";
-  } else if (state == "CANCELLED") {
+  } else if (state == "CANCELLED" || (state == "COMPLETING" && (reason.empty() || reason == "None"))) {
+    // A job completing while bsprun (its command, or part of its batch script) still runs, with
+    // no reason given, was cancelled: Slurm says CANCELLED once its processes are gone.
     end.kind = AllocationEnd::kCancelled;
     end.why = "was cancelled";
   } else if (state == "PREEMPTED") {
@@ -667,7 +669,7 @@ AllocationEnd read_allocation_end(const std::string& text) {
              state == "RESIZING" || state == "PENDING" || state == "REQUEUED") {
     return end;
   } else {
-    // COMPLETING without a reason yet, NODE_FAIL, FAILED, COMPLETED, BOOT_FAIL, ...
+    // NODE_FAIL, FAILED, COMPLETED, BOOT_FAIL, OUT_OF_MEMORY, COMPLETING for another reason...
     end.kind = AllocationEnd::kOther;
     std::string said = state;
     std::transform(said.begin(), said.end(), said.begin(),
@@ -680,17 +682,9 @@ AllocationEnd read_allocation_end(const std::string& text) {
 }
 
 AllocationEnd allocation_end(const std::string& job_id) {
-  AllocationEnd end;
-  for (int attempt = 0; attempt < 16; ++attempt) {
-    std::string error;
-    const std::string text = slurm_command({"scontrol", "show", "job", "-o", job_id}, 5, error);
-    end = read_allocation_end(text + error);
-    // While the job completes, scontrol may say COMPLETING before its final state.
-    if (end.kind != AllocationEnd::kOther || end.why.find("completing") == std::string::npos)
-      return end;
-    usleep(200000);
-  }
-  return end;
+  std::string error;
+  const std::string text = slurm_command({"scontrol", "show", "job", "-o", job_id}, 5, error);
+  return read_allocation_end(text + error);
 }
 
 namespace {

@@ -66,8 +66,7 @@ struct AllocationEnd {
   std::string why;
 };
 AllocationEnd read_allocation_end(const std::string& scontrol_output);
-// Asks Slurm about job `job_id` (waiting up to 3 s for a job that is still completing to say
-// why it ended).
+// Asks Slurm about job `job_id` (scontrol, at most 5 s).
 AllocationEnd allocation_end(const std::string& job_id);
 
 // ---- The path ---------------------------------------------------------------------------------

@@ -473,12 +473,24 @@ TEST(MpirunMessages, PeersHangingUpAreHeldUntilALossExplainsThem) {
   MpirunStderr lost;
   lost.quiet_losses();
   EXPECT_EQ(lost.feed(hung_up + aggregated + kLostDaemon) + lost.finish(), "");
-  // Without a loss to explain them they are shown after all, at the end.
+  // Without a loss to explain them they are left to bsprun, which shows them when the run
+  // failed by itself; so are the others' MPI error handler blocks (Open MPI 5, "Socket closed").
   MpirunStderr unexplained;
   unexplained.quiet_losses();
   EXPECT_EQ(unexplained.feed("rank output\n" + hung_up + aggregated), "rank output\n");
   EXPECT_EQ(unexplained.flush(), "");
-  EXPECT_EQ(unexplained.finish(), hung_up + aggregated);
+  EXPECT_EQ(unexplained.finish(), "");
+  EXPECT_EQ(unexplained.held_consequences(), hung_up + aggregated);
+  MpirunStderr handler;
+  handler.quiet_losses();
+  const std::string socket_closed =
+      "[emu2:00000] *** An error occurred in Socket closed\n"
+      "[emu2:00000] *** reported by process [1305608193,0]\n"
+      "[emu2:00000] *** MPI_ERRORS_ARE_FATAL (processes in this communicator will now abort,\n";
+  std::string passed = handler.feed(socket_closed + "\nrank output\n");
+  passed += handler.finish();
+  EXPECT_EQ(passed, "rank output\n");
+  EXPECT_EQ(handler.held_consequences(), socket_closed);
   // Without restarts they pass as they come.
   MpirunStderr plain;
   EXPECT_EQ(through(plain, hung_up + aggregated), hung_up + aggregated);

@@ -254,47 +254,64 @@ case "$scenario" in
     no_ssh_used
     ;;
   salloc_end)
-    # The allocation ends under bsprun, which salloc runs outside it and does not signal: at its
-    # time limit (salloc -t 1), and by scancel. bsprun names the reason, blames no node, and as a
+    # The allocation ends under the job: by scancel (salloc runs bsprun outside the allocation
+    # and does not signal it), and at its time limit, through salloc and through sbatch (whose
+    # bsprun gets SIGTERM, without --signal). bsprun names the reason, blames no node, and as a
     # whole checkpoint was written ends with 75 and the --resume command, which finishes the job
     # in a new allocation of the same nodes; no exit note is left on the nodes or here.
-    # Slurm looks at time limits every 30 s: the job computes for 105 s, ended after 60 to 95.
+    # Slurm looks at time limits every 30 s: the jobs compute for 105 s, ended after 60 to 95.
     steps=700 every=4
     want=$(reference 2)
-    EMU_SLOTS=1 start_cluster 0 0 0
+    EMU_SLOTS=1 start_cluster 0 0 0 0 0 0
     # The nodes share this home, as clusters' nodes do; one of the test's own.
     export HOME=$dir/home
     mkdir -p "$HOME"
-    for ending in scancel time_limit; do
-      out=$dir/out.$ending err=$dir/err.$ending
-      limit=()
-      [ "$ending" = time_limit ] && limit=(-t 1)
-      echo "---- salloc ${limit[*]} --no-kill -N 3 bsprun -p 2 --restarts 2 (in the background)"
-      setsid salloc --no-kill ${limit[@]+"${limit[@]}"} -N 3 \
-        sh -c '"$0" "$@"; echo "bsprun exit status $?" >&2' \
-        "$BSPRUN" -p 2 --restarts 2 --job-id "end-$ending" "$CKPT_JOB" "$steps" "$every" --ms 150 "$tag" \
-        >"$out" 2>"$err" </dev/null &
-      pid=$!
-      wait_for "$out" "^checkpoint 2 at step" 60
-      job=$(grep -aEo "Granted job allocation [0-9]+" "$err" | grep -Eo "[0-9]+$" | head -n 1)
-      [ "$ending" = scancel ] && scancel "${job:-0}"
-      wait_job 150
-      show
-      if [ "$ending" = time_limit ]; then
-        expect_match "$err" "^bsprun: Slurm job $job reached its time limit"
-      else
-        expect_match "$err" "^bsprun: Slurm job $job was cancelled"
-      fi
-      expect_match "$err" "^bsprun exit status 75$"
-      expect_count "$err" "failed|no candidate|no whole checkpoint|restart 1 of" 0
-      expect_match "$err" "^bsprun: to continue the job from its last checkpoint: bsprun --resume -p 2 --restarts 2 --job-id end-$ending "
-      expect_nothing_left 3 15
-      wait_gone "$job" 60 || fail "job $job still in squeue"
-      left=$(find "$HOME/.cache/bspg/exits" -mindepth 1 2>/dev/null | head -n 3)
-      [ -z "$left" ] || fail "exit notes left behind: $left"
-    done
-    # The last one, resumed as printed, finishes with the right answer.
-    resume=$(grep -aEo -- "--resume -p 2 --restarts 2 --job-id end-time_limit .*" "$err" | head -1)
+    args=(-p 2 --restarts 2 "$CKPT_JOB" "$steps" "$every" --ms 150 "$tag")
+    in_salloc() {  # in_salloc NAME [SALLOC OPTIONS]: bsprun in the background, job id in $job
+      local name=$1
+      shift
+      setsid salloc --no-kill "$@" -N 3 sh -c '"$0" "$@"; echo "bsprun exit status $?" >&2' \
+        "$BSPRUN" --job-id "end-$name" "${args[@]}" >"$dir/out.$name" 2>"$dir/err.$name" </dev/null &
+    }
+    ended_as() {  # ended_as NAME FILE REASON: what bsprun said and its status
+      expect_match "$2" "^bsprun: Slurm job [0-9]+ $3, and the job with it; checkpoint [0-9]+ is whole"
+      expect_match "$2" "^bsprun exit status 75$"
+      expect_count "$2" "failed|no candidate|no whole checkpoint|restart 1 of|Slurm process starter" 0
+      expect_match "$2" "^bsprun: to continue the job from its last checkpoint: bsprun --resume --job-id end-$1 -p 2 --restarts 2 "
+    }
+    in_salloc scancel
+    pid=$!
+    out=$dir/out.scancel err=$dir/err.scancel
+    wait_for "$out" "^checkpoint 2 at step" 60
+    job=$(grep -aEo "Granted job allocation [0-9]+" "$err" | grep -Eo "[0-9]+$" | head -n 1)
+    scancel "${job:-0}"
+    wait_job 60
+    show
+    ended_as scancel "$err" "was cancelled"
+    wait_gone "$job" 60 || fail "job $job still in squeue"
+
+    echo "---- salloc -t 1 and sbatch -t 1, at once"
+    in_salloc salloc_limit -t 1
+    pid=$!
+    # The batch script waits for bsprun through the SIGTERM it gets too.
+    printf '#!/bin/sh\ntrap "echo batch script: SIGTERM" TERM\n%q --job-id end-sbatch_limit' "$BSPRUN" >"$dir/limit.sh"
+    printf ' %q' "${args[@]}" >>"$dir/limit.sh"
+    printf ' &\nb=$!\nwait $b; s=$?\nwhile kill -0 $b 2>/dev/null; do wait $b; s=$?; done\necho "bsprun exit status $s"\n' >>"$dir/limit.sh"
+    batch=$(sbatch --parsable --no-kill -t 1 -N 3 --output="$dir/out.sbatch" "$dir/limit.sh") ||
+      fail "sbatch failed"
+    out=$dir/out.salloc_limit err=$dir/err.salloc_limit
+    wait_job 150
+    show
+    ended_as salloc_limit "$err" "reached its time limit"
+    wait_gone "$batch" 60 || fail "job $batch still in squeue"
+    sed 's/^/    | /' "$dir/out.sbatch"
+    ended_as sbatch_limit "$dir/out.sbatch" "reached its time limit"
+    expect_nothing_left 6 15
+    left=$(find "$HOME/.cache/bspg/exits" "$dir/nodetmp" -path '*exits*' 2>/dev/null | head -n 3)
+    [ -z "$left" ] || fail "exit notes left behind: $left"
+
+    # One of them, resumed as printed, finishes with the right answer.
+    resume=$(grep -aEo -- "--resume --job-id end-salloc_limit .*" "$err" | head -1)
     out=$dir/out err=$dir/err
     wrap=(salloc --quiet -N 3)
     # shellcheck disable=SC2086  # the command bsprun printed, as a user pastes it
