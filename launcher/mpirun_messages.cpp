@@ -137,6 +137,14 @@ bool is_error_handler_line(const std::string& line) {
   return !line.empty() && line[0] == '[' && line.find("] *** ") != std::string::npos;
 }
 
+// PRRTE's words (Open MPI 5) on a daemon connection that broke, as when Slurm ends the starter
+// with the job: "[emu4:04917] oob:tcp: send_msg: write failed: Broken pipe (32) [sd = 19]",
+// "[emu4:04917] [prterun-emu4-4917@0,0]-[...] prte_oob_tcp_peer_send_handler: unable to send".
+bool is_prrte_connection_line(const std::string& line) {
+  return !line.empty() && line[0] == '[' &&
+         (contains(line, "] oob:tcp: ") || contains(line, " prte_oob_tcp_"));
+}
+
 // "bspg: checkpoint N is whole" (checkpoint.cpp, under BSPG_SAY_WHOLE): N, else 0.
 unsigned long long whole_checkpoint_said(const std::string& line) {
   const std::string prefix = "bspg: checkpoint ", suffix = " is whole";
@@ -392,7 +400,12 @@ std::string MpirunStderr::take_line(const std::string& line) {
   // After a process said it crashed, the others' MPI error handler blocks ("[vm:00000] *** An
   // error occurred in Socket closed ..."; Open MPI 5 in master mode) are its consequences.
   if (crash_signal_ != 0 && is_launcher_gone_line(line)) return "";
-  // With restarts, the others' error handler blocks are the consequences of a loss, held.
+  // With restarts, the others' error handler blocks are the consequences of a loss, held, and
+  // so are PRRTE's complaints that a daemon's connection broke (the starter killed with it).
+  if (quiet_losses_ && is_prrte_connection_line(line)) {
+    consequences_ += line + "\n";
+    return "";
+  }
   if (quiet_losses_ && crash_signal_ == 0 && is_error_handler_line(line)) {
     consequences_ += line + "\n";
     dropping_error_handler_ = true;

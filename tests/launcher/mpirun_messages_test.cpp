@@ -491,6 +491,17 @@ TEST(MpirunMessages, PeersHangingUpAreHeldUntilALossExplainsThem) {
   passed += handler.finish();
   EXPECT_EQ(passed, "rank output\n");
   EXPECT_EQ(handler.held_consequences(), socket_closed);
+  // PRRTE's complaints as Slurm ends it with the job (Open MPI 5, a batch job's time limit).
+  MpirunStderr ended;
+  ended.quiet_losses();
+  const std::string oob =
+      "[emu4:04917] oob:tcp: send_msg: write failed: Broken pipe (32) [sd = 19]\n"
+      "[emu4:04917] [prterun-emu4-4917@0,0]-[prterun-emu4-4917@0,1] "
+      "prte_oob_tcp_peer_send_handler: unable to send message ON SOCKET 19\n";
+  passed = ended.feed(oob);
+  passed += ended.finish();
+  EXPECT_EQ(passed, "");
+  EXPECT_EQ(ended.held_consequences(), oob);
   // Without restarts they pass as they come.
   MpirunStderr plain;
   EXPECT_EQ(through(plain, hung_up + aggregated), hung_up + aggregated);
