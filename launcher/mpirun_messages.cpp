@@ -145,6 +145,26 @@ bool is_prrte_connection_line(const std::string& line) {
          (contains(line, "] oob:tcp: ") || contains(line, " prte_oob_tcp_"));
 }
 
+// A Hydra proxy's lines when its connection to mpiexec is cut (MPICH 4.2 through Slurm, as the
+// allocation ends): "[proxy:1@emu2] HYD_pmcd_pmip_control_cmd_cb (...): assert (!closed) failed",
+// "... callback returned error status", "... demux engine error waiting for event".
+bool is_hydra_proxy_cut_off(const std::string& line) {
+  return (line.rfind("[proxy:", 0) == 0 || line.rfind("[mpiexec@", 0) == 0) &&
+         (contains(line, "assert (!closed) failed") ||
+          contains(line, "callback returned error status") ||
+          contains(line, "demux engine error waiting for event"));
+}
+
+// Slurm's words on a step it ended: "srun: error: emu1: task 0: Exited with exit code 7" (or
+// Killed, Terminated), "srun: Job step aborted: ...", "slurmstepd-emu1: error: *** STEP 2.1 ON
+// emu1 CANCELLED AT ... ***".
+bool is_slurm_step_end(const std::string& line) {
+  if (line.rfind("srun: error: ", 0) == 0 && contains(line, ": task ")) return true;
+  if (line.rfind("srun: Job step aborted", 0) == 0) return true;
+  return line.rfind("slurmstepd", 0) == 0 && contains(line, "CANCELLED AT") &&
+         (contains(line, "*** STEP ") || contains(line, "*** JOB "));
+}
+
 // "bspg: checkpoint N is whole" (checkpoint.cpp, under BSPG_SAY_WHOLE): N, else 0.
 unsigned long long whole_checkpoint_said(const std::string& line) {
   const std::string prefix = "bspg: checkpoint ", suffix = " is whole";
@@ -386,6 +406,23 @@ std::string MpirunStderr::take_line(const std::string& line) {
   if (is_ssh_error(line)) {
     ssh_lines_.push_back(trim(line));
     return waits_on_failure_ ? take_ssh_line_alone() : "";
+  }
+  // After a process said it crashed, Hydra's words on the connections that ended with it
+  // (MPICH 4.2: mpiexec's and the proxies' "assert (!closed) failed" and what follows).
+  if (crash_signal_ != 0 && is_hydra_line(line) &&
+      (is_hydra_proxy_cut_off(line) || contains(line, "error waiting for"))) {
+    dropping_error_handler_ = false;
+    return "";
+  }
+  // With restarts, what a lost connection makes Hydra's proxies and Slurm's srun say.
+  // (mpiexec's own "assert (!closed)" line says whether a proxy ended before the start.)
+  if (quiet_losses_ && line.rfind("[proxy:", 0) == 0 && is_hydra_proxy_cut_off(line)) {
+    consequences_ += line + "\n";
+    return "";
+  }
+  if (quiet_losses_ && is_slurm_step_end(line)) {
+    consequences_ += line + "\n";
+    return "";
   }
   if (is_hydra_line(line)) return take_hydra_line(line);
   // Open MPI's count of notices it did not repeat: about the held notices.

@@ -614,7 +614,8 @@ RunResult run_slurm_subjobs(const SlurmJob& job, const GridPlan& plan, const Mpi
                 << ": Open MPI's starter (PRRTE) cannot start through Slurm: it reads no Slurm "
                    "version it supports from srun --version\n";
   }
-  if (result.exit_status != 0 || result.forwarded_signal != 0 || result.timed_out)
+  if ((result.exit_status != 0 || result.forwarded_signal != 0 || result.timed_out) &&
+      allocation_end(job.job_id).kind == AllocationEnd::kRunning)
     end_left_steps(job.job_id, steps_before);
   // The records each node's processes wrote into DIR there (node-local storage), brought here;
   // a node whose DIR is this one (a shared file system) has nothing to bring.

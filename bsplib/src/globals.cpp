@@ -25,6 +25,9 @@
 #include <fcntl.h>
 #include <link.h>
 #include <unistd.h>
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
 
 #include <algorithm>
 #include <climits>
@@ -1082,6 +1085,11 @@ void share_globals(MPI_Comm comm, int root) {
   MPI_Bcast(&header, sizeof header, MPI_BYTE, root, comm);
   if (!header.enabled) return;
   if (!is_root) scan_address_space(own, exe);
+#if defined(__SANITIZE_ADDRESS__)
+  // The pages are read and written whole, AddressSanitizer's red zones between variables too.
+  for (const Segment& page : exe.pages)
+    ASAN_UNPOISON_MEMORY_REGION(reinterpret_cast<void*>(page.begin), page.end - page.begin);
+#endif
   // Another executable than process 0's (an MPMD start): its data cannot take process 0's.
   const bool other_executable = !is_root && exe.layout != header.layout;
 

@@ -90,7 +90,7 @@ class ShardHash {
       pending_ = 0;
     }
     for (; n >= sizeof block_; bytes += sizeof block_, n -= sizeof block_) consume(bytes);
-    std::memcpy(block_, bytes, n);
+    if (n > 0) std::memcpy(block_, bytes, n);  // bytes may be null when n is 0
     pending_ = n;
   }
   std::uint64_t value() const {

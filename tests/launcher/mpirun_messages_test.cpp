@@ -502,6 +502,26 @@ TEST(MpirunMessages, PeersHangingUpAreHeldUntilALossExplainsThem) {
   passed += ended.finish();
   EXPECT_EQ(passed, "");
   EXPECT_EQ(ended.held_consequences(), oob);
+  // MPICH 4.2's proxies and Slurm's srun, as Slurm 24.11 ends the allocation under the job.
+  MpirunStderr hydra;
+  hydra.quiet_losses();
+  const std::string cut =
+      "slurmstepd-emu1: error: *** STEP 2.1 ON emu1 CANCELLED AT 2026-11-29T07:10:04 DUE TO "
+      "TIME LIMIT ***\n"
+      "[proxy:0@emu1] HYD_pmcd_pmip_control_cmd_cb (proxy/pmip_cb.c:484): assert (!closed) "
+      "failed\n"
+      "[proxy:0@emu1] HYDT_dmxu_poll_wait_for_event (lib/tools/demux/demux_poll.c:76): callback "
+      "returned error status\n"
+      "[proxy:0@emu1] main (proxy/pmip.c:122): demux engine error waiting for event\n"
+      "srun: error: emu1: task 0: Exited with exit code 7\n";
+  passed = hydra.feed(cut + "rank output\n");
+  passed += hydra.finish();
+  EXPECT_EQ(passed, "rank output\n");
+  EXPECT_EQ(hydra.held_consequences(), cut);
+  // Without restarts they pass.
+  MpirunStderr shown;
+  EXPECT_EQ(through(shown, "srun: error: emu1: task 0: Exited with exit code 7\n"),
+            "srun: error: emu1: task 0: Exited with exit code 7\n");
   // Without restarts they pass as they come.
   MpirunStderr plain;
   EXPECT_EQ(through(plain, hung_up + aggregated), hung_up + aggregated);
@@ -552,6 +572,30 @@ TEST(MpirunMessages, OpenMpi5sSlurmVersionBlockIsHeld) {
   out += filter.finish();
   EXPECT_EQ(out, "before\nafter\n");
   EXPECT_NE(filter.slurm_starter_refused().find("Major: 0"), std::string::npos);
+}
+
+// MPICH 4.2 on the grid path: after a process's crash line, Hydra's words on the connections that
+// ended with it are left out (the crash line is the one line).
+TEST(HydraMessages, AfterACrashLineTheCutConnectionsAreLeftOut) {
+  MpirunStderr filter;
+  const std::string crash = "bspg: process 2: crashed with signal SIGSEGV (segmentation fault)\n";
+  std::string out = filter.feed(
+      "[proxy:0:1@emu2] HYD_pmcd_pmip_control_cmd_cb (proxy/pmip_cb.c:480): assert (!closed) failed\n" +
+      crash +
+      "[proxy:0:1@emu2] HYDT_dmxu_poll_wait_for_event (lib/tools/demux/demux_poll.c:76): callback "
+      "returned error status\n"
+      "[proxy:0:1@emu2] main (proxy/pmip.c:122): demux engine error waiting for event\n"
+      "[mpiexec@vm] control_cb (mpiexec/pmiserv_cb.c:362): assert (!closed) failed\n"
+      "[mpiexec@vm] HYDT_dmxu_poll_wait_for_event (lib/tools/demux/demux_poll.c:76): callback "
+      "returned error status\n"
+      "[mpiexec@vm] HYD_pmci_wait_for_completion (mpiexec/pmiserv_pmci.c:160): error waiting for "
+      "event\n"
+      "[mpiexec@vm] main (mpiexec/mpiexec.c:325): process manager error waiting for completion\n");
+  out += filter.finish();
+  // The proxy line before the crash line passes (nothing explained it yet); none after it.
+  EXPECT_EQ(out,
+            "[proxy:0:1@emu2] HYD_pmcd_pmip_control_cmd_cb (proxy/pmip_cb.c:480): assert (!closed) "
+            "failed\n" + crash);
 }
 
 // MPICH's Hydra, as mpiexec 4.0 printed it on the grid path: single lines, after which it waits
