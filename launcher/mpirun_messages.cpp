@@ -155,12 +155,21 @@ bool is_hydra_proxy_cut_off(const std::string& line) {
           contains(line, "demux engine error waiting for event"));
 }
 
+// mpiexec's account of a job that ended badly (MPICH 4.2): "[mpiexec@vm] HYDT_bscu_wait_for_completion
+// (...): one of the processes terminated badly; aborting", "... error waiting for completion".
+bool is_hydra_wait_failure(const std::string& line) {
+  return line.rfind("[mpiexec@", 0) == 0 &&
+         (contains(line, "terminated badly") || contains(line, "error waiting for"));
+}
+
 // Slurm's words on a step it ended: "srun: error: emu1: task 0: Exited with exit code 7" (or
 // Killed, Terminated), "srun: Job step aborted: ...", "slurmstepd-emu1: error: *** STEP 2.1 ON
 // emu1 CANCELLED AT ... ***".
 bool is_slurm_step_end(const std::string& line) {
   if (line.rfind("srun: error: ", 0) == 0 && contains(line, ": task ")) return true;
-  if (line.rfind("srun: Job step aborted", 0) == 0) return true;
+  if (line.rfind("srun: Job step aborted", 0) == 0 || line == "srun: got SIGCONT" ||
+      line.rfind("srun: forcing job termination", 0) == 0)
+    return true;
   return line.rfind("slurmstepd", 0) == 0 && contains(line, "CANCELLED AT") &&
          (contains(line, "*** STEP ") || contains(line, "*** JOB "));
 }
@@ -410,7 +419,7 @@ std::string MpirunStderr::take_line(const std::string& line) {
   // After a process said it crashed, Hydra's words on the connections that ended with it
   // (MPICH 4.2: mpiexec's and the proxies' "assert (!closed) failed" and what follows).
   if (crash_signal_ != 0 && is_hydra_line(line) &&
-      (is_hydra_proxy_cut_off(line) || contains(line, "error waiting for"))) {
+      (is_hydra_proxy_cut_off(line) || is_hydra_wait_failure(line))) {
     dropping_error_handler_ = false;
     return "";
   }
@@ -420,7 +429,7 @@ std::string MpirunStderr::take_line(const std::string& line) {
     consequences_ += line + "\n";
     return "";
   }
-  if (quiet_losses_ && is_slurm_step_end(line)) {
+  if (quiet_losses_ && (is_slurm_step_end(line) || is_hydra_wait_failure(line))) {
     consequences_ += line + "\n";
     return "";
   }

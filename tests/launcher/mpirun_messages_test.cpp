@@ -513,7 +513,11 @@ TEST(MpirunMessages, PeersHangingUpAreHeldUntilALossExplainsThem) {
       "[proxy:0@emu1] HYDT_dmxu_poll_wait_for_event (lib/tools/demux/demux_poll.c:76): callback "
       "returned error status\n"
       "[proxy:0@emu1] main (proxy/pmip.c:122): demux engine error waiting for event\n"
-      "srun: error: emu1: task 0: Exited with exit code 7\n";
+      "srun: error: emu1: task 0: Exited with exit code 7\n"
+      "srun: got SIGCONT\n"
+      "[mpiexec@vm] HYDT_bscu_wait_for_completion (lib/tools/bootstrap/utils/bscu_wait.c:109): "
+      "one of the processes terminated badly; aborting\n"
+      "[mpiexec@vm] main (mpiexec/mpiexec.c:260): process manager error waiting for completion\n";
   passed = hydra.feed(cut + "rank output\n");
   passed += hydra.finish();
   EXPECT_EQ(passed, "rank output\n");
