@@ -155,7 +155,8 @@ bool is_hydra_proxy_cut_off(const std::string& line) {
           contains(line, "demux engine error waiting for event"));
 }
 
-// mpiexec's account of a job that ended badly (MPICH 4.2): "[mpiexec@vm] HYDT_bscu_wait_for_completion
+// mpiexec's account of a job that ended badly (MPICH 4.2): "[mpiexec@vm]
+// HYDT_bscu_wait_for_completion
 // (...): one of the processes terminated badly; aborting", "... error waiting for completion".
 bool is_hydra_wait_failure(const std::string& line) {
   return line.rfind("[mpiexec@", 0) == 0 &&

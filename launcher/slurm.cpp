@@ -658,7 +658,8 @@ AllocationEnd read_allocation_end(const std::string& text) {
   if (state == "TIMEOUT" || state == "DEADLINE" || reason == "TimeLimit") {
     end.kind = AllocationEnd::kTimeLimit;
     end.why = state == "DEADLINE" ? "reached its deadline" : "reached its time limit";
-  } else if (state == "CANCELLED" || (state == "COMPLETING" && (reason.empty() || reason == "None"))) {
+  } else if (state == "CANCELLED" ||
+             (state == "COMPLETING" && (reason.empty() || reason == "None"))) {
     // A job completing while bsprun (its command, or part of its batch script) still runs, with
     // no reason given, was cancelled: Slurm says CANCELLED once its processes are gone.
     end.kind = AllocationEnd::kCancelled;

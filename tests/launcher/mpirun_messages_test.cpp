@@ -584,7 +584,8 @@ TEST(HydraMessages, AfterACrashLineTheCutConnectionsAreLeftOut) {
   MpirunStderr filter;
   const std::string crash = "bspg: process 2: crashed with signal SIGSEGV (segmentation fault)\n";
   std::string out = filter.feed(
-      "[proxy:0:1@emu2] HYD_pmcd_pmip_control_cmd_cb (proxy/pmip_cb.c:480): assert (!closed) failed\n" +
+      "[proxy:0:1@emu2] HYD_pmcd_pmip_control_cmd_cb (proxy/pmip_cb.c:480): assert (!closed) "
+      "failed\n" +
       crash +
       "[proxy:0:1@emu2] HYDT_dmxu_poll_wait_for_event (lib/tools/demux/demux_poll.c:76): callback "
       "returned error status\n"
@@ -599,7 +600,8 @@ TEST(HydraMessages, AfterACrashLineTheCutConnectionsAreLeftOut) {
   // The proxy line before the crash line passes (nothing explained it yet); none after it.
   EXPECT_EQ(out,
             "[proxy:0:1@emu2] HYD_pmcd_pmip_control_cmd_cb (proxy/pmip_cb.c:480): assert (!closed) "
-            "failed\n" + crash);
+            "failed\n" +
+                crash);
 }
 
 // MPICH's Hydra, as mpiexec 4.0 printed it on the grid path: single lines, after which it waits
