@@ -155,9 +155,8 @@ bool is_hydra_proxy_cut_off(const std::string& line) {
           contains(line, "demux engine error waiting for event"));
 }
 
-// mpiexec's account of a job that ended badly (MPICH 4.2): "[mpiexec@vm]
-// HYDT_bscu_wait_for_completion
-// (...): one of the processes terminated badly; aborting", "... error waiting for completion".
+// mpiexec's account of a job that ended badly (MPICH 4.2): "[mpiexec@vm] HYDT_bscu_wait_for_
+// completion (...): one of the processes terminated badly; aborting", "... error waiting for".
 bool is_hydra_wait_failure(const std::string& line) {
   return line.rfind("[mpiexec@", 0) == 0 &&
          (contains(line, "terminated badly") || contains(line, "error waiting for"));
@@ -173,6 +172,15 @@ bool is_slurm_step_end(const std::string& line) {
     return true;
   return line.rfind("slurmstepd", 0) == 0 && contains(line, "CANCELLED AT") &&
          (contains(line, "*** STEP ") || contains(line, "*** JOB "));
+}
+
+// A line the starter or Slurm writes because a connection or step of the job ended: a Hydra
+// proxy cut off (not mpiexec's own "assert (!closed)", which says whether a proxy ended before
+// the start), mpiexec's account of a bad end, srun's and slurmstepd's words, PRRTE's broken
+// daemon connection.
+bool is_echo_of_a_loss(const std::string& line) {
+  return (line.rfind("[proxy:", 0) == 0 && is_hydra_proxy_cut_off(line)) ||
+         is_hydra_wait_failure(line) || is_slurm_step_end(line) || is_prrte_connection_line(line);
 }
 
 // "bspg: checkpoint N is whole" (checkpoint.cpp, under BSPG_SAY_WHOLE): N, else 0.
@@ -424,13 +432,8 @@ std::string MpirunStderr::take_line(const std::string& line) {
     dropping_error_handler_ = false;
     return "";
   }
-  // With restarts, what a lost connection makes Hydra's proxies and Slurm's srun say.
-  // (mpiexec's own "assert (!closed)" line says whether a proxy ended before the start.)
-  if (quiet_losses_ && line.rfind("[proxy:", 0) == 0 && is_hydra_proxy_cut_off(line)) {
-    consequences_ += line + "\n";
-    return "";
-  }
-  if (quiet_losses_ && (is_slurm_step_end(line) || is_hydra_wait_failure(line))) {
+  // With restarts, what a lost connection makes the starter and Slurm say, held.
+  if (quiet_losses_ && is_echo_of_a_loss(line)) {
     consequences_ += line + "\n";
     return "";
   }
@@ -447,12 +450,7 @@ std::string MpirunStderr::take_line(const std::string& line) {
   // After a process said it crashed, the others' MPI error handler blocks ("[vm:00000] *** An
   // error occurred in Socket closed ..."; Open MPI 5 in master mode) are its consequences.
   if (crash_signal_ != 0 && is_launcher_gone_line(line)) return "";
-  // With restarts, the others' error handler blocks are the consequences of a loss, held, and
-  // so are PRRTE's complaints that a daemon's connection broke (the starter killed with it).
-  if (quiet_losses_ && is_prrte_connection_line(line)) {
-    consequences_ += line + "\n";
-    return "";
-  }
+  // With restarts, the others' error handler blocks are the consequences of a loss, held.
   if (quiet_losses_ && crash_signal_ == 0 && is_error_handler_line(line)) {
     consequences_ += line + "\n";
     dropping_error_handler_ = true;

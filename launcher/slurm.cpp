@@ -607,16 +607,16 @@ RunResult run_slurm_subjobs(const SlurmJob& job, const GridPlan& plan, const Mpi
   RunResult result = run_mpirun(argv, settings.verbose, time_limit_s, {}, watch);
   // PRRTE's 20 lines when srun no longer runs for it, after which it may exit 0: one line, and
   // none when the allocation has ended (bsprun says that).
-  if (!result.slurm_starter_refused.empty()) {
-    if (result.exit_status == 0) result.exit_status = 1;
-    if (allocation_end(job.job_id).kind == AllocationEnd::kRunning)
-      std::cerr << "bsprun: inside Slurm job " << job.job_id
-                << ": Open MPI's starter (PRRTE) cannot start through Slurm: it reads no Slurm "
-                   "version it supports from srun --version\n";
-  }
-  if ((result.exit_status != 0 || result.forwarded_signal != 0 || result.timed_out) &&
-      allocation_end(job.job_id).kind == AllocationEnd::kRunning)
-    end_left_steps(job.job_id, steps_before);
+  if (!result.slurm_starter_refused.empty() && result.exit_status == 0) result.exit_status = 1;
+  const bool ended_badly =
+      result.exit_status != 0 || result.forwarded_signal != 0 || result.timed_out;
+  const bool allocation_lives =
+      ended_badly && allocation_end(job.job_id).kind == AllocationEnd::kRunning;
+  if (!result.slurm_starter_refused.empty() && allocation_lives)
+    std::cerr << "bsprun: inside Slurm job " << job.job_id
+              << ": Open MPI's starter (PRRTE) cannot start through Slurm: it reads no Slurm "
+                 "version it supports from srun --version\n";
+  if (allocation_lives) end_left_steps(job.job_id, steps_before);
   // The records each node's processes wrote into DIR there (node-local storage), brought here;
   // a node whose DIR is this one (a shared file system) has nothing to bring.
   if (profiling()) {

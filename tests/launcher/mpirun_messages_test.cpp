@@ -6,6 +6,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 
 using bspg::launcher::MpirunStderr;
 
@@ -460,6 +461,20 @@ TEST(MpirunMessages, StopAfterACheckpointIsRecognised) {
   EXPECT_EQ(other.stopped_after_checkpoint(), 0u);
 }
 
+namespace {
+
+// What a filter with restarts passes of `text` (fed whole, then finished), and what it holds.
+using Passed = std::pair<std::string, std::string>;
+Passed with_restarts(const std::string& text) {
+  MpirunStderr filter;
+  filter.quiet_losses();
+  std::string passed = filter.feed(text);
+  passed += filter.finish();
+  return {passed, filter.held_consequences()};
+}
+
+}  // namespace
+
 TEST(MpirunMessages, PeersHangingUpAreHeldUntilALossExplainsThem) {
   const std::string hung_up = block(
       "An MPI communication peer process has unexpectedly disconnected.  This\n"
@@ -481,30 +496,19 @@ TEST(MpirunMessages, PeersHangingUpAreHeldUntilALossExplainsThem) {
   EXPECT_EQ(unexplained.flush(), "");
   EXPECT_EQ(unexplained.finish(), "");
   EXPECT_EQ(unexplained.held_consequences(), hung_up + aggregated);
-  MpirunStderr handler;
-  handler.quiet_losses();
   const std::string socket_closed =
       "[emu2:00000] *** An error occurred in Socket closed\n"
       "[emu2:00000] *** reported by process [1305608193,0]\n"
       "[emu2:00000] *** MPI_ERRORS_ARE_FATAL (processes in this communicator will now abort,\n";
-  std::string passed = handler.feed(socket_closed + "\nrank output\n");
-  passed += handler.finish();
-  EXPECT_EQ(passed, "rank output\n");
-  EXPECT_EQ(handler.held_consequences(), socket_closed);
+  EXPECT_EQ(with_restarts(socket_closed + "\nrank output\n"),
+            Passed("rank output\n", socket_closed));
   // PRRTE's complaints as Slurm ends it with the job (Open MPI 5, a batch job's time limit).
-  MpirunStderr ended;
-  ended.quiet_losses();
   const std::string oob =
       "[emu4:04917] oob:tcp: send_msg: write failed: Broken pipe (32) [sd = 19]\n"
       "[emu4:04917] [prterun-emu4-4917@0,0]-[prterun-emu4-4917@0,1] "
       "prte_oob_tcp_peer_send_handler: unable to send message ON SOCKET 19\n";
-  passed = ended.feed(oob);
-  passed += ended.finish();
-  EXPECT_EQ(passed, "");
-  EXPECT_EQ(ended.held_consequences(), oob);
+  EXPECT_EQ(with_restarts(oob), Passed("", oob));
   // MPICH 4.2's proxies and Slurm's srun, as Slurm 24.11 ends the allocation under the job.
-  MpirunStderr hydra;
-  hydra.quiet_losses();
   const std::string cut =
       "slurmstepd-emu1: error: *** STEP 2.1 ON emu1 CANCELLED AT 2026-11-29T07:10:04 DUE TO "
       "TIME LIMIT ***\n"
@@ -518,10 +522,7 @@ TEST(MpirunMessages, PeersHangingUpAreHeldUntilALossExplainsThem) {
       "[mpiexec@vm] HYDT_bscu_wait_for_completion (lib/tools/bootstrap/utils/bscu_wait.c:109): "
       "one of the processes terminated badly; aborting\n"
       "[mpiexec@vm] main (mpiexec/mpiexec.c:260): process manager error waiting for completion\n";
-  passed = hydra.feed(cut + "rank output\n");
-  passed += hydra.finish();
-  EXPECT_EQ(passed, "rank output\n");
-  EXPECT_EQ(hydra.held_consequences(), cut);
+  EXPECT_EQ(with_restarts(cut + "rank output\n"), Passed("rank output\n", cut));
   // Without restarts they pass.
   MpirunStderr shown;
   EXPECT_EQ(through(shown, "srun: error: emu1: task 0: Exited with exit code 7\n"),
