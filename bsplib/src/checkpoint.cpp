@@ -723,7 +723,7 @@ int Checkpoints::checkpoint() {
 
 // Reads a shard into the persisted areas and the restored queue: "" or why it cannot be used.
 // Only a regular file is read, never through a symbolic link; a shard of another run than `run`
-// (the one being restored) is not used.
+// (the one being restored) is not used. ShardReader allocates nothing the file cannot hold.
 std::string Checkpoints::read_shard(std::uint64_t n, int dir, const char* kind, std::uint64_t run) {
   if (dir < 0) return "missing";
   std::string why;
@@ -733,35 +733,19 @@ std::string Checkpoints::read_shard(std::uint64_t n, int dir, const char* kind, 
     int fd;
     ~Closer() { ::close(fd); }
   } closer{fd};
-  ShardHash hash;
-  auto take = [&](void* into, std::uint64_t bytes) {
-    if (!read_all(fd, into, bytes)) return false;
-    hash.update(into, bytes);
-    return true;
-  };
-  ShardHeader header;
-  if (!take(&header, sizeof header)) return "shorter than its header";
-  if (std::memcmp(header.magic, kShardMagic, sizeof kShardMagic) != 0)
-    return "not a bspg checkpoint shard";
-  if (header.version != kShardVersion)
-    return "of another format (version " + std::to_string(header.version) + ", not " +
-           std::to_string(kShardVersion) + ")";
-  if (header.checkpoint != n || header.pid != static_cast<std::uint32_t>(rt_.pid))
-    return "damaged (its header names checkpoint " + std::to_string(header.checkpoint) +
-           " of process " + std::to_string(header.pid) + ")";
+  ShardReader reader(fd);
+  const ShardReader::Expected expected{n, static_cast<std::uint32_t>(rt_.pid)};
+  if (std::string problem = reader.read_header(&expected); !problem.empty()) return problem;
+  const ShardHeader& header = reader.header();
   const std::string header_run(header.run, sizeof header.run);
-  if (!is_hex_id(header_run)) return "damaged (its header names no run)";
   if (id_value(header_run) != run) return "of another run (" + header_run + ")";
   // Program mismatches are not damage: no copy would do better.
   if (header.nprocs != static_cast<std::uint32_t>(rt_.nprocs))
     fail("bspg_resume", "checkpoint %llu was written by %u processes, this run has %d",
          static_cast<unsigned long long>(n), header.nprocs, rt_.nprocs);
-  if (header.areas > (1u << 20) || header.registrations > (1u << 24))
-    return "damaged (impossible counts)";
-  std::vector<std::uint64_t> sizes(header.areas);
-  std::vector<std::int64_t> registered(header.registrations);
-  if (!take(sizes.data(), sizes.size() * 8) || !take(registered.data(), registered.size() * 8))
-    return "truncated";
+  if (std::string problem = reader.read_sizes(); !problem.empty()) return problem;
+  const std::vector<std::uint64_t>& sizes = reader.area_sizes();
+  const std::vector<std::int64_t>& registered = reader.registered();
   bool same_areas = sizes.size() == areas_.size();
   for (std::size_t a = 0; same_areas && a < sizes.size(); ++a)
     same_areas = sizes[a] == areas_[a].bytes;
@@ -780,27 +764,23 @@ std::string Checkpoints::read_shard(std::uint64_t n, int dir, const char* kind, 
          "checkpoint %llu was taken with %zu registration(s) in force, this run has %zu (or other "
          "sizes): register the same areas before bspg_resume",
          static_cast<unsigned long long>(n), registered.size(), rt_.registry.live_slots());
-  for (const Area& area : areas_)
-    if (area.bytes && !take(area.address, area.bytes)) return "truncated";
+  std::vector<void*> places;
+  for (const Area& area : areas_) places.push_back(area.address);
+  if (std::string problem = reader.read_areas(places); !problem.empty()) return problem;
   restored_queue_.clear();
   std::vector<std::pair<std::size_t, std::uint32_t>> tags;  // (offset, tag bytes) per message
   std::vector<std::uint32_t> payloads;
   for (std::uint64_t m = 0; m < header.messages; ++m) {
-    std::uint32_t lengths[2];
-    if (!take(lengths, sizeof lengths) || lengths[0] > (1u << 30) || lengths[1] > (1u << 30))
-      return "damaged queue";
     const std::size_t at = restored_queue_.size();
-    char* into = restored_queue_.extend(lengths[0] + lengths[1]);
-    if (!take(into, lengths[0] + lengths[1])) return "truncated";
-    tags.emplace_back(at, lengths[0]);
-    payloads.push_back(lengths[1]);
+    std::uint32_t tag_bytes = 0, payload_bytes = 0;
+    const std::string problem =
+        reader.read_message(tag_bytes, payload_bytes,
+                            [this](std::size_t bytes) { return restored_queue_.extend(bytes); });
+    if (!problem.empty()) return problem;
+    tags.emplace_back(at, tag_bytes);
+    payloads.push_back(payload_bytes);
   }
-  std::uint64_t stored = 0;
-  const std::uint64_t computed = hash.value();
-  if (!read_all(fd, &stored, sizeof stored)) return "truncated";
-  if (stored != computed) return "damaged (checksum mismatch)";
-  char extra;
-  if (read(fd, &extra, 1) != 0) return "damaged (bytes after the checksum)";
+  if (std::string problem = reader.finish(); !problem.empty()) return problem;
   rt_.queue.clear();
   for (std::size_t m = 0; m < tags.size(); ++m) {
     const char* tag = restored_queue_.data() + tags[m].first;

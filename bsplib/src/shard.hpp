@@ -77,6 +77,7 @@ inline bool parse_complete_marker(const std::string& text, std::uint64_t& n, int
 class ShardHash {
  public:
   void update(const void* data, std::size_t n) {
+    if (n == 0) return;  // data may be null then (an empty area or queue)
     const auto* bytes = static_cast<const unsigned char*>(data);
     total_ += n;
     if (pending_ > 0) {
@@ -226,5 +227,137 @@ inline std::string check_shard_file(const std::string& path, ShardHeader& header
   ::close(fd);
   return problem;
 }
+
+// Reads a shard file into memory the caller gives, step by step, checking every count and length
+// against the bytes the file has left before anything is allocated or read (a damaged count costs
+// nothing). The steps, each "" or why the shard cannot be used (stop at the first problem):
+//   read_header()   the file's size and type, magic, version, [the shard expected], run id;
+//   read_sizes()    the area sizes and registered sizes (the caller compares them with its own);
+//   read_areas()    the areas' bytes, straight into the caller's memory;
+//   read_message()  header().messages times: lengths, then tag and payload where place() says;
+//   finish()        the checksum, nothing after it, and the size the header gives.
+// Reads at offsets from the file's start (pread), never past the size fstat gives.
+class ShardReader {
+ public:
+  // The shard a reader of one checkpoint expects: checked right after the version.
+  struct Expected {
+    std::uint64_t checkpoint;
+    std::uint32_t pid;
+  };
+
+  explicit ShardReader(int fd) : fd_(fd) {}
+
+  std::string read_header(const Expected* expected = nullptr) {
+    struct stat info {};
+    if (::fstat(fd_, &info) != 0) return std::string("cannot read: ") + std::strerror(errno);
+    if (!S_ISREG(info.st_mode)) return "not a regular file";
+    size_ = static_cast<std::uint64_t>(info.st_size);
+    if (!take(&header_, sizeof header_)) return "shorter than its header";
+    if (std::memcmp(header_.magic, kShardMagic, sizeof kShardMagic) != 0)
+      return "not a bspg checkpoint shard";
+    if (header_.version != kShardVersion)
+      return "of another format (version " + std::to_string(header_.version) + ", not " +
+             std::to_string(kShardVersion) + ")";
+    if (expected && (header_.checkpoint != expected->checkpoint || header_.pid != expected->pid))
+      return "damaged (its header names checkpoint " + std::to_string(header_.checkpoint) +
+             " of process " + std::to_string(header_.pid) + ")";
+    if (!is_hex_id(std::string(header_.run, sizeof header_.run)))
+      return "damaged (its header names no run)";
+    return "";
+  }
+  const ShardHeader& header() const { return header_; }
+
+  std::string read_sizes() {
+    if (header_.areas > kMostAreas || header_.registrations > kMostRegistrations)
+      return "damaged (impossible counts)";
+    if ((header_.areas + header_.registrations) * 8 > left()) return "truncated";
+    area_sizes_.resize(header_.areas);
+    registered_.resize(header_.registrations);
+    if (!take(area_sizes_.data(), area_sizes_.size() * 8) ||
+        !take(registered_.data(), registered_.size() * 8))
+      return "truncated";
+    return "";
+  }
+  const std::vector<std::uint64_t>& area_sizes() const { return area_sizes_; }
+  const std::vector<std::int64_t>& registered() const { return registered_; }
+
+  // Area a's bytes into into[a], one place per area; refused before any byte is read when the
+  // file cannot hold them all.
+  std::string read_areas(const std::vector<void*>& into) {
+    std::uint64_t total = 0;
+    for (std::uint64_t bytes : area_sizes_) {
+      if (bytes > left() - total) return "truncated";
+      total += bytes;
+    }
+    if (into.size() != area_sizes_.size()) return "not read (no place for each area)";
+    for (std::size_t a = 0; a < area_sizes_.size(); ++a)
+      if (area_sizes_[a] && !take(into[a], area_sizes_[a])) return "truncated";
+    return "";
+  }
+
+  // The next message: its tag and payload lengths, and its bytes (tag, then payload) read into
+  // place(tag_bytes + payload_bytes), a char* the caller makes room at. place is called only for
+  // lengths the file holds.
+  template <typename Place>
+  std::string read_message(std::uint32_t& tag_bytes, std::uint32_t& payload_bytes, Place place) {
+    std::uint32_t lengths[2];
+    if (!take(lengths, sizeof lengths) || lengths[0] > kLongestPart || lengths[1] > kLongestPart)
+      return "damaged queue";
+    const std::size_t bytes = std::size_t{lengths[0]} + lengths[1];
+    if (bytes > left()) return "truncated";
+    if (!take(place(bytes), bytes)) return "truncated";
+    tag_bytes = lengths[0];
+    payload_bytes = lengths[1];
+    return "";
+  }
+
+  std::string finish() {
+    const std::uint64_t computed = hash_.value();
+    std::uint64_t stored = 0;
+    if (!take(&stored, sizeof stored)) return "truncated";
+    if (stored != computed) return "damaged (checksum mismatch)";
+    char extra;
+    if (left() > 0 || ::pread(fd_, &extra, 1, static_cast<off_t>(offset_)) != 0)
+      return "damaged (bytes after the checksum)";
+    if (header_.file_bytes != offset_)  // only a writer that got it wrong
+      return "damaged (its header says " + std::to_string(header_.file_bytes) + " bytes, it has " +
+             std::to_string(offset_) + ")";
+    return "";
+  }
+
+  std::uint64_t offset() const { return offset_; }  // bytes read so far
+  std::uint64_t file_size() const { return size_; }
+
+ private:
+  static constexpr std::uint64_t kMostAreas = std::uint64_t{1} << 20;
+  static constexpr std::uint64_t kMostRegistrations = std::uint64_t{1} << 24;
+  static constexpr std::uint32_t kLongestPart = std::uint32_t{1} << 30;  // a tag or a payload
+  static constexpr std::uint64_t kPieceBytes = std::uint64_t{8} << 20;   // per read
+
+  std::uint64_t left() const { return size_ - offset_; }
+  // n bytes at the offset into `into`, hashed; false when the file does not hold them.
+  bool take(void* into, std::uint64_t n) {
+    if (n > left()) return false;
+    auto* at = static_cast<unsigned char*>(into);
+    for (std::uint64_t done = 0; done < n;) {
+      const std::uint64_t want = n - done < kPieceBytes ? n - done : kPieceBytes;
+      const ssize_t got = ::pread(fd_, at + done, want, static_cast<off_t>(offset_ + done));
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) return false;
+      hash_.update(at + done, static_cast<std::size_t>(got));
+      done += static_cast<std::uint64_t>(got);
+    }
+    offset_ += n;
+    return true;
+  }
+
+  int fd_;
+  std::uint64_t size_ = 0;    // as fstat gave it
+  std::uint64_t offset_ = 0;  // where the next read starts
+  ShardHeader header_{};
+  std::vector<std::uint64_t> area_sizes_;
+  std::vector<std::int64_t> registered_;
+  ShardHash hash_;
+};
 
 }  // namespace bspg

@@ -1,5 +1,7 @@
 // Checkpoint files as bsprun and bspg-hostinfo read them: the complete marker's one line and the
-// shard header (version 2, with the run), checked by check_shard_file.
+// shard header (version 2, with the run), checked by check_shard_file; and as bspg_resume reads
+// a shard into the program (ShardReader), refusing counts the file cannot hold before allocating.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -8,6 +10,8 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "shard.hpp"
 
@@ -114,6 +118,182 @@ TEST(ShardFile, ALinkIsNotFollowed) {
   ASSERT_EQ(symlink(scratch.file("elsewhere").c_str(), scratch.file("shard-1").c_str()), 0);
   ShardHeader header{};
   EXPECT_EQ(check_shard_file(scratch.file("shard-1"), header), "a symbolic link (not followed)");
+}
+
+// The parts of a shard for pid 1, checkpoint 3 of run kRun, and its bytes as the library writes
+// them, with the message lengths given.
+struct Parts {
+  std::vector<std::uint64_t> areas;  // sizes; area a's bytes are 'a' + a
+  std::vector<std::int64_t> registered;
+  std::vector<std::pair<std::string, std::string>> messages;  // tag, payload
+  std::vector<std::uint32_t> lengths() const {
+    std::vector<std::uint32_t> all;
+    for (const auto& [tag, payload] : messages)
+      all.insert(all.end(), {static_cast<std::uint32_t>(tag.size()),
+                             static_cast<std::uint32_t>(payload.size())});
+    return all;
+  }
+};
+
+std::string shard_bytes(const Parts& parts, const std::vector<std::uint32_t>& lengths) {
+  ShardHeader header{};
+  std::memcpy(header.magic, kShardMagic, sizeof header.magic);
+  header.version = kShardVersion;
+  header.pid = 1;
+  header.nprocs = 2;
+  header.checkpoint = 3;
+  std::memcpy(header.run, kRun, sizeof header.run);
+  header.areas = parts.areas.size();
+  header.registrations = parts.registered.size();
+  header.messages = parts.messages.size();
+  std::string bytes(reinterpret_cast<const char*>(&header), sizeof header);
+  auto append = [&bytes](const void* data, std::size_t n) {
+    bytes.append(static_cast<const char*>(data), n);
+  };
+  append(parts.areas.data(), parts.areas.size() * 8);
+  append(parts.registered.data(), parts.registered.size() * 8);
+  for (std::size_t a = 0; a < parts.areas.size(); ++a)
+    bytes.append(parts.areas[a], static_cast<char>('a' + a));
+  for (std::size_t m = 0; m < parts.messages.size(); ++m) {
+    append(&lengths[2 * m], 8);
+    bytes += parts.messages[m].first + parts.messages[m].second;
+  }
+  header.file_bytes = bytes.size() + 8;
+  std::memcpy(&bytes[0], &header, sizeof header);
+  ShardHash hash;
+  hash.update(bytes.data(), bytes.size());
+  const std::uint64_t sum = hash.value();
+  append(&sum, sizeof sum);
+  return bytes;
+}
+
+void write_file(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+// What ShardReader reads of a shard file, as bspg_resume would; counts the room it was asked for.
+struct Read {
+  std::string verdict;
+  std::vector<std::uint64_t> areas;
+  std::vector<std::int64_t> registered;
+  std::vector<std::string> memory;  // the areas' bytes
+  std::vector<std::pair<std::string, std::string>> messages;
+  std::size_t room_asked = 0;
+};
+
+Read read_shard(const std::string& path) {
+  Read read;
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  EXPECT_GE(fd, 0);
+  ShardReader reader(fd);
+  const ShardReader::Expected expected{3, 1};
+  auto step = [&](std::string why) {
+    read.verdict = why;
+    return why.empty();
+  };
+  if (step(reader.read_header(&expected)) && step(reader.read_sizes())) {
+    read.areas = reader.area_sizes();
+    read.registered = reader.registered();
+    // The program's areas: none of the sizes a damaged shard claims beyond 1 MiB.
+    read.memory.reserve(read.areas.size());
+    std::vector<void*> places;
+    for (std::uint64_t bytes : read.areas) {
+      read.memory.emplace_back(bytes <= (1u << 20) ? bytes : 0, '.');
+      places.push_back(&read.memory.back()[0]);
+    }
+    bool whole = step(reader.read_areas(places));
+    std::string storage;
+    for (std::uint64_t m = 0; whole && m < reader.header().messages; ++m) {
+      std::uint32_t tag = 0, payload = 0;
+      whole = step(reader.read_message(tag, payload, [&](std::size_t bytes) {
+        read.room_asked += bytes;
+        storage.assign(bytes, '\0');
+        return &storage[0];
+      }));
+      if (whole) read.messages.emplace_back(storage.substr(0, tag), storage.substr(tag));
+    }
+    if (whole) step(reader.finish());
+  }
+  close(fd);
+  return read;
+}
+
+TEST(ShardReader, ReadsBackAWholeShard) {
+  Scratch scratch;
+  const Parts parts{{5, 0, 3}, {16, -1}, {{"tag1", "payload one"}, {"", "2"}}};
+  write_file(scratch.file("shard-1"), shard_bytes(parts, parts.lengths()));
+  const Read read = read_shard(scratch.file("shard-1"));
+  EXPECT_EQ(read.verdict, "");
+  EXPECT_EQ(read.areas, parts.areas);
+  EXPECT_EQ(read.registered, parts.registered);
+  EXPECT_EQ(read.memory, (std::vector<std::string>{"aaaaa", "", "ccc"}));
+  EXPECT_EQ(read.messages, parts.messages);
+  ShardHeader header{};
+  EXPECT_EQ(check_shard_file(scratch.file("shard-1"), header), "");
+}
+
+TEST(ShardReader, AMessageLongerThanTheFileIsRefusedBeforeRoomIsMade) {
+  Scratch scratch;
+  const Parts parts{{4}, {}, {{"t", "p"}, {"t", "p"}}};
+  std::vector<std::uint32_t> lengths = parts.lengths();
+  lengths[3] = std::uint32_t{1} << 30;  // the second payload claims 1 GiB
+  write_file(scratch.file("shard-1"), shard_bytes(parts, lengths));
+  Read read = read_shard(scratch.file("shard-1"));
+  EXPECT_EQ(read.verdict, "truncated");
+  EXPECT_EQ(read.room_asked, 2u);  // the first message's only
+  lengths[3] = (std::uint32_t{1} << 30) + 1;
+  write_file(scratch.file("shard-1"), shard_bytes(parts, lengths));
+  read = read_shard(scratch.file("shard-1"));
+  EXPECT_EQ(read.verdict, "damaged queue");
+  EXPECT_EQ(read.room_asked, 2u);
+}
+
+TEST(ShardReader, CountsTheFileCannotHoldAreRefused) {
+  Scratch scratch;
+  const Parts parts{{2, 2}, {}, {}};
+  std::string bytes = shard_bytes(parts, {});
+  const std::uint64_t claimed = std::uint64_t{1} << 30;  // the first area says 1 GiB
+  std::memcpy(&bytes[sizeof(ShardHeader)], &claimed, sizeof claimed);
+  write_file(scratch.file("shard-1"), bytes);
+  Read read = read_shard(scratch.file("shard-1"));
+  EXPECT_EQ(read.verdict, "truncated");
+  EXPECT_EQ(read.memory[1], "..");  // nothing was read into the areas
+  ShardHeader header;
+  std::memcpy(&header, bytes.data(), sizeof header);
+  header.areas = std::uint64_t{1} << 20;  // as many sizes as a shard may have, in a small file
+  std::memcpy(&bytes[0], &header, sizeof header);
+  write_file(scratch.file("shard-1"), bytes);
+  read = read_shard(scratch.file("shard-1"));
+  EXPECT_EQ(read.verdict, "truncated");
+  EXPECT_TRUE(read.areas.empty());
+  header.areas = (std::uint64_t{1} << 20) + 1;
+  std::memcpy(&bytes[0], &header, sizeof header);
+  write_file(scratch.file("shard-1"), bytes);
+  EXPECT_EQ(read_shard(scratch.file("shard-1")).verdict, "damaged (impossible counts)");
+}
+
+TEST(ShardReader, SaysWhatTheLibraryAlwaysSaid) {
+  Scratch scratch;
+  const Parts parts{{4}, {8}, {{"t", "p"}}};
+  const std::string whole = shard_bytes(parts, parts.lengths());
+  write_file(scratch.file("shard-1"), whole.substr(0, 40));
+  EXPECT_EQ(read_shard(scratch.file("shard-1")).verdict, "shorter than its header");
+  write_file(scratch.file("shard-1"), whole.substr(0, whole.size() - 3));
+  EXPECT_EQ(read_shard(scratch.file("shard-1")).verdict, "truncated");
+  write_file(scratch.file("shard-1"), whole + "x");
+  EXPECT_EQ(read_shard(scratch.file("shard-1")).verdict, "damaged (bytes after the checksum)");
+  std::string flipped = whole;
+  flipped[sizeof(ShardHeader) + 17] ^= 1;  // in the area
+  write_file(scratch.file("shard-1"), flipped);
+  EXPECT_EQ(read_shard(scratch.file("shard-1")).verdict, "damaged (checksum mismatch)");
+  write_shard(scratch.file("shard-1"), 1);
+  EXPECT_EQ(read_shard(scratch.file("shard-1")).verdict, "of another format (version 1, not 2)");
+  write_file(scratch.file("shard-1"), whole);
+  const int fd = open(scratch.file("shard-1").c_str(), O_RDONLY | O_CLOEXEC);
+  ShardReader reader(fd);
+  const ShardReader::Expected other{4, 1};
+  EXPECT_EQ(reader.read_header(&other), "damaged (its header names checkpoint 3 of process 1)");
+  close(fd);
 }
 
 }  // namespace
