@@ -28,6 +28,13 @@ const std::string* environment_value(const MpiSettings& s, const std::string& na
   return it == s.environment.end() ? nullptr : &it->second;
 }
 
+// The sanitizers' run-time options (a program or bspg built with -fsanitize): a user who set them
+// for a run means every process of it.
+bool is_sanitizer_option(const std::string& name) {
+  return name == "ASAN_OPTIONS" || name == "UBSAN_OPTIONS" || name == "LSAN_OPTIONS" ||
+         name == "TSAN_OPTIONS" || name == "MSAN_OPTIONS";
+}
+
 // Every export of -x NAME[=VALUE], in the current app context.
 void add_exports(Argv& argv, const MpiSettings& s) {
   for (const auto& e : s.exports) {
@@ -134,10 +141,11 @@ std::vector<std::string> subjobs_argv(const MpiSettings& settings,
 
   std::string sizes;
   for (const auto& sj : subjobs) sizes += (sizes.empty() ? "" : ",") + std::to_string(sj.count);
-  // The starter does not pass its environment to remote processes: name the MPI's parameters.
+  // The starter does not pass its environment to remote processes: name the MPI's parameters
+  // and the sanitizers' options.
   std::vector<const std::pair<const std::string, std::string>*> parameters;
   for (const auto& kv : settings.environment)
-    if (mpi.is_parameter(kv.first)) parameters.push_back(&kv);
+    if (mpi.is_parameter(kv.first) || is_sanitizer_option(kv.first)) parameters.push_back(&kv);
 
   // A starter that takes one host list fills it in order: each subjob's hosts in turn.
   if (subjobs.size() > 1 || spawns_contexts) mpi.several_app_contexts(argv);

@@ -419,6 +419,24 @@ TEST(OpenMpi5Argv, GridPathUsesPrrtesSshLauncherAndPassesItsParameters) {
   EXPECT_EQ(find_seq(argv, {"-x", "HOME"}), -1);
 }
 
+// A run with sanitizer options set means them on every host: the starters pass them there.
+TEST(GridArgv, SanitizerOptionsReachEveryHostOnEveryMpi) {
+  for (MpiFamily family : {MpiFamily::kOpenMpi4, MpiFamily::kOpenMpi5, MpiFamily::kMpich}) {
+    MpiSettings s = settings_for(family);
+    s.environment["ASAN_OPTIONS"] = "detect_leaks=0";
+    s.environment["UBSAN_OPTIONS"] = "print_stacktrace=1";
+    const Argv argv = grid_mpirun_argv(s, {subjob("h", 2)}, "/tmp/cfg");
+    if (family == MpiFamily::kMpich) {
+      EXPECT_GE(find_seq(argv, {"-env", "ASAN_OPTIONS", "detect_leaks=0"}), 0);
+      EXPECT_GE(find_seq(argv, {"-env", "UBSAN_OPTIONS", "print_stacktrace=1"}), 0);
+    } else {
+      EXPECT_GE(find_seq(argv, {"-x", "ASAN_OPTIONS"}), 0);
+      EXPECT_GE(find_seq(argv, {"-x", "UBSAN_OPTIONS"}), 0);
+    }
+    EXPECT_EQ(find_seq(argv, {"HOME"}), -1);
+  }
+}
+
 // Open MPI 5.0.7's PMIx crashes its daemons on a job of several app contexts unless its Open MPI
 // personality (pmdl/ompi) is left out; one app context keeps it.
 TEST(OpenMpi5Argv, SeveralSubjobsLeaveOutPmixsOpenMpiPersonality) {

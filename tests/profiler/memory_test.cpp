@@ -20,6 +20,12 @@ namespace {
 constexpr int kProcs = 4;
 constexpr int kSupersteps = 200000;
 constexpr long kMaxResidentKiB = 100 * 1024;
+// AddressSanitizer's shadow memory and quarantine inflate the peak: the bound is not checked there.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
 
 void write_long_job(const std::string& dir) {
   std::vector<std::unique_ptr<RawWriter>> files;
@@ -60,7 +66,9 @@ TEST(Memory, LongJobInBoundedMemory) {
   EXPECT_EQ(WEXITSTATUS(status), 0);
   std::printf("merged %d supersteps of %d processes in %.1f s, peak resident %ld KiB\n",
               kSupersteps, kProcs, seconds, usage.ru_maxrss);
-  EXPECT_LT(usage.ru_maxrss, kMaxResidentKiB);
+  if (!kSanitized) {
+    EXPECT_LT(usage.ru_maxrss, kMaxResidentKiB);
+  }
 
   // Every row is there; the plot shows bins.
   std::FILE* csv = std::fopen((dir.path() + "/supersteps.csv").c_str(), "r");
