@@ -424,6 +424,7 @@ std::vector<Checkpoints::Piece> Checkpoints::serialize(std::uint64_t n, ByteBuff
   header.tag_nbytes = rt_.tag_nbytes;
   header.checkpoint = n;
   std::memcpy(header.run, hex_id(run_).data(), sizeof header.run);
+  header.supersteps = rt_.world_syncs;
   header.areas = areas_.size();
   header.registrations = registered.size();
   const std::vector<Message> queued = rt_.queue.remaining("bspg_checkpoint");
@@ -787,6 +788,10 @@ std::string Checkpoints::read_shard(std::uint64_t n, int dir, const char* kind, 
     rt_.queue.add_restored({tag, tag + tags[m].second, tags[m].second, payloads[m]});
   }
   rt_.tag_nbytes = header.tag_nbytes;
+  // The world superstep count goes on from the checkpoint's (unknown in a version 2 shard: 0),
+  // never back: the syncs before bspg_resume were this attempt's own.
+  restored_supersteps_ = header.supersteps;
+  rt_.world_syncs = std::max(rt_.world_syncs, header.supersteps);
   return "";
 }
 
@@ -823,8 +828,9 @@ bool Checkpoints::holds_shard_of(std::uint64_t n, std::uint64_t run) {
     const int fd = open_regular(dir, kind + ("-" + std::to_string(rt_.pid)), why);
     if (fd < 0) continue;
     ShardHeader header{};
-    holds = holds || (read_all(fd, &header, sizeof header) && header.version == kShardVersion &&
-                      header.checkpoint == n && header.pid == static_cast<std::uint32_t>(rt_.pid) &&
+    holds = holds || (read_all(fd, &header, kVersion2HeaderBytes) &&
+                      readable_shard_version(header.version) && header.checkpoint == n &&
+                      header.pid == static_cast<std::uint32_t>(rt_.pid) &&
                       id_value(std::string(header.run, sizeof header.run)) == run);
     ::close(fd);
   }
@@ -889,7 +895,7 @@ int Checkpoints::resume() {
           std::string why;
           const int fd = dir < 0 ? -1 : open_regular(dir, kind + std::string("-0"), why);
           ShardHeader header{};
-          if (fd >= 0 && read_all(fd, &header, sizeof header) && header_run == 0)
+          if (fd >= 0 && read_all(fd, &header, kVersion2HeaderBytes) && header_run == 0)
             header_run = id_value(std::string(header.run, sizeof header.run));
           if (fd >= 0) ::close(fd);
         }

@@ -38,6 +38,9 @@ class Checkpoints {
 
   void persist(void* address, std::uint64_t bytes);  // local, in the same order on every run
   int resume();      // collective: 0 on a fresh run, else the checkpoint restored
+  // The world syncs that had ended when the restored checkpoint was taken (0: none restored, or
+  // a shard of version 2, which does not say).
+  std::uint64_t restored_supersteps() const { return restored_supersteps_; }
   int checkpoint();  // collective, right after the sync that ends the superstep: its number
 
   const std::string& directory() const { return directory_; }
@@ -103,6 +106,7 @@ class Checkpoints {
   std::vector<int> wards_;         // whose copies we keep
   MPI_Comm comm_ = MPI_COMM_NULL;  // a communicator of its own for shard traffic
   ByteBuffer restored_queue_;      // storage of a restored message queue
+  std::uint64_t restored_supersteps_ = 0;
   std::uint64_t run_ = 0;          // this run's id (pid 0's), as a number for reductions
   bool run_given_ = false;         // BSPG_RUN was set: bsprun holds the directory's lock
   std::string program_id_;         // BSPG_PROGRAM_ID, or sixteen zeros

@@ -348,6 +348,7 @@ void Runtime::sync(Group& group, SyncCall call) {
   cross_subjob_recorded_ = 0;
   group.transport.end_sync();
   if (&group != world) return;
+  ++world_syncs;
 
   // Registrations and pops take effect now, after this superstep's data has moved.
   if (header.field[Header::kPushCount] || header.field[Header::kPopCount]) apply_registrations();

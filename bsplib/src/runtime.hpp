@@ -87,6 +87,9 @@ class Runtime {
   Registry registry;
   std::uint32_t tag_nbytes = 0;            // tag size of messages sent now
   std::int64_t requested_tag_nbytes = -1;  // bsp_set_tagsize this superstep (-1: none)
+  // World syncs ended in this SPMD section, counted on from the checkpoint's after bspg_resume:
+  // what a checkpoint keeps, and the profile's superstep numbers.
+  std::uint64_t world_syncs = 0;
 
   // Messages received at the last sync.
   MessageQueue queue;

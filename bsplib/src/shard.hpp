@@ -4,7 +4,9 @@
 // Layout (native byte order; both the shard and its buddy's copy hold exactly these bytes):
 //   ShardHeader, A x u64 area sizes, R x u64 registered sizes (slot order), the A areas' bytes,
 //   M x (u32 tag bytes, u32 payload bytes, tag, payload), u64 checksum of every byte before it.
-// Version 2 added the run id to the header: a checkpoint belongs to one run of one job.
+// Version 2 added the run id to the header: a checkpoint belongs to one run of one job. Version 3
+// added the world supersteps ended at the checkpoint (88 header bytes, not 80), so that a resumed
+// attempt's profile numbers its supersteps on from there; version 2 shards are still read.
 //
 // A checkpoint's complete marker (complete-<pid>, written once every shard and copy of the
 // checkpoint is on disk everywhere) holds exactly one line, see complete_marker().
@@ -15,6 +17,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -25,7 +28,9 @@
 namespace bspg {
 
 constexpr char kShardMagic[8] = {'B', 'S', 'P', 'G', 'C', 'K', 'P', '1'};
-constexpr std::uint32_t kShardVersion = 2;
+constexpr std::uint32_t kShardVersion = 3;        // written
+constexpr std::uint32_t kOldestShardVersion = 2;  // read
+constexpr std::size_t kVersion2HeaderBytes = 80;  // its header: ShardHeader without supersteps
 
 struct ShardHeader {
   char magic[8];
@@ -39,8 +44,18 @@ struct ShardHeader {
   std::uint64_t messages;       // queued messages
   std::uint64_t file_bytes;     // the whole file, checksum included
   char run[16];                 // the run id: 16 lowercase hex digits, no NUL (version 2)
+  std::uint64_t supersteps;     // world syncs ended at the checkpoint, its own too (version 3)
 };
-static_assert(sizeof(ShardHeader) == 80, "the shard header is a file format");
+static_assert(sizeof(ShardHeader) == 88, "the shard header is a file format");
+static_assert(offsetof(ShardHeader, supersteps) == kVersion2HeaderBytes, "version 3 appends");
+
+inline bool readable_shard_version(std::uint32_t version) {
+  return version >= kOldestShardVersion && version <= kShardVersion;
+}
+// The header's size in a shard of a readable version.
+inline std::size_t shard_header_bytes(std::uint32_t version) {
+  return version == 2 ? kVersion2HeaderBytes : sizeof(ShardHeader);
+}
 
 // Run ids (BSPG_RUN) and program ids (BSPG_PROGRAM_ID): 16 lowercase hex digits.
 inline bool is_hex_id(const std::string& text) {
@@ -130,18 +145,22 @@ class ShardCheck {
  public:
   // "" while the bytes so far may start a whole shard, else what is wrong (then stop feeding).
   std::string feed(const unsigned char* data, std::size_t n) {
-    if (header_n_ < sizeof header_) {
-      const std::size_t take = n < sizeof header_ - header_n_ ? n : sizeof header_ - header_n_;
-      std::memcpy(reinterpret_cast<unsigned char*>(&header_) + header_n_, data, take);
+    // The first 80 bytes say the version, and so how long the header is.
+    for (std::size_t at = 0; at < n && header_n_ < header_bytes_;) {
+      const std::size_t want = header_bytes_ - header_n_;
+      const std::size_t take = n - at < want ? n - at : want;
+      std::memcpy(reinterpret_cast<unsigned char*>(&header_) + header_n_, data + at, take);
       header_n_ += take;
-      if (header_n_ == sizeof header_) {
+      at += take;
+      if (header_n_ == kVersion2HeaderBytes) {
         if (std::memcmp(header_.magic, kShardMagic, sizeof kShardMagic) != 0)
           return "not a bspg checkpoint shard";
-        if (header_.version != kShardVersion)
+        if (!readable_shard_version(header_.version))
           return "format version " + std::to_string(header_.version) + ", not " +
                  std::to_string(kShardVersion);
         if (!is_hex_id(std::string(header_.run, sizeof header_.run)))
           return "damaged (its header names no run)";
+        header_bytes_ = shard_header_bytes(header_.version);
       }
     }
     // Everything but the final 8 bytes goes into the hash: the newest 8 bytes are held back.
@@ -165,7 +184,7 @@ class ShardCheck {
   }
   // At the end of the file: "" when the shard is whole, else what is wrong.
   std::string finish() const {
-    if (total_ < sizeof header_ + 8) return "shorter than its header";
+    if (total_ < header_bytes_ + 8) return "shorter than its header";
     if (total_ != header_.file_bytes)
       return "truncated or extended: " + std::to_string(total_) + " bytes, the header says " +
              std::to_string(header_.file_bytes);
@@ -177,8 +196,9 @@ class ShardCheck {
   const ShardHeader& header() const { return header_; }
 
  private:
-  ShardHeader header_{};
+  ShardHeader header_{};  // supersteps stays 0 in a version 2 shard
   std::size_t header_n_ = 0;
+  std::size_t header_bytes_ = kVersion2HeaderBytes;  // until the version is known
   ShardHash hash_;
   unsigned char tail_[8] = {};  // the last bytes fed: the checksum once the file ends
   std::size_t tail_n_ = 0;
@@ -231,7 +251,8 @@ inline std::string check_shard_file(const std::string& path, ShardHeader& header
 // Reads a shard file into memory the caller gives, step by step, checking every count and length
 // against the bytes the file has left before anything is allocated or read (a damaged count costs
 // nothing). The steps, each "" or why the shard cannot be used (stop at the first problem):
-//   read_header()   the file's size and type, magic, version, [the shard expected], run id;
+//   read_header()   the file's size and type, magic, version (2 or 3), [the shard expected], run
+//                   id (a version 2 header gives supersteps 0);
 //   read_sizes()    the area sizes and registered sizes (the caller compares them with its own);
 //   read_areas()    the areas' bytes, straight into the caller's memory;
 //   read_message()  header().messages times: lengths, then tag and payload where place() says;
@@ -252,12 +273,14 @@ class ShardReader {
     if (::fstat(fd_, &info) != 0) return std::string("cannot read: ") + std::strerror(errno);
     if (!S_ISREG(info.st_mode)) return "not a regular file";
     size_ = static_cast<std::uint64_t>(info.st_size);
-    if (!take(&header_, sizeof header_)) return "shorter than its header";
+    if (!take(&header_, kVersion2HeaderBytes)) return "shorter than its header";
     if (std::memcmp(header_.magic, kShardMagic, sizeof kShardMagic) != 0)
       return "not a bspg checkpoint shard";
-    if (header_.version != kShardVersion)
+    if (!readable_shard_version(header_.version))
       return "of another format (version " + std::to_string(header_.version) + ", not " +
              std::to_string(kShardVersion) + ")";
+    if (!take(&header_.supersteps, shard_header_bytes(header_.version) - kVersion2HeaderBytes))
+      return "shorter than its header";
     if (expected && (header_.checkpoint != expected->checkpoint || header_.pid != expected->pid))
       return "damaged (its header names checkpoint " + std::to_string(header_.checkpoint) +
              " of process " + std::to_string(header_.pid) + ")";

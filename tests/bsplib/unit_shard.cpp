@@ -1,6 +1,7 @@
 // Checkpoint files as bsprun and bspg-hostinfo read them: the complete marker's one line and the
-// shard header (version 2, with the run), checked by check_shard_file; and as bspg_resume reads
-// a shard into the program (ShardReader), refusing counts the file cannot hold before allocating.
+// shard header (version 3, with the run and the supersteps; version 2 without the supersteps is
+// read too), checked by check_shard_file; and as bspg_resume reads a shard into the program
+// (ShardReader), refusing counts the file cannot hold before allocating.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -45,12 +46,13 @@ void write_shard(const std::string& path, std::uint32_t version = kShardVersion)
   header.nprocs = 2;
   header.checkpoint = 3;
   std::memcpy(header.run, kRun, sizeof header.run);
-  header.file_bytes = sizeof header + 8;
+  const std::size_t header_bytes = version == 2 ? kVersion2HeaderBytes : sizeof header;
+  header.file_bytes = header_bytes + 8;
   ShardHash hash;
-  hash.update(&header, sizeof header);
+  hash.update(&header, header_bytes);
   const std::uint64_t sum = hash.value();
   std::ofstream out(path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(&header), sizeof header);
+  out.write(reinterpret_cast<const char*>(&header), static_cast<std::streamsize>(header_bytes));
   out.write(reinterpret_cast<const char*>(&sum), sizeof sum);
 }
 
@@ -109,7 +111,7 @@ TEST(ShardFile, AnOlderFormatIsSaid) {
   Scratch scratch;
   write_shard(scratch.file("shard-1"), 1);
   ShardHeader header{};
-  EXPECT_EQ(check_shard_file(scratch.file("shard-1"), header), "format version 1, not 2");
+  EXPECT_EQ(check_shard_file(scratch.file("shard-1"), header), "format version 1, not 3");
 }
 
 TEST(ShardFile, ALinkIsNotFollowed) {
@@ -135,10 +137,12 @@ struct Parts {
   }
 };
 
-std::string shard_bytes(const Parts& parts, const std::vector<std::uint32_t>& lengths) {
+std::string shard_bytes(const Parts& parts, const std::vector<std::uint32_t>& lengths,
+                        std::uint32_t version = kShardVersion) {
   ShardHeader header{};
   std::memcpy(header.magic, kShardMagic, sizeof header.magic);
-  header.version = kShardVersion;
+  header.version = version;
+  header.supersteps = version >= 3 ? 41 : 0;
   header.pid = 1;
   header.nprocs = 2;
   header.checkpoint = 3;
@@ -146,7 +150,7 @@ std::string shard_bytes(const Parts& parts, const std::vector<std::uint32_t>& le
   header.areas = parts.areas.size();
   header.registrations = parts.registered.size();
   header.messages = parts.messages.size();
-  std::string bytes(reinterpret_cast<const char*>(&header), sizeof header);
+  std::string bytes(reinterpret_cast<const char*>(&header), shard_header_bytes(version));
   auto append = [&bytes](const void* data, std::size_t n) {
     bytes.append(static_cast<const char*>(data), n);
   };
@@ -159,7 +163,7 @@ std::string shard_bytes(const Parts& parts, const std::vector<std::uint32_t>& le
     bytes += parts.messages[m].first + parts.messages[m].second;
   }
   header.file_bytes = bytes.size() + 8;
-  std::memcpy(&bytes[0], &header, sizeof header);
+  std::memcpy(&bytes[0], &header, shard_header_bytes(version));
   ShardHash hash;
   hash.update(bytes.data(), bytes.size());
   const std::uint64_t sum = hash.value();
@@ -179,6 +183,7 @@ struct Read {
   std::vector<std::string> memory;  // the areas' bytes
   std::vector<std::pair<std::string, std::string>> messages;
   std::size_t room_asked = 0;
+  std::uint64_t supersteps = 0;
 };
 
 Read read_shard(const std::string& path) {
@@ -192,6 +197,7 @@ Read read_shard(const std::string& path) {
     return why.empty();
   };
   if (step(reader.read_header(&expected)) && step(reader.read_sizes())) {
+    read.supersteps = reader.header().supersteps;
     read.areas = reader.area_sizes();
     read.registered = reader.registered();
     // The program's areas: none of the sizes a damaged shard claims beyond 1 MiB.
@@ -228,8 +234,31 @@ TEST(ShardReader, ReadsBackAWholeShard) {
   EXPECT_EQ(read.registered, parts.registered);
   EXPECT_EQ(read.memory, (std::vector<std::string>{"aaaaa", "", "ccc"}));
   EXPECT_EQ(read.messages, parts.messages);
+  EXPECT_EQ(read.supersteps, 41u);
   ShardHeader header{};
   EXPECT_EQ(check_shard_file(scratch.file("shard-1"), header), "");
+}
+
+// A shard of the version before (80 header bytes, no supersteps) is whole and read back.
+TEST(ShardReader, ReadsAVersion2Shard) {
+  Scratch scratch;
+  const Parts parts{{5, 3}, {16}, {{"tag1", "payload one"}, {"", "2"}}};
+  const std::string bytes = shard_bytes(parts, parts.lengths(), 2);
+  ASSERT_EQ(bytes.size(), shard_bytes(parts, parts.lengths()).size() - 8);
+  write_file(scratch.file("shard-1"), bytes);
+  const Read read = read_shard(scratch.file("shard-1"));
+  EXPECT_EQ(read.verdict, "");
+  EXPECT_EQ(read.memory, (std::vector<std::string>{"aaaaa", "bbb"}));
+  EXPECT_EQ(read.messages, parts.messages);
+  EXPECT_EQ(read.supersteps, 0u);
+  ShardHeader header{};
+  EXPECT_EQ(check_shard_file(scratch.file("shard-1"), header), "");
+  EXPECT_EQ(header.version, 2u);
+  EXPECT_EQ(header.supersteps, 0u);
+  // The smallest version 2 shard (88 bytes) is not "shorter than its header" for either.
+  write_shard(scratch.file("shard-1"), 2);
+  EXPECT_EQ(check_shard_file(scratch.file("shard-1"), header), "");
+  EXPECT_EQ(read_shard(scratch.file("shard-1")).verdict, "");
 }
 
 TEST(ShardReader, AMessageLongerThanTheFileIsRefusedBeforeRoomIsMade) {
@@ -287,7 +316,9 @@ TEST(ShardReader, SaysWhatTheLibraryAlwaysSaid) {
   write_file(scratch.file("shard-1"), flipped);
   EXPECT_EQ(read_shard(scratch.file("shard-1")).verdict, "damaged (checksum mismatch)");
   write_shard(scratch.file("shard-1"), 1);
-  EXPECT_EQ(read_shard(scratch.file("shard-1")).verdict, "of another format (version 1, not 2)");
+  EXPECT_EQ(read_shard(scratch.file("shard-1")).verdict, "of another format (version 1, not 3)");
+  write_shard(scratch.file("shard-1"), 4);
+  EXPECT_EQ(read_shard(scratch.file("shard-1")).verdict, "of another format (version 4, not 3)");
   write_file(scratch.file("shard-1"), whole);
   const int fd = open(scratch.file("shard-1").c_str(), O_RDONLY | O_CLOEXEC);
   ShardReader reader(fd);
