@@ -43,9 +43,12 @@ struct FileHeader {
   std::uint32_t job_token;  // kJobTokenVariable of process 0, 0 without it: which bsprun's job
   double clock_offset_s;    // added to this process's monotonic clock: process 0's
   double begin_s;           // job clock: when bsp_begin returned on this process
-  std::uint64_t first_superstep;  // superstep number of this file's first world sync: 0 so far
-                                  // (a restarted attempt numbers its supersteps from its own
-                                  // start; bspprof tells attempts apart and marks each start)
+  std::uint64_t first_superstep;  // where this attempt's superstep numbers go on from: 0, or
+                                  // after bspg_resume the world supersteps ended at the
+                                  // checkpoint it restored (its number for the next world
+                                  // sync), so that the attempts of a restarted job share one
+                                  // axis; the syncs before bspg_resume keep numbers from 0
+                                  // (0 too from a version 2 shard, which does not say)
   char host[64];                  // the host name, NUL-terminated (cut to 63 bytes)
 };
 
@@ -59,7 +62,8 @@ enum class SyncKind : std::uint32_t {
 struct SyncRecord {
   std::uint32_t kind;        // SyncKind
   std::int32_t group;        // group handle of a group sync; -1 for the world
-  std::uint64_t superstep;   // world supersteps ended before this sync (the same on every process)
+  std::uint64_t superstep;   // world supersteps ended before this sync (the same on every process;
+                             // after bspg_resume counted on from the checkpoint's)
   std::uint32_t group_step;  // group syncs of this group since the last world sync; 0 otherwise
   std::int32_t group_first;  // the lowest pid of the group (bspg_group_split gives every group of
                              // one split the same handle: handle and first pid tell them apart);

@@ -447,7 +447,14 @@ void bspg_persist(void* addr, size_t nbytes) {
   rt.checkpointing().persist(addr, nbytes);
 }
 
-int bspg_resume(void) { return spmd("bspg_resume").checkpointing().resume(); }
+int bspg_resume(void) {
+  bspg::Checkpoints& checkpoints = spmd("bspg_resume").checkpointing();
+  const int from = checkpoints.resume();
+  // A restarted attempt's profile numbers its supersteps on from the checkpoint's.
+  if (from > 0 && bspg::g_profiler != nullptr)
+    bspg::g_profiler->continue_at(checkpoints.restored_supersteps());
+  return from;
+}
 
 int bspg_checkpoint(void) {
   Runtime& rt = spmd("bspg_checkpoint");

@@ -214,6 +214,22 @@ char* Profiler::grow(std::size_t n) {
   return map_ + (used_ - start);
 }
 
+void Profiler::continue_at(std::uint64_t supersteps) {
+  if (supersteps == 0) return;
+  // Never back: the syncs before bspg_resume, which set the program up again, keep their numbers.
+  if (supersteps > superstep_) {
+    superstep_ = supersteps;
+    for (std::uint32_t& s : group_steps_) s = 0;
+  }
+  if (used_ < sizeof(profile::FileHeader)) return;  // no header was written
+  // Through the descriptor: the mapped window may have moved past the header.
+  const std::uint64_t first = superstep_;
+  if (pwrite(fd_, &first, sizeof first, offsetof(profile::FileHeader, first_superstep)) !=
+      static_cast<ssize_t>(sizeof first))
+    std::fprintf(stderr, "bspg: process %d: profile: cannot write the first superstep: %s\n", pid_,
+                 std::strerror(errno));
+}
+
 void Profiler::record_sync(profile::SyncKind kind, int group, int group_first, int group_size,
                            double call_s) {
   profile::SyncRecord record{};

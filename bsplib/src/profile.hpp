@@ -60,6 +60,10 @@ class Profiler {
   // group: its handle and lowest pid, or -1 and -1 for the world.
   void record_sync(profile::SyncKind kind, int group, int group_first, int group_size,
                    double call_s);
+  // After bspg_resume restored a checkpoint taken when `supersteps` world syncs had ended (0:
+  // unknown): the next world sync has that number, and the file's header says so, so that the
+  // attempts of a restarted job number their supersteps on one axis.
+  void continue_at(std::uint64_t supersteps);
 
  private:
   Profiler(int fd, int pid, int nprocs);

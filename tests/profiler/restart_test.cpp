@@ -53,6 +53,40 @@ TEST(Restart, AttemptColumnAndOrder) {
       << result.summary;
 }
 
+// As bspg writes it: attempt 1 redoes the program's setup sync (superstep 0), then bspg_resume
+// numbers its supersteps on from the checkpoint's (2, then 3): one axis across the attempts.
+TEST(Restart, SetUpAgainThenNumberedOnFromTheCheckpoint) {
+  ScratchDir dir;
+  for (int pid = 0; pid < 2; ++pid) {
+    RawWriter first(dir.path(), 0, 0, pid, 2, kFirstBegin);
+    first.world(0, 51.0, 51.5);
+    first.world(1, 52.0, 52.5, {}, SyncKind::Checkpoint);
+    first.world(2, 53.0, 53.5);
+    RawWriter second(dir.path(), 1, 0, pid, 2, kSecondBegin, "",
+                     [](FileHeader& h) { h.first_superstep = 2; });
+    second.world(0, 80.5, 80.6);
+    second.world(2, 81.0, 81.5);
+    second.world(3, 82.0, 82.5, {}, SyncKind::End);
+  }
+  const MergeResult result = merge(dir.path());
+  ASSERT_EQ(result.status, 0) << result.errors;
+  EXPECT_EQ(result.errors, "");
+  const Csv csv = read_csv(dir.path() + "/supersteps.csv");
+  ASSERT_EQ(csv.rows.size(), 12u);
+  const char* expected[][2] = {{"0", "0"}, {"0", "1"}, {"0", "2"},
+                               {"1", "0"}, {"1", "2"}, {"1", "3"}};
+  for (std::size_t row = 0; row < 12; ++row) {
+    SCOPED_TRACE("row " + std::to_string(row));
+    EXPECT_EQ(csv.text(row, "attempt"), expected[row / 2][0]);
+    EXPECT_EQ(csv.text(row, "superstep"), expected[row / 2][1]);
+  }
+  // The first step after resuming computed from the setup sync's return.
+  EXPECT_NEAR(csv.number(8, "compute_s"), 81.0 - 80.6, 1e-9);
+  EXPECT_NE(result.summary.find("restarts: 1: attempt 1 began at 30.000 s (step 3)"),
+            std::string::npos)
+      << result.summary;
+}
+
 TEST(Restart, MarkedInTheTrace) {
   ScratchDir dir;
   write_restarted_job(dir.path());
