@@ -3,9 +3,9 @@
 // A page's source is man/pages/NAME.SECTION.md in the small markdown dialect that man/README.md
 // describes. From it mangen writes the roff page that man(1) reads, link pages for the other names
 // the page documents ("Also:"), the plain-text rendering that `bsprun --help` prints (as text or
-// as a C++ source defining it), the table of pages that README.md holds, and the checks that keep
-// the pages, README.md and the public headers in step. Every complaint about a source names its
-// file and line and ends mangen with exit status 1; a wrong command line ends it with 2.
+// as a C++ source defining it), the table of pages that docs/manual-pages.md holds, and the checks
+// that keep the pages, that table and the public headers in step. Every complaint about a source
+// names its file and line and ends mangen with exit status 1; a wrong command line ends it with 2.
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -1074,9 +1074,9 @@ std::string cpp_source(const std::string& text, const std::string& symbol, const
   return out;
 }
 
-// ---- README's table --------------------------------------------------------------------------
+// ---- The table of pages (docs/manual-pages.md) ----------------------------------------------
 
-const char* const kTableBegin = "<!-- man pages: begin (generated: cmake --build BUILD --target readme-man-table) -->";
+const char* const kTableBegin = "<!-- man pages: begin (generated: cmake --build BUILD --target man-table) -->";
 const char* const kTableEnd = "<!-- man pages: end -->";
 
 std::string table_cell(const std::string& s) {
@@ -1099,7 +1099,7 @@ std::string readme_table(const std::vector<Page>& pages) {
   return out;
 }
 
-// README's text split around the table: before (through the begin marker), table, after.
+// The file's text split around the table: before (through the begin marker), table, after.
 struct ReadmeParts {
   std::string before, table, after;
 };
@@ -1192,7 +1192,7 @@ int check_readme(const std::string& readme, const std::vector<Page>& pages) {
   if (std::includes(have_rows.begin(), have_rows.end(), want_rows.begin(), want_rows.end()) &&
       have_rows.size() == want_rows.size())
     std::cerr << "  (the rows are the same, in another order)\n";
-  std::cerr << "Rewrite it with: cmake --build BUILD --target readme-man-table\n";
+  std::cerr << "Rewrite it with: cmake --build BUILD --target man-table\n";
   return 1;
 }
 
@@ -1438,15 +1438,15 @@ const char* const kUsage =
     "       mangen cpp --symbol NS::NAME [-D NAME=VALUE]... -o FILE.cpp PAGE.md\n"
     "         a C++ source defining const char NAME[] as the plain-text rendering\n"
     "       mangen names PAGE.md|DIR...          prints 'SECTION NAME' for every name documented\n"
-    "       mangen table PAGE.md|DIR...          prints README.md's table of pages\n"
-    "       mangen check-readme README.md PAGE.md|DIR...\n"
-    "         README.md's table, and the CALLS lists of overview pages, hold the pages' summaries\n"
-    "       mangen update-readme README.md PAGE.md|DIR...\n"
+    "       mangen table PAGE.md|DIR...          prints docs/manual-pages.md's table of pages\n"
+    "       mangen check-readme docs/manual-pages.md PAGE.md|DIR...\n"
+    "         its table, and the CALLS lists of overview pages, hold the pages' summaries\n"
+    "       mangen update-readme docs/manual-pages.md PAGE.md|DIR...\n"
     "       mangen check-headers HEADER.h... -- PAGE.md|DIR...\n"
     "         every function the headers declare has a page (or an 'Also:' entry)\n"
     "       mangen check-synopsis HEADER.h... -- PAGE.md|DIR...\n"
     "         each page's SYNOPSIS declares its functions as their header does\n"
-    "Exit status: 0 done, 1 a defect in a page, README.md or header (FILE:LINE: what), 2 usage.\n";
+    "Exit status: 0 done, 1 a defect in a page, the table or a header (FILE:LINE: what), 2 usage.\n";
 
 int run(int argc, char** argv) {
   if (argc < 2) throw UsageError("no command");
@@ -1535,7 +1535,8 @@ int run(int argc, char** argv) {
     return 0;
   }
   if (command == "check-readme" || command == "update-readme") {
-    if (args.size() < 2) throw UsageError(command + " needs README.md and the pages");
+    if (args.size() < 2)
+      throw UsageError(command + " needs the file with the table (docs/manual-pages.md) and the pages");
     const std::vector<Page> pages = read_pages({args.begin() + 1, args.end()}, nullptr);
     return command == "check-readme" ? check_readme(args[0], pages) : update_readme(args[0], pages);
   }
