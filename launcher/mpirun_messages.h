@@ -149,6 +149,50 @@ class MpirunStderr {
   std::string checkpoint_not_written_on_;
 };
 
+// mpirun's stdout. It carries the program's output where the starter does not separate it (Open
+// MPI 5), and some of the starter's own text: MPICH's Hydra writes its account of a process that
+// ended badly there (a block framed by lines of '=', "=   BAD TERMINATION OF ONE OF YOUR
+// APPLICATION PROCESSES", then "YOUR APPLICATION TERMINATED WITH THE EXIT STRING: ..."), and Open
+// MPI 5 may forward a spawned process's notice that a peer hung up (a block framed by lines of
+// '-') there. Those blocks are held (held()); everything else passes unchanged and at once, in
+// order. A line that may begin a block (a blank line, a rule) is held only until the next line
+// shows whether it does; an unfinished line only while it may still become one.
+class MpirunStdout {
+ public:
+  // Takes bytes read from mpirun's stdout; returns what to write to bsprun's stdout now.
+  std::string feed(std::string_view bytes);
+  // Nothing arrived for a while: what was held because it might begin a block, as it was.
+  std::string flush();
+  // The stream ended: flush(); the blocks recognised stay in held().
+  std::string finish() { return flush(); }
+  // The starters' blocks, as they came: for bsprun to show when nothing else explained the run's
+  // end (no process said it crashed, no stop was asked for).
+  const std::string& held() const { return held_; }
+
+ private:
+  enum class State {
+    kNone,         // nothing held
+    kBlank,        // a blank line, which may precede Hydra's '=' rule
+    kEqualsRule,   // a line of '=' (after a blank line or not), which may open Hydra's block
+    kHydraBlock,   // inside Hydra's block, after its first line
+    kHydraEnd,     // after its closing rule: the exit string may follow
+    kExitString,   // after "YOUR APPLICATION TERMINATED WITH THE EXIT STRING: ..."
+    kTypically,    // after "This typically refers to a problem with your application."
+    kDashRule,     // a line of '-', which may open one of Open MPI's blocks
+    kOpenMpiBlock  // inside one of Open MPI's blocks, after its first line
+  };
+  void take_line(std::string_view line, std::string& out);
+  bool may_become_line(std::string_view partial) const;
+  void release(std::string& out);
+
+  State state_ = State::kNone;
+  std::string tentative_;         // lines that may begin a block, not yet known to
+  std::string partial_;           // an unfinished line held back (it may become one of those)
+  bool passing_partial_ = false;  // the unfinished line is being passed on as it comes
+  std::size_t block_lines_ = 0;   // lines of the block being held
+  std::string held_;
+};
+
 }  // namespace bspg::launcher
 
 #endif

@@ -12,7 +12,8 @@
 // (mpirun's descendants included) a third of the grace period later, then SIGKILL. Stopped
 // (SIGSTOP) processes are continued first, and on the grid path the job's processes on the other
 // hosts are stopped over ssh as well (remote_stop.h), so that a frozen member does not keep the
-// job alive. mpirun's stderr passes through MpirunStderr (mpirun_messages.h).
+// job alive. mpirun's stderr passes through MpirunStderr, its stdout through MpirunStdout
+// (mpirun_messages.h).
 #include "runner.h"
 
 #include <dirent.h>
@@ -199,18 +200,20 @@ namespace {
 
 JobOutput job_output;  // set_job_output
 
-// Writes all of text to fd (bsprun's stdout or stderr); gives up quietly when it is gone.
-void write_all(int fd, std::string_view text) {
+// Writes all of text to fd (bsprun's stdout or stderr); gives up quietly when it is gone
+// (false).
+bool write_all(int fd, std::string_view text) {
   std::size_t done = 0;
   while (done < text.size()) {
     const ssize_t n = write(fd, text.data() + done, text.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
+    if (n <= 0) return false;
     done += static_cast<std::size_t>(n);
   }
+  return true;
 }
 
-// mpirun's stderr, read without blocking.
+// mpirun's stderr or stdout, read without blocking.
 class PipeReader {
  public:
   explicit PipeReader(int fd) : fd_(fd) {
@@ -225,11 +228,12 @@ class PipeReader {
   int fd() const { return fd_; }
   Clock::time_point last_data() const { return last_data_; }
 
-  // Hands what is there to `take`; at end of stream the descriptor is closed.
+  // Hands what is there to `take`, at most max_reads pieces (so that a job that writes without
+  // a pause does not keep bsprun from its other work); at end of stream the descriptor is closed.
   template <typename Take>
-  void read_some(Take&& take) {
+  void read_some(Take&& take, int max_reads = INT_MAX) {
     char buffer[65536];
-    while (fd_ >= 0) {
+    for (int reads = 0; fd_ >= 0 && reads < max_reads; ++reads) {
       const ssize_t n = read(fd_, buffer, sizeof buffer);
       if (n > 0) {
         last_data_ = Clock::now();
@@ -243,6 +247,12 @@ class PipeReader {
       }
       return;
     }
+  }
+  // Closes it early: the writer then gets EPIPE (SIGPIPE) as it would have from where bsprun's
+  // own output went.
+  void close_early() {
+    if (fd_ >= 0) close(fd_);
+    fd_ = -1;
   }
 
  private:
@@ -394,12 +404,14 @@ class OutputFiles {
 };
 
 // The job's output on its way to bsprun's stdout and stderr (JobOutput): each process's in whole
-// lines where the starter keeps them apart; mpirun's own messages through MpirunStderr.
+// lines where the starter keeps them apart; mpirun's own messages through MpirunStderr and
+// MpirunStdout.
 class OutputRelay {
  public:
-  OutputRelay(const JobOutput& how, MpirunStderr& filter)
+  OutputRelay(const JobOutput& how, MpirunStderr& filter, MpirunStdout& out_filter)
       : how_(how),
         filter_(filter),
+        out_filter_(out_filter),
         out_lines_([this](int pid, std::string_view text) { to_stdout(pid, text); }),
         err_lines_([this](int pid, std::string_view text) { to_stderr(pid, text); }) {
     if (how.separation.how == OutputSeparation::kFiles)
@@ -412,6 +424,15 @@ class OutputRelay {
     err_.append(filter_.feed(bytes));
     write_out();
   }
+
+  // mpirun's own stdout (and, where nothing is separated, the processes' as the starter forwards
+  // it).
+  void from_stdout(std::string_view bytes) { take_mpirun_stdout(out_filter_.feed(bytes)); }
+  // Nothing came on mpirun's stdout for a while: what the filter held as a block's possible
+  // beginning.
+  void flush_stdout() { take_mpirun_stdout(out_filter_.flush()); }
+  // Whether bsprun's stdout is gone (a write to it failed).
+  bool stdout_gone() const { return stdout_gone_; }
 
   // The output files' news, and lines that waited long enough; whether files had news.
   bool poll(Clock::time_point now) {
@@ -427,15 +448,23 @@ class OutputRelay {
     if (files_) files_->finish();
     out_lines_.finish();
     err_lines_.finish();
+    out_.append(out_filter_.finish());
     write_out();
   }
 
  private:
   std::string prefix(int pid) const { return "[" + std::to_string(pid) + "] "; }
 
+  void take_mpirun_stdout(const std::string& passed) {
+    if (passed.empty()) return;
+    out_.append(passed);
+    mpirun_mid_line_ = passed.back() != '\n';
+    write_out();
+  }
+
   // What a chunk of input gave goes out in one write per stream (not one per line).
   void write_out() {
-    if (!out_.empty()) write_all(STDOUT_FILENO, out_);
+    if (!out_.empty() && !write_all(STDOUT_FILENO, out_)) stdout_gone_ = true;
     if (!err_.empty()) write_all(STDERR_FILENO, err_);
     out_.clear();
     err_.clear();
@@ -447,6 +476,9 @@ class OutputRelay {
       return;
     }
     const std::string tag = prefix(pid);
+    // A process's output starts on a line of its own, after an unfinished line of mpirun's too.
+    if (mpirun_mid_line_) out_ += '\n';
+    mpirun_mid_line_ = false;
     while (!text.empty()) {
       const std::size_t newline = text.find('\n');
       const std::size_t line = newline == std::string_view::npos ? text.size() : newline + 1;
@@ -481,6 +513,9 @@ class OutputRelay {
 
   JobOutput how_;
   MpirunStderr& filter_;
+  MpirunStdout& out_filter_;
+  bool mpirun_mid_line_ = false;  // mpirun's own stdout ended inside a line
+  bool stdout_gone_ = false;
   LineAssembler out_lines_;
   LineAssembler err_lines_;
   std::unique_ptr<OutputFiles> files_;
@@ -526,7 +561,7 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
   }
 
   // The exec error travels back through a close-on-exec pipe: EOF means exec worked.
-  int error_pipe[2], stderr_pipe[2];
+  int error_pipe[2], stderr_pipe[2], stdout_pipe[2];
   const JobOutput output = job_output;
   const int signal_fd = signalfd(-1, &wanted, SFD_CLOEXEC | SFD_NONBLOCK);
   if (signal_fd < 0 || pipe2(error_pipe, O_CLOEXEC) != 0) {
@@ -538,6 +573,10 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
   }
   if (pipe2(stderr_pipe, O_CLOEXEC) != 0)
     stderr_pipe[0] = stderr_pipe[1] = -1;  // stderr then passes as is
+  if (pipe2(stdout_pipe, O_CLOEXEC) != 0)
+    stdout_pipe[0] = stdout_pipe[1] = -1;  // so does stdout
+  else
+    fcntl(stdout_pipe[0], F_SETPIPE_SZ, 1 << 20);  // fewer switches to bsprun for a large output
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   pid_t parent = getpid();
   const std::vector<pid_t> children_before = descendants_of(parent);
@@ -551,6 +590,7 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
     signal(SIGPIPE, SIG_DFL);
     sigprocmask(SIG_SETMASK, &child_mask, nullptr);
     if (stderr_pipe[1] >= 0) dup2(stderr_pipe[1], STDERR_FILENO);
+    if (stdout_pipe[1] >= 0) dup2(stdout_pipe[1], STDOUT_FILENO);
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
@@ -562,12 +602,21 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
   }
   close(error_pipe[1]);
   if (stderr_pipe[1] >= 0) close(stderr_pipe[1]);
+  if (stdout_pipe[1] >= 0) close(stdout_pipe[1]);
   MpirunStderr filter(remote.address_names);
   if (watch.quiet_losses) filter.quiet_losses();
   if (watch.starter_may_wait_for_ever) filter.starter_waits_on_failure();
-  OutputRelay relay(output, filter);
+  MpirunStdout out_filter;
+  OutputRelay relay(output, filter, out_filter);
   PipeReader err_pipe(stderr_pipe[0]);
+  PipeReader out_pipe(stdout_pipe[0]);
   const auto from_stderr = [&](std::string_view bytes) { relay.from_stderr(bytes); };
+  const auto from_stdout = [&](std::string_view bytes) { relay.from_stdout(bytes); };
+  // About 1 MiB of stdout at a time, then the loop's other work.
+  const auto read_stdout = [&] {
+    out_pipe.read_some(from_stdout, 16);
+    if (relay.stdout_gone()) out_pipe.close_early();
+  };
   if (pid < 0) {
     result.started = false;
     result.error = std::string("fork: ") + std::strerror(errno);
@@ -658,12 +707,14 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
 
     // Sleep until a signal or output arrives, or at most a short while (deadline checks; output
     // files are looked at more often, and at once again while they grow).
-    pollfd fds[2] = {{signal_fd, POLLIN, 0}, {err_pipe.fd(), POLLIN, 0}};
+    pollfd fds[3] = {
+        {signal_fd, POLLIN, 0}, {err_pipe.fd(), POLLIN, 0}, {out_pipe.fd(), POLLIN, 0}};
     const int wait_ms = files_growing                                       ? 0
                         : output.separation.how == OutputSeparation::kFiles ? 50
                                                                             : 200;
-    ::poll(fds, 2, wait_ms);
+    ::poll(fds, 3, wait_ms);
     if (fds[1].revents & (POLLIN | POLLHUP)) err_pipe.read_some(from_stderr);
+    if (fds[2].revents & (POLLIN | POLLHUP | POLLERR)) read_stdout();
     const bool quiet_for_a_second = Clock::now() - err_pipe.last_data() > std::chrono::seconds(1);
     if (watch.starter_may_wait_for_ever && !stop_requested &&
         (filter.failure().exit_status != 0 || (filter.failure_pending() && quiet_for_a_second))) {
@@ -687,6 +738,8 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
     // Held-back messages go out when nothing followed them for a second.
     if (err_pipe.fd() >= 0 && Clock::now() - err_pipe.last_data() > std::chrono::seconds(1))
       write_all(STDERR_FILENO, filter.flush());
+    if (out_pipe.fd() >= 0 && Clock::now() - out_pipe.last_data() > std::chrono::seconds(1))
+      relay.flush_stdout();
     signalfd_siginfo info{};
     while (read(signal_fd, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
       const int sig = static_cast<int>(info.ssi_signo);
@@ -715,12 +768,13 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
   result.leftovers_stopped = leftovers.stopped;
   result.leftovers_unkillable = leftovers.unkillable;
   // After mpirun and every process of the job here are gone: the rest, waiting at most 2 s for
-  // the pipe to end.
+  // the pipes to end.
   const auto drain_until = Clock::now() + std::chrono::seconds(2);
-  while (err_pipe.fd() >= 0 && Clock::now() < drain_until) {
-    pollfd pfd{err_pipe.fd(), POLLIN, 0};
-    ::poll(&pfd, 1, 50);
+  while ((err_pipe.fd() >= 0 || out_pipe.fd() >= 0) && Clock::now() < drain_until) {
+    pollfd pfds[2] = {{err_pipe.fd(), POLLIN, 0}, {out_pipe.fd(), POLLIN, 0}};
+    ::poll(pfds, 2, 50);
     err_pipe.read_some(from_stderr);
+    read_stdout();
   }
   relay.finish();
   // A host that could not be reached is the cause of a failure the starter did not place.
@@ -768,6 +822,16 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
   // 4.2's may even say 0).
   if (filter.crash_signal() != 0 && (!stop_requested || stopped_after_crash))
     result.exit_status = 128 + filter.crash_signal();
+  // The starter's blocks on stdout say no more than a crash line, a death mpirun condensed, a
+  // stop or a start failure did; otherwise they go out as they came (with restarts, once the run
+  // proves to have failed by itself).
+  if (!out_filter.held().empty() && filter.crash_signal() == 0 && filter.death().rank < 0 &&
+      !stop_requested && filter.failure().exit_status == 0) {
+    if (watch.quiet_losses && result.exit_status != 0)
+      result.held_consequences += out_filter.held();
+    else
+      write_all(STDOUT_FILENO, out_filter.held());
+  }
   if (result.leftovers_unkillable > 0) {
     write_all(STDERR_FILENO,
               "bsprun: " + std::to_string(result.leftovers_unkillable) +

@@ -88,9 +88,11 @@ void set_job_output(const JobOutput& output);
 // run_job returns (bsprun is a child subreaper for the run). On the grid path, after a stop or
 // a failure, run_job returns only once the hosts' stop scripts ended the job's processes and
 // their MPI daemons there (or the hosts could not be reached, which it says).
-// stdin/stdout are inherited; mpirun's stderr goes through MpirunStderr, which replaces Open
-// MPI's start-up failure blocks with one line (and drops its banners once a stop began); so do
-// the processes' stderr lines where the starter writes them to files (JobOutput).
+// stdin is inherited; mpirun's stderr goes through MpirunStderr, which replaces Open MPI's
+// start-up failure blocks with one line (and drops its banners once a stop began); so do the
+// processes' stderr lines where the starter writes them to files (JobOutput). mpirun's stdout
+// goes through MpirunStdout, which holds the starters' blocks there (MPICH's BAD TERMINATION):
+// they are shown after the run only where no crash line, stop or start failure said more.
 // bsprun's own lines about what could not be stopped are printed here.
 RunResult run_job(const std::vector<std::string>& argv, double time_limit_s,
                   double kill_grace_s = 15, const RemoteJob& remote = {},

@@ -783,3 +783,111 @@ TEST(HydraMessages, AProxyThatCouldNotBeLaunchedIsPlacedByTheHostBsprunCannotRea
             "proxy on one of them (it does not say which)\n");
   EXPECT_EQ(unplaced.failure().exit_status, 125);
 }
+
+namespace {
+
+using bspg::launcher::MpirunStdout;
+
+// MPICH 4.0's mpiexec on its stdout after a process crashed.
+const std::string kHydraBadTermination =
+    "\n" + std::string(83, '=') +
+    "\n"
+    "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n"
+    "=   PID 24905 RUNNING AT vm\n"
+    "=   EXIT CODE: 11\n"
+    "=   CLEANING UP REMAINING PROCESSES\n"
+    "=   YOU CAN IGNORE THE BELOW CLEANUP MESSAGES\n" +
+    std::string(83, '=') +
+    "\n"
+    "YOUR APPLICATION TERMINATED WITH THE EXIT STRING: Segmentation fault (signal 11)\n"
+    "This typically refers to a problem with your application.\n"
+    "Please see the FAQ page for debugging suggestions\n";
+
+// Everything the filter lets out, fed in pieces of `piece` bytes, with the stream's end.
+std::string through_stdout_filter(MpirunStdout& filter, const std::string& text,
+                                  std::size_t piece = std::string::npos) {
+  std::string out;
+  for (std::size_t at = 0; at < text.size(); at += piece)
+    out += filter.feed(std::string_view(text).substr(at, piece));
+  return out + filter.finish();
+}
+
+}  // namespace
+
+TEST(MpirunStdoutMessages, HydrasBadTerminationBlockIsHeld) {
+  for (std::size_t piece : {std::size_t{1}, std::size_t{7}, std::string::npos}) {
+    MpirunStdout filter;
+    EXPECT_EQ(through_stdout_filter(filter, "result 42\n" + kHydraBadTermination, piece),
+              "result 42\n")
+        << piece;
+    EXPECT_EQ(filter.held(), kHydraBadTermination) << piece;
+  }
+}
+
+TEST(MpirunStdoutMessages, TheExitStringAloneIsHeldAndWhatFollowsPasses) {
+  MpirunStdout filter;
+  const std::string exit_string =
+      "YOUR APPLICATION TERMINATED WITH THE EXIT STRING: Killed (signal 9)\n"
+      "This typically refers to a problem with your application.\n";
+  EXPECT_EQ(through_stdout_filter(filter, exit_string + "next\n"), "next\n");
+  EXPECT_EQ(filter.held(), exit_string);
+}
+
+TEST(MpirunStdoutMessages, OpenMpisHangUpNoticeIsHeld) {
+  MpirunStdout filter;
+  EXPECT_EQ(through_stdout_filter(filter, "a\n" + kHungUp + "b\n", 5), "a\nb\n");
+  EXPECT_EQ(filter.held(), kHungUp);
+}
+
+TEST(MpirunStdoutMessages, AProgramsOwnRulesAndBlankLinesPassInOrder) {
+  const std::string equals(83, '='), dashes(74, '-');
+  const std::string text = "title\n" + equals + "\n\n" + equals + "\n=   not Hydra's\n" + equals +
+                           "\n" + equals + "\n" + dashes + "\nA table\n" + dashes + "\n\n\nend\n";
+  for (std::size_t piece : {std::size_t{1}, std::size_t{3}, std::string::npos}) {
+    MpirunStdout filter;
+    EXPECT_EQ(through_stdout_filter(filter, text, piece), text) << piece;
+    EXPECT_EQ(filter.held(), "") << piece;
+  }
+}
+
+TEST(MpirunStdoutMessages, ALineThatMayBeginABlockWaitsOnlyForTheNextLineOrFlush) {
+  MpirunStdout filter;
+  const std::string equals(83, '=');
+  EXPECT_EQ(filter.feed("\n" + equals + "\n"), "");
+  EXPECT_EQ(filter.flush(), "\n" + equals + "\n");
+  EXPECT_EQ(filter.feed(equals + "\n=   BAD TERMINATION OF"), "");
+  EXPECT_EQ(filter.feed(" SOMETHING ELSE\n"), equals + "\n=   BAD TERMINATION OF SOMETHING ELSE\n");
+  EXPECT_EQ(filter.held(), "");
+}
+
+TEST(MpirunStdoutMessages, UnfinishedLinesPassAtOnceUnlessTheyMayBeginABlock) {
+  MpirunStdout filter;
+  EXPECT_EQ(filter.feed("Enter a number: "), "Enter a number: ");
+  EXPECT_EQ(filter.feed("===="), "====");  // the rest of a line already begun
+  EXPECT_EQ(filter.feed("\nprogress 10%"), "\nprogress 10%");
+  EXPECT_EQ(filter.feed("\n===="), "\n");
+  EXPECT_EQ(filter.feed("===> "), "=======> ");
+  EXPECT_EQ(filter.feed("go\n===="), "go\n");
+  EXPECT_EQ(filter.flush(), "====");
+  EXPECT_EQ(filter.feed("==\n"), "==\n");
+  EXPECT_EQ(filter.finish(), "");
+  EXPECT_EQ(filter.held(), "");
+}
+
+TEST(MpirunStdoutMessages, OutputAroundABlockKeepsItsOrder) {
+  MpirunStdout filter;
+  const std::string equals(83, '=');
+  std::string out = filter.feed("1\n\n2\n" + equals + "\n3\n");
+  out += filter.feed(kHydraBadTermination.substr(0, 40));
+  out += filter.feed(kHydraBadTermination.substr(40) + "4\n");
+  out += filter.finish();
+  EXPECT_EQ(out, "1\n\n2\n" + equals + "\n3\n4\n");
+  EXPECT_EQ(filter.held(), kHydraBadTermination);
+}
+
+TEST(MpirunStdoutMessages, LargeOutputPassesWhole) {
+  std::string text;
+  for (int i = 0; i < 20000; ++i) text += "line " + std::to_string(i) + (i % 7 ? "\n" : "\n\n");
+  MpirunStdout filter;
+  EXPECT_EQ(through_stdout_filter(filter, text, 65536), text);
+}
