@@ -837,17 +837,18 @@ bool is_rule_of(std::string_view line, char c) {
   return line.size() >= 20 && line.find_first_not_of(c) == std::string_view::npos;
 }
 
-// Whether an unfinished line may still become one that begins a block.
-bool may_become_beginning(std::string_view partial) {
-  return partial.find_first_not_of('=') == std::string_view::npos ||
-         partial.find_first_not_of('-') == std::string_view::npos ||
-         may_start_with(partial, kExitString);
+// Whether an unfinished line may still become one that begins a block (Hydra's too or not).
+bool may_become_beginning(std::string_view partial, bool hydra) {
+  return partial.find_first_not_of('-') == std::string_view::npos ||
+         (hydra && (partial.find_first_not_of('=') == std::string_view::npos ||
+                    may_start_with(partial, kExitString)));
 }
 
-// A quick look at a line's first byte: most of a program's lines cannot begin a block (a blank
-// line, a rule, the exit string; NUL bytes before it).
-bool may_begin_block_at_all(std::string_view line) {
-  return line.empty() || line[0] == '=' || line[0] == '-' || line[0] == 'Y' || line[0] == '\0';
+// A quick look at a line's first byte: most of a program's lines cannot begin a block (a rule,
+// Hydra's blank line or exit string; NUL bytes before it).
+bool may_begin_block_at_all(std::string_view line, bool hydra) {
+  return (!line.empty() && (line[0] == '-' || line[0] == '\0')) ||
+         (hydra && (line.empty() || line[0] == '=' || line[0] == 'Y'));
 }
 
 }  // namespace
@@ -877,7 +878,7 @@ std::string MpirunStdout::feed(std::string_view bytes) {
     const std::size_t end =
         static_cast<std::size_t>(static_cast<const char*>(found) - bytes.data());
     const std::string_view line = bytes.substr(pos, end - pos);
-    if (state_ != State::kNone || may_begin_block_at_all(line)) {
+    if (state_ != State::kNone || may_begin_block_at_all(line, starter_alone_)) {
       out.append(bytes.substr(run, pos - run));
       take_line(line, out);
       run = end + 1;
@@ -945,10 +946,12 @@ void MpirunStdout::take_line(std::string_view line, std::string& out) {
   // Not what a block would have next: what was held as its possible beginning goes out, and the
   // line is looked at afresh.
   release(out);
-  if (text.empty()) return hold(State::kBlank);
-  if (is_rule_of(text, '=')) return hold(State::kEqualsRule);
   if (is_rule_of(text, '-')) return hold(State::kDashRule);
-  if (starts_with(text, kExitString)) return keep(State::kExitString);
+  if (starter_alone_) {
+    if (text.empty()) return hold(State::kBlank);
+    if (is_rule_of(text, '=')) return hold(State::kEqualsRule);
+    if (starts_with(text, kExitString)) return keep(State::kExitString);
+  }
   out.append(line).push_back('\n');
 }
 
@@ -966,7 +969,7 @@ bool MpirunStdout::may_become_line(std::string_view partial) const {
   // None of the starters' lines is this long: memory stays bounded.
   if (partial.size() > kLongestStarterLine) return false;
   const std::string_view text = nuls_skipped(partial);
-  if (may_become_beginning(text)) return true;
+  if (may_become_beginning(text, starter_alone_)) return true;
   switch (state_) {
     case State::kEqualsRule:
       return may_start_with(text, kBadTermination);

@@ -159,6 +159,10 @@ class MpirunStderr {
 // shows whether it does; an unfinished line only while it may still become one.
 class MpirunStdout {
  public:
+  // starter_alone: the processes' output is written to files (OutputSeparation::kFiles, as with
+  // MPICH), so that mpirun's stdout carries the starter's text alone. Only then are Hydra's
+  // blocks looked for: elsewhere a program's blank lines and rules of '=' are not held at all.
+  explicit MpirunStdout(bool starter_alone = true) : starter_alone_(starter_alone) {}
   // Takes bytes read from mpirun's stdout; returns what to write to bsprun's stdout now.
   std::string feed(std::string_view bytes);
   // Nothing arrived for a while: what was held because it might begin a block, as it was.
@@ -185,6 +189,7 @@ class MpirunStdout {
   bool may_become_line(std::string_view partial) const;
   void release(std::string& out);
 
+  bool starter_alone_;
   State state_ = State::kNone;
   std::string tentative_;         // lines that may begin a block, not yet known to
   std::string partial_;           // an unfinished line held back (it may become one of those)

@@ -606,7 +606,7 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
   MpirunStderr filter(remote.address_names);
   if (watch.quiet_losses) filter.quiet_losses();
   if (watch.starter_may_wait_for_ever) filter.starter_waits_on_failure();
-  MpirunStdout out_filter;
+  MpirunStdout out_filter(output.separation.how == OutputSeparation::kFiles);
   OutputRelay relay(output, filter, out_filter);
   PipeReader err_pipe(stderr_pipe[0]);
   PipeReader out_pipe(stdout_pipe[0]);

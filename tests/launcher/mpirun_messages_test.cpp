@@ -891,3 +891,15 @@ TEST(MpirunStdoutMessages, LargeOutputPassesWhole) {
   MpirunStdout filter;
   EXPECT_EQ(through_stdout_filter(filter, text, 65536), text);
 }
+
+TEST(MpirunStdoutMessages, WhereTheProgramsOutputComesTooOnlyOpenMpisBlocksAreLookedFor) {
+  MpirunStdout filter(false);
+  const std::string equals(83, '=');
+  EXPECT_EQ(filter.feed("\n"), "\n");
+  EXPECT_EQ(filter.feed(equals + "\n"), equals + "\n");
+  EXPECT_EQ(filter.feed("===="), "====");
+  EXPECT_EQ(filter.feed("\n" + kHydraBadTermination), "\n" + kHydraBadTermination);
+  EXPECT_EQ(filter.feed(kHungUp + "after\n"), "after\n");
+  EXPECT_EQ(filter.finish(), "");
+  EXPECT_EQ(filter.held(), kHungUp);
+}
