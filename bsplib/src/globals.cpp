@@ -1059,6 +1059,14 @@ int lowest_pid_where(bool mine, int rank, MPI_Comm comm) {
 
 }  // namespace
 
+std::string object_build_id(const dl_phdr_info& object) {
+  return build_id_of(object.dlpi_addr, object.dlpi_phdr, object.dlpi_phnum);
+}
+std::uint64_t object_layout(const dl_phdr_info& object) {
+  return layout_hash(object.dlpi_phdr, object.dlpi_phnum, object_build_id(object));
+}
+std::string hex_digits(const std::string& bytes) { return hex(bytes); }
+
 void share_globals(MPI_Comm comm, int root) {
   int nprocs = 1, rank = 0;
   MPI_Comm_size(comm, &nprocs);

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
@@ -22,6 +23,7 @@
 
 #include "crash.hpp"
 #include "errors.hpp"
+#include "globals.hpp"
 #include "master.hpp"
 #include "runtime.hpp"
 
@@ -62,6 +64,8 @@ struct ObjectSearch {
   int found = -1;
   std::uintptr_t base = 0;
   bool executable = false;
+  std::uint64_t layout = 0;  // of the object found
+  std::string build_id = {};
 };
 
 // dl_iterate_phdr visits the loaded objects in the same order in every process of one executable.
@@ -75,6 +79,8 @@ int visit_object(dl_phdr_info* info, std::size_t /*size*/, void* data) {
       search->found = search->index;
       search->base = info->dlpi_addr;
       search->executable = (segment.p_flags & PF_X) != 0;
+      search->layout = object_layout(*info);
+      search->build_id = object_build_id(*info);
       return 1;
     }
   }
@@ -88,7 +94,11 @@ PartLocation locate(void (*part)(void)) {
   ObjectSearch search{reinterpret_cast<std::uintptr_t>(part)};
   dl_iterate_phdr(visit_object, &search);
   if (search.found < 0 || !search.executable) return {};
-  return {search.found, search.address - search.base};
+  PartLocation where{search.found, search.address - search.base, search.layout};
+  where.build_id_nbytes =
+      static_cast<std::uint32_t>(std::min(search.build_id.size(), sizeof where.build_id));
+  std::memcpy(where.build_id, search.build_id.data(), where.build_id_nbytes);
+  return where;
 }
 
 namespace {
@@ -98,6 +108,8 @@ struct ObjectByIndex {
   int index = 0;
   std::uintptr_t base = 0;
   bool found = false;
+  std::uint64_t layout = 0;
+  std::string build_id = {};
 };
 
 int visit_by_index(dl_phdr_info* info, std::size_t /*size*/, void* data) {
@@ -105,6 +117,8 @@ int visit_by_index(dl_phdr_info* info, std::size_t /*size*/, void* data) {
   if (search->index++ != search->wanted) return 0;
   search->base = info->dlpi_addr;
   search->found = true;
+  search->layout = object_layout(*info);
+  search->build_id = object_build_id(*info);
   return 1;
 }
 
@@ -112,6 +126,22 @@ int visit_by_index(dl_phdr_info* info, std::size_t /*size*/, void* data) {
 void (*find_part(const PartLocation& where))(void) {
   ObjectByIndex object{where.object};
   if (where.object >= 0) dl_iterate_phdr(visit_by_index, &object);
+  // (A part named in BSPG_SPMD_PART comes without a layout: the master spawned its own executable.)
+  if (object.found && where.layout != 0 && object.layout != where.layout) {
+    // Another build (an MPMD start of two programs): the offset is not the part here, and running
+    // what lies there would be running anything.
+    const std::string root_id = hex_digits(
+        std::string(reinterpret_cast<const char*>(where.build_id),
+                    std::min<std::size_t>(where.build_id_nbytes, sizeof where.build_id)));
+    const std::string own_id = hex_digits(object.build_id);
+    const std::string ids = root_id.empty() || own_id.empty() || root_id == own_id
+                                ? std::string("its code is laid out differently")
+                                : "build-id " + own_id + " here, " + root_id + " on process 0";
+    fail("bsp_begin",
+         "this process runs another executable than process 0 (%s), so process 0's SPMD part "
+         "is not code here; start the same program on every process",
+         ids.c_str());
+  }
   if (object.found) {
     const std::uintptr_t address = object.base + where.offset;
     ObjectSearch check{address};

@@ -86,9 +86,14 @@ void (*current_spmd_part())(void);
 
 // Where an SPMD part is, the same in every process of one executable: the loaded object that
 // holds it (its place in the list of loaded objects) and its offset from that object's base.
+// The object's build (object_layout, object_build_id) goes with it: another executable's code at
+// that offset is not the part.
 struct PartLocation {
   int object = -1;
   std::uint64_t offset = 0;
+  std::uint64_t layout = 0;
+  std::uint32_t build_id_nbytes = 0;
+  unsigned char build_id[32] = {};
 };
 
 // Where `part` is (object -1 where it is not code of a loaded object).

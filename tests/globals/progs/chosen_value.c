@@ -2,8 +2,8 @@
  * bsp_init). Every process prints the value it sees at the start of the SPMD function:
  * "pid s: chosen 42" where process 0's value reached it, "pid s: chosen -1" where it kept its
  * own (BSPG_SHARE_GLOBALS=0). Process 0 prints "PASS chosen_value" after bsp_end.
- * Built twice (CHOSEN_VARIANT 1 and 2) into two different executables, for a start that mixes
- * them. */
+ * Built three times (CHOSEN_VARIANT 1, 2 and 3) into different executables, for starts that mix
+ * them (3: the SPMD part at another offset). */
 #include "check.h"
 
 #ifndef CHOSEN_VARIANT
@@ -15,7 +15,14 @@ static int chosen = -1;
 static volatile double another[600]; /* another layout: more data, other code */
 #endif
 
-static void spmd(void) {
+#if CHOSEN_VARIANT == 3
+/* The SPMD part at another offset than in variants 1 and 2. */
+#define PART_PLACE __attribute__((aligned(4096)))
+#else
+#define PART_PLACE
+#endif
+
+PART_PLACE static void spmd(void) {
   bsp_begin(bsp_nprocs());
   printf("pid %d: chosen %d\n", bsp_pid(), chosen);
 #if CHOSEN_VARIANT == 2
