@@ -5,6 +5,7 @@
 #   ./bspg.sh test     install what is missing, build, run the whole test suite (ctest)
 #   ./bspg.sh bench    install what is missing, build, run the speed benchmarks against raw MPI
 #   ./bspg.sh build    install what is missing and build only
+#   ./bspg.sh setup    install what is missing for build and test, nothing else
 #
 # Environment: BSPG_MPI (openmpi or mpich; default: the distribution's default MPI, Open MPI on
 # Debian), BUILD_DIR (default ./build, or ./build-mpich with BSPG_MPI=mpich), JOBS (default: the
@@ -40,7 +41,7 @@ packages=(cmake g++ make pkg-config libssh-dev libhwloc-dev
   slurmctld slurmd slurm-client munge)
 # Only `test` installs the database a test's emulated cluster keeps its accounts in (sacct):
 # Debian enables its service, and nothing else of bspg needs it.
-if [ "${1:-}" = test ]; then packages+=(slurmdbd mariadb-server); fi
+if [ "${1:-}" = test ] || [ "${1:-}" = setup ]; then packages+=(slurmdbd mariadb-server); fi
 if [ "$mpi" = mpich ]; then
   packages+=(libmpich-dev mpich)
 else
@@ -75,6 +76,7 @@ build() {
 
 case "${1:-}" in
   build) build ;;
+  setup) install_missing ;;
   run)
     build
     say "running a BSP program on 2 processes: bsprun -p 2 bspbench --quick"
@@ -107,5 +109,5 @@ case "${1:-}" in
   -h|--help|help|"")
     sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
     [ -n "${1:-}" ] || exit 2 ;;
-  *) echo "bspg.sh: unknown command '$1' (run, test, bench, build)" >&2; exit 2 ;;
+  *) echo "bspg.sh: unknown command '$1' (run, test, bench, build, setup)" >&2; exit 2 ;;
 esac

@@ -7,7 +7,7 @@
 # BUILD/sanitizer-reports and printed.
 #
 # Environment: BSPG_MPI (openmpi, the default, or mpich), JOBS (default: the number of cores).
-# Needs what ./bspg.sh test needs: run ./bspg.sh build once on a fresh machine first.
+# Installs what ./bspg.sh test needs where it is missing (./bspg.sh setup).
 #
 # Left out of this run (they run in every other build):
 #   crash.heap.*  AddressSanitizer's allocator catches the double free itself (label unsanitized).
@@ -22,8 +22,11 @@ case $mpi in
   *) echo "sanitized.sh: BSPG_MPI='$mpi': choose openmpi or mpich" >&2; exit 2 ;;
 esac
 jobs=${JOBS:-$(nproc)}
+# As ./bspg.sh test: three tests per core with Open MPI, whose waiting processes sleep.
+if [ "$mpi" = mpich ]; then test_jobs=$jobs; else test_jobs=$((jobs * 3)); fi
 say() { printf '\033[1msanitized.sh: %s\033[0m\n' "$*"; }
 
+BSPG_MPI=$mpi "$here/bspg.sh" setup
 say "building under AddressSanitizer and UndefinedBehaviorSanitizer in $build"
 cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBSPG_SANITIZE=ON \
   -DBSPG_MPI="$mpi_option" >/dev/null
@@ -41,7 +44,7 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$reports/ubsan
 say "running the core tests (ctest -LE 'extended|unsanitized')"
 cd "$build"
 status=0
-if ! ctest --output-on-failure --timeout 600 -j "$jobs" -LE 'extended|unsanitized'; then
+if ! ctest --output-on-failure --timeout 600 -j "$test_jobs" -LE 'extended|unsanitized'; then
   # As ./bspg.sh test: a few failures under the parallel run are run once more, alone.
   failed=Testing/Temporary/LastTestsFailed.log
   if [ -s "$failed" ] && [ "$(wc -l <"$failed")" -le 5 ]; then
