@@ -3,7 +3,8 @@
 // loses nothing.
 //
 // At a checkpoint every process writes its shard (its persisted areas, its registered sizes, the
-// message queue just delivered and the tag size in force) to its host's checkpoint directory, and
+// message queue just delivered, the tag size in force and the world supersteps so far, which a
+// resumed run's profile numbers on from) to its host's checkpoint directory, and
 // sends the same bytes to its buddy, a process on another host (another subjob where there are
 // several), which writes them as a copy. Only when every process has written and fsync'ed its
 // shard and the copies it holds, and all have said so (one reduction), does the checkpoint count:
@@ -13,7 +14,7 @@
 // the job ends with one line and exit 75 (1 when there is none). Everything inside the checkpoint
 // directory is done relative to its descriptor and never follows a symbolic link.
 // The file layout is the contract with bsprun (which restarts jobs on other hosts and brings each
-// process's shard there): see shard.hpp and the README.
+// process's shard there): see shard.hpp and docs/checkpoints.md.
 #pragma once
 
 #include <mpi.h>

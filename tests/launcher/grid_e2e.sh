@@ -229,7 +229,7 @@ failures)
   esac
   if [ "$hydra_waits" = yes ]; then
     # MPICH 4.2's Hydra does not always end a job one of whose processes on another host was
-    # killed (README): the others then wait at their barrier, and --time-limit ends the job.
+    # killed (docs/mpis.md): the others then wait at their barrier, and --time-limit ends the job.
     run_bsprun -p 4 --hostfile hosts.yaml --time-limit 15 "$WHERE" --die 3 --sleep 5
     [ "$status" -ne 0 ] || fail "a job with a killed process ended with 0"
   else
