@@ -28,7 +28,11 @@ say() { printf '\033[1msanitized.sh: %s\033[0m\n' "$*"; }
 
 BSPG_MPI=$mpi "$here/bspg.sh" setup
 say "building under AddressSanitizer and UndefinedBehaviorSanitizer in $build"
+# -O1 -g1: the sanitizers' usual optimisation, and line tables for their reports; it builds in
+# about half the time of -O2 -g.
 cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBSPG_SANITIZE=ON \
+  -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
   -DBSPG_MPI="$mpi_option" >/dev/null
 cmake --build "$build" -j "$jobs" >/dev/null
 
