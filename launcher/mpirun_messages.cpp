@@ -20,10 +20,11 @@ constexpr std::size_t kCrashLineStart = 256;
 // Every line of the starters' blocks on stdout is shorter than this.
 constexpr std::size_t kLongestStarterLine = 4096;
 
-// Open MPI frames its messages with a line of 74 dashes.
-bool is_rule(std::string_view line) {
+// A rule: at least 20 of `c` and nothing else. Open MPI frames its messages with a line of 74
+// dashes, Hydra its block with 83 '='.
+bool is_rule(std::string_view line, char c = '-') {
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  return line.size() >= 20 && line.find_first_not_of('-') == std::string_view::npos;
+  return line.size() >= 20 && line.find_first_not_of(c) == std::string_view::npos;
 }
 
 // ssh's own complaints, which mpirun passes on just before "unable to reliably start".
@@ -206,10 +207,9 @@ bool is_launcher_gone_line(const std::string& line) {
 
 // Open MPI 5's starter writes some of its lines with the C string's terminating NUL byte, so
 // that the next line starts with one: NUL bytes at a line's start are never text.
-std::string without_leading_nuls(std::string line) {
+std::string_view nuls_skipped(std::string_view line) {
   const std::size_t text = line.find_first_not_of('\0');
-  line.erase(0, text == std::string::npos ? line.size() : text);
-  return line;
+  return text == std::string_view::npos ? std::string_view() : line.substr(text);
 }
 
 int crash_line_signal(const std::string& line) {
@@ -326,7 +326,7 @@ std::string MpirunStderr::feed(std::string_view bytes) {
   std::size_t newline;
   while ((newline = partial_.find('\n')) != std::string::npos) {
     const bool had_nul = partial_[0] == '\0';
-    const std::string line = without_leading_nuls(partial_.substr(0, newline));
+    const std::string line(nuls_skipped(std::string_view(partial_).substr(0, newline)));
     partial_.erase(0, newline + 1);
     if (had_nul && line.empty()) continue;  // NUL bytes alone on a line: nothing to say
     if (passing_partial_) {                 // the rest of a line already being passed on
@@ -342,7 +342,7 @@ std::string MpirunStderr::feed(std::string_view bytes) {
   // where the starter only reports in lines (Hydra), one that may be its report or ssh's waits
   // for its end (or flush) too: Hydra writes its lines in pieces. So does the start of PRRTE's
   // setpgid warning, which is dropped whole.
-  if (!passing_partial_) partial_ = without_leading_nuls(partial_);
+  if (!passing_partial_) partial_ = std::string(nuls_skipped(partial_));
   if (!partial_.empty() &&
       (passing_partial_ || (block_.empty() && partial_[0] != '-' &&
                             !(waits_on_failure_ && may_be_starter_report(partial_)) &&
@@ -817,11 +817,6 @@ constexpr std::string_view kOpenMpiFirstLines[] = {
     "An MPI communication peer process has unexpectedly disconnected.  This",
 };
 
-std::string_view nuls_skipped(std::string_view line) {
-  const std::size_t text = line.find_first_not_of('\0');
-  return text == std::string_view::npos ? std::string_view() : line.substr(text);
-}
-
 bool starts_with(std::string_view text, std::string_view start) {
   return text.substr(0, start.size()) == start;
 }
@@ -830,11 +825,6 @@ bool starts_with(std::string_view text, std::string_view start) {
 bool may_start_with(std::string_view partial, std::string_view start) {
   const std::size_t n = std::min(partial.size(), start.size());
   return partial.substr(0, n) == start.substr(0, n);
-}
-
-// A rule: at least 20 of `c` and nothing else (Hydra's has 83 '=', Open MPI's 74 '-').
-bool is_rule_of(std::string_view line, char c) {
-  return line.size() >= 20 && line.find_first_not_of(c) == std::string_view::npos;
 }
 
 // Whether an unfinished line may still become one that begins a block (Hydra's too or not).
@@ -914,7 +904,7 @@ void MpirunStdout::take_line(std::string_view line, std::string& out) {
   };
   switch (state_) {
     case State::kBlank:
-      if (is_rule_of(text, '=')) return hold(State::kEqualsRule);
+      if (is_rule(text, '=')) return hold(State::kEqualsRule);
       break;
     case State::kEqualsRule:
       if (text == kBadTermination) return keep(State::kHydraBlock);
@@ -922,7 +912,7 @@ void MpirunStdout::take_line(std::string_view line, std::string& out) {
     case State::kHydraBlock:
       if (block_lines_ < kMaxBlockLines && starts_with(text, kHydraBlockLine))
         return keep(State::kHydraBlock);
-      if (is_rule_of(text, '=')) return keep(State::kHydraEnd);
+      if (is_rule(text, '=')) return keep(State::kHydraEnd);
       break;
     case State::kHydraEnd:
       if (starts_with(text, kExitString)) return keep(State::kExitString);
@@ -938,7 +928,7 @@ void MpirunStdout::take_line(std::string_view line, std::string& out) {
         if (text == first) return keep(State::kOpenMpiBlock);
       break;
     case State::kOpenMpiBlock:
-      if (block_lines_ < kMaxBlockLines) return keep(is_rule_of(text, '-') ? State::kNone : state_);
+      if (block_lines_ < kMaxBlockLines) return keep(is_rule(text, '-') ? State::kNone : state_);
       break;
     case State::kNone:
       break;
@@ -946,10 +936,10 @@ void MpirunStdout::take_line(std::string_view line, std::string& out) {
   // Not what a block would have next: what was held as its possible beginning goes out, and the
   // line is looked at afresh.
   release(out);
-  if (is_rule_of(text, '-')) return hold(State::kDashRule);
+  if (is_rule(text, '-')) return hold(State::kDashRule);
   if (starter_alone_) {
     if (text.empty()) return hold(State::kBlank);
-    if (is_rule_of(text, '=')) return hold(State::kEqualsRule);
+    if (is_rule(text, '=')) return hold(State::kEqualsRule);
     if (starts_with(text, kExitString)) return keep(State::kExitString);
   }
   out.append(line).push_back('\n');
