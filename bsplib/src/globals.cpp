@@ -1065,7 +1065,12 @@ std::string object_build_id(const dl_phdr_info& object) {
 std::uint64_t object_layout(const dl_phdr_info& object) {
   return layout_hash(object.dlpi_phdr, object.dlpi_phnum, object_build_id(object));
 }
-std::string hex_digits(const std::string& bytes) { return hex(bytes); }
+std::string builds_named(const std::string& own_build_id, const std::string& root_build_id,
+                         const char* otherwise) {
+  const std::string own = hex(own_build_id), root = hex(root_build_id);
+  if (own.empty() || root.empty() || own == root) return otherwise;
+  return "build-id " + own + " here, " + root + " on process 0";
+}
 
 void share_globals(MPI_Comm comm, int root) {
   int nprocs = 1, rank = 0;
@@ -1122,12 +1127,10 @@ void share_globals(MPI_Comm comm, int root) {
   }
   if (marks[0] & 1) {
     const int reporter = lowest_pid_where(other_executable, rank, comm);
-    const std::string root_id =
-        hex(std::string(reinterpret_cast<const char*>(header.build_id), header.build_id_nbytes));
-    const std::string own_id = hex(exe.build_id);
-    const std::string ids = root_id.empty() || own_id.empty() || root_id == own_id
-                                ? std::string("its writable data is laid out differently")
-                                : "build-id " + own_id + " here, " + root_id + " on process 0";
+    const std::string ids = builds_named(
+        exe.build_id,
+        std::string(reinterpret_cast<const char*>(header.build_id), header.build_id_nbytes),
+        "its writable data is laid out differently");
     fail_collective(reporter, "bsp_begin",
                     "this process runs another executable than process 0 (%s), so process 0's "
                     "global variables cannot reach it; start the same program on every process, "

@@ -17,7 +17,9 @@ void share_globals(MPI_Comm comm, int root);
 // hash of that and of its segments' layout. Alike in both, two objects are the same build.
 std::string object_build_id(const dl_phdr_info& object);
 std::uint64_t object_layout(const dl_phdr_info& object);
-// Bytes as lowercase hex digits (build-ids in messages).
-std::string hex_digits(const std::string& bytes);
+// How two builds differ, for a message: "build-id OWN here, ROOT on process 0" where both have
+// a build-id and they differ, else `otherwise`.
+std::string builds_named(const std::string& own_build_id, const std::string& root_build_id,
+                         const char* otherwise);
 
 }  // namespace bspg

@@ -130,13 +130,11 @@ void (*find_part(const PartLocation& where))(void) {
   if (object.found && where.layout != 0 && object.layout != where.layout) {
     // Another build (an MPMD start of two programs): the offset is not the part here, and running
     // what lies there would be running anything.
-    const std::string root_id = hex_digits(
+    const std::string ids = builds_named(
+        object.build_id,
         std::string(reinterpret_cast<const char*>(where.build_id),
-                    std::min<std::size_t>(where.build_id_nbytes, sizeof where.build_id)));
-    const std::string own_id = hex_digits(object.build_id);
-    const std::string ids = root_id.empty() || own_id.empty() || root_id == own_id
-                                ? std::string("its code is laid out differently")
-                                : "build-id " + own_id + " here, " + root_id + " on process 0";
+                    std::min<std::size_t>(where.build_id_nbytes, sizeof where.build_id)),
+        "its code is laid out differently");
     fail("bsp_begin",
          "this process runs another executable than process 0 (%s), so process 0's SPMD part "
          "is not code here; start the same program on every process",
