@@ -17,6 +17,7 @@
 #include "job.hpp"
 #include "profile.hpp"
 #include "runtime.hpp"
+#include "stop_notice.hpp"
 
 using bspg::fail;
 using bspg::g_phase;
@@ -228,6 +229,9 @@ void bsp_begin(int maxprocs) {
     return;
   }
   bspg::set_reporting_pid(member.pid);
+  // Before the first check that can stop the job (the globals'): a process that stops it tells
+  // the others on its machine, which is what ends Open MPI 5's master when a spawned one stops.
+  bspg::know_stop_peers(member.comm);
   bspg::share_globals(member.comm, 0);
   g_runtime = new Runtime(member.comm, member.pid, member.nprocs);
   g_phase = Phase::Inside;

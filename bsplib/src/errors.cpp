@@ -139,6 +139,14 @@ void fail(const char* call, const char* format, ...) {
   stop_job(1);
 }
 
+void fail_alone(const char* call, const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  print_line(call, format, args);
+  va_end(args);
+  stop_job(1);
+}
+
 void fail_collective(int reporter, const char* call, const char* format, ...) {
   if (pid_for_messages() == reporter) {
     va_list args;

@@ -14,6 +14,11 @@ namespace bspg {
 [[noreturn]] void fail(const char* call, const char* format, ...)
     __attribute__((format(printf, 2, 3)));
 
+// A misuse only this process can see (no other reports it, so there is nothing to wait for):
+// the line at once, then stop every process.
+[[noreturn]] void fail_alone(const char* call, const char* format, ...)
+    __attribute__((format(printf, 2, 3)));
+
 // A misuse every process sees at the same collective point (e.g. processes disagree at a sync).
 // Only `reporter` prints; the others wait to be stopped by its abort.
 [[noreturn]] void fail_collective(int reporter, const char* call, const char* format, ...)

@@ -135,10 +135,10 @@ void (*find_part(const PartLocation& where))(void) {
         std::string(reinterpret_cast<const char*>(where.build_id),
                     std::min<std::size_t>(where.build_id_nbytes, sizeof where.build_id)),
         "its code is laid out differently");
-    fail("bsp_begin",
-         "this process runs another executable than process 0 (%s), so process 0's SPMD part "
-         "is not code here; start the same program on every process",
-         ids.c_str());
+    fail_alone("bsp_begin",
+               "this process runs another executable than process 0 (%s), so process 0's SPMD part "
+               "is not code here; start the same program on every process",
+               ids.c_str());
   }
   if (object.found) {
     const std::uintptr_t address = object.base + where.offset;
@@ -147,10 +147,10 @@ void (*find_part(const PartLocation& where))(void) {
     if (check.found == where.object && check.executable)
       return reinterpret_cast<void (*)(void)>(address);
   }
-  fail("bsp_begin",
-       "process 0's SPMD part (object %d, offset 0x%" PRIx64
-       ") is not code of this program here; every process must run the same executable",
-       where.object, where.offset);
+  fail_alone("bsp_begin",
+             "process 0's SPMD part (object %d, offset 0x%" PRIx64
+             ") is not code of this program here; every process must run the same executable",
+             where.object, where.offset);
 }
 
 // Between sections: wait for the next start message, run the SPMD part it names, and come back
@@ -212,9 +212,9 @@ void end_before_begin(int status, void* /*unused*/) {
   if (role == master::Role::Spmd && world_size() > 1) {
     StartMessage got = exchange_in_world({kEnd, 0, {}});
     if (got.kind == kBegin) {
-      set_reporting_pid(world_rank());  // nobody else reports this
-      fail("exit",
-           "the program ended before bsp_begin on this process, but process 0 called bsp_begin");
+      fail_alone(
+          "exit",
+          "the program ended before bsp_begin on this process, but process 0 called bsp_begin");
     }
   }
   MPI_Finalize();

@@ -138,7 +138,6 @@ Runtime::Runtime(MPI_Comm comm_in, int pid_in, int nprocs_in)
   subjob_of_pid = all;
   world->transport.set_sites(all);  // subjobs are sites: reductions between nodes go by them
   subjob_group = split(subjob);
-  know_stop_peers(comm);
   MPI_Barrier(comm);
   start_time = MPI_Wtime();
 }
