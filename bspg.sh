@@ -10,7 +10,9 @@
 # Environment: BSPG_MPI (openmpi or mpich; default: the distribution's default MPI, Open MPI on
 # Debian), BUILD_DIR (default ./build, or ./build-mpich with BSPG_MPI=mpich), JOBS (default: the
 # number of cores), BSPG_TESTS (all, the default, or core: the library's behaviour tests, the local
-# launcher, one grid and one restart scenario; ctest -LE extended).
+# launcher, one grid and one restart scenario; ctest -LE extended), BSPG_TESTS_MAX_PROCS (a test
+# that runs on several process counts, NAME.p1, NAME.p2, ..., runs only on those up to this one;
+# default: all).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 mpi=${BSPG_MPI:-}
@@ -26,6 +28,12 @@ case "$tests" in
   all) test_selection=() ;;
   core) test_selection=(-LE extended) ;;
   *) echo "bspg.sh: BSPG_TESTS='$tests': choose all or core" >&2; exit 2 ;;
+esac
+max_procs=${BSPG_TESTS_MAX_PROCS:-}
+case "$max_procs" in
+  ""|[1-9]) ;;
+  *) echo "bspg.sh: BSPG_TESTS_MAX_PROCS='$max_procs': choose a process count from 1 to 9 (or leave it unset for all)" >&2
+     exit 2 ;;
 esac
 # Tests side by side. Open MPI's processes sleep while they wait (the tests ask it to yield when
 # idle), so most tests leave the cores idle and three per core finish in two thirds of the time;
@@ -86,6 +94,11 @@ case "${1:-}" in
     if [ "$tests" = core ]; then say "running the core tests (ctest -LE extended)"
     else say "running the test suite"; fi
     cd "$build"
+    if [ -n "$max_procs" ]; then
+      say "leaving out the runs on more than $max_procs processes of tests that also run on fewer"
+      fewer=$("$here/tests/fewer_procs.sh" "$max_procs")
+      [ -z "$fewer" ] || test_selection+=(-E "$fewer")
+    fi
     ctest --output-on-failure --timeout 600 -j "$test_jobs" "${test_selection[@]}" && exit 0
     # Many tests start whole MPI jobs side by side on few cores; a starter under that load now
     # and then loses a line or a deadline. A test that failed is run once more, alone: one that

@@ -11,6 +11,8 @@
 #
 # Left out of this run (they run in every other build):
 #   crash.heap.*  AddressSanitizer's allocator catches the double free itself (label unsanitized).
+#   NAME.pN, N>3  runs on four or more processes of a test that also runs on three or fewer take
+#                 the same paths (tests/fewer_procs.sh); tests only on more (beyond_4) still run.
 # Leaks are not reported here: MPI libraries keep what they allocate until exit. The readers of
 # untrusted input are checked for leaks by tests/fuzz/run.sh.
 set -euo pipefail
@@ -45,10 +47,11 @@ export ASAN_OPTIONS="detect_leaks=0:handle_segv=0:handle_sigbus=0:handle_sigfpe=
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$reports/ubsan"
 [ "$(id -u)" -ne 0 ] || export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
-say "running the core tests (ctest -LE 'extended|unsanitized')"
+say "running the core tests (ctest -LE 'extended|unsanitized'), up to 3 processes where a test runs on several"
 cd "$build"
 status=0
-if ! ctest --output-on-failure --timeout 600 -j "$test_jobs" -LE 'extended|unsanitized'; then
+fewer=$("$here/tests/fewer_procs.sh" 3)
+if ! ctest --output-on-failure --timeout 600 -j "$test_jobs" -LE 'extended|unsanitized' ${fewer:+-E "$fewer"}; then
   # As ./bspg.sh test: a few failures under the parallel run are run once more, alone.
   failed=Testing/Temporary/LastTestsFailed.log
   if [ -s "$failed" ] && [ "$(wc -l <"$failed")" -le 5 ]; then
