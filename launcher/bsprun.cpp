@@ -142,9 +142,7 @@ int main(int argc, char** argv) {
   settings.mca = opt.mca;
   settings.exports = opt.exports;
   // Master mode and replays run once, from the start. Their processes learn only the directory:
-  // the library makes the run's id and locks the directory itself, as under a plain mpirun (the
-  // master passes every variable to the processes it spawns in one MPI info value, which Open MPI
-  // limits to 255 bytes).
+  // the library makes the run's id and locks the directory itself, as under a plain mpirun.
   if (opt.nprocs == 0 || !opt.rsl_in.empty()) {
     settings.exports.push_back("BSPG_CHECKPOINT_DIR=" + checkpoint_directory(opt));
     settings.exports.push_back("BSPG_RESUME=0");

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cinttypes>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -23,8 +24,8 @@ namespace {
 
 // Marks the processes a master spawned, in their environment (given with the spawn only).
 // Its value, AVAILABLE:STAYS, tells them the processes the master has (bsp_nprocs() before
-// bsp_begin) and whether they wait between sections (1) or end at bsp_end (0). Short: Open MPI 4
-// takes at most 255 bytes of environment for the spawned processes.
+// bsp_begin) and whether they wait between sections (1) or end at bsp_end (0). Short: Open MPI
+// takes at most 255 bytes of environment with a spawn (see read_after_join).
 constexpr const char* kSpawnedMark = "BSPG_SPAWNED_BY_MASTER";
 // The spawn info key of the spawned processes' environment (NAME=VALUE lines): Open MPI 5 renamed
 // it, and warns about the old name.
@@ -65,6 +66,50 @@ void tell_master(int word) { MPI_Send(&word, 1, MPI_INT, 0, kJoinTag, link); }
 void tell_master_stopping(int) {
   set_before_abort(nullptr);
   tell_master(kStopping);
+}
+
+// After the join the master sends each process it spawned the variables it reads only from then
+// on (read_after_join): a length (8 bytes), then NAME=VALUE lines.
+constexpr int kLateEnvironmentTag = 0x6a6f;
+
+// Whether a spawned process reads this NAME=VALUE only once it joined the section (bspg's own
+// settings: profile and checkpoint paths, subjobs, ...). Those come over the spawn's
+// intercommunicator, which no length binds, where the spawn's environment holds at most 255 bytes
+// (Open MPI's limit for an info value), which one long path alone would fill. What the program or
+// the MPI may read at start (the user's and the MPI's variables) and what bspg reads when MPI
+// starts come with the spawn.
+bool read_after_join(const std::string& assignment) {
+  if (assignment.rfind("BSPG_", 0) != 0) return false;
+  for (const char* early : {"BSPG_SPAWNED_BY_MASTER=", "BSPG_SPMD_PART=", "BSPG_EXIT_NOTES="})
+    if (assignment.rfind(early, 0) == 0) return false;
+  return true;
+}
+
+void send_late_environment(const std::string& text, int to) {
+  const std::uint64_t length = text.size();
+  MPI_Send(&length, 1, MPI_UINT64_T, to, kLateEnvironmentTag, link);
+  MPI_Send(text.data(), static_cast<int>(text.size()), MPI_CHAR, to, kLateEnvironmentTag, link);
+}
+
+// A spawned process, once it said it joins: the master's variables for it, set here.
+void receive_late_environment() {
+  std::uint64_t length = 0;
+  MPI_Request request;
+  MPI_Irecv(&length, 1, MPI_UINT64_T, 0, kLateEnvironmentTag, link, &request);
+  int which = 0;
+  wait_any_idle(1, &request, &which);  // the master sends once every spawned process is there
+  std::string text(length, '\0');
+  MPI_Recv(text.data(), static_cast<int>(length), MPI_CHAR, 0, kLateEnvironmentTag, link,
+           MPI_STATUS_IGNORE);
+  for (std::size_t at = 0; at < text.size();) {
+    std::size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(at, end - at);
+    const std::size_t equals = line.find('=');
+    if (equals != std::string::npos && equals > 0)
+      setenv(line.substr(0, equals).c_str(), line.substr(equals + 1).c_str(), 1);
+    at = end + 1;
+  }
 }
 
 // The master: waits idly until every spawned process said it joins; stops when one says it stops
@@ -289,13 +334,24 @@ std::string sizes_text(const Plan& plan) {
   return sizes;
 }
 
-std::string environment_for(int subjob, const Plan& plan) {
-  const std::string sizes = sizes_text(plan);
-  std::string text = std::string(kSpawnedMark) + "=" + std::to_string(settings.available) +
-                     (pool_stays() ? ":1" : ":0") + "\nBSPG_SUBJOB=" + std::to_string(subjob) +
-                     "\nBSPG_NSUBJOBS=" + std::to_string(plan.sizes.size()) +
-                     "\nBSPG_SUBJOB_SIZES=" + sizes;
-  for (const std::string& variable : settings.passed_on) text += "\n" + variable;
+// The spawned processes' environment: what comes with the spawn, and what after the join.
+struct SpawnEnvironment {
+  std::string at_spawn;
+  std::string after_join;
+};
+
+SpawnEnvironment environment_for(int subjob, const Plan& plan) {
+  SpawnEnvironment environment;
+  // The subjob's variables are the program's to read from its start (bsprun(1)), and short.
+  std::string& text = environment.at_spawn;
+  text = std::string(kSpawnedMark) + "=" + std::to_string(settings.available) +
+         (pool_stays() ? ":1" : ":0") + "\nBSPG_SUBJOB=" + std::to_string(subjob) +
+         "\nBSPG_NSUBJOBS=" + std::to_string(plan.sizes.size()) +
+         "\nBSPG_SUBJOB_SIZES=" + sizes_text(plan);
+  for (const std::string& variable : settings.passed_on) {
+    std::string& part = read_after_join(variable) ? environment.after_join : text;
+    part += (part.empty() ? "" : "\n") + variable;
+  }
   // The spawned processes wait between sections (a later one, named with bsp_init, reuses them:
   // Open MPI 4 hangs in communicators over more spawns than a few). Where bsp_init named the part,
   // they run that part and never main (but MulticoreBSP's C++ begin: main up to their first).
@@ -307,7 +363,7 @@ std::string environment_for(int subjob, const Plan& plan) {
     std::snprintf(part, sizeof part, "%d:%" PRIx64, where.object, where.offset);
     text += "\nBSPG_SPMD_PART=" + std::string(part);
   }
-  return text;
+  return environment;
 }
 
 // The MPI's error text on one line: its first (MPICH adds a stack of calls on the next ones).
@@ -324,8 +380,9 @@ std::string error_text(int code) {
 }
 
 // Starts the processes of `plan` (count of them), collectively over `parents` (the master is its
-// rank 0), and returns the intercommunicator to them.
-MPI_Comm spawn(const Plan& plan, int count, MPI_Comm parents) {
+// rank 0), and returns the intercommunicator to them; `late` gets each one's variables for after
+// the join, in the order of their ranks.
+MPI_Comm spawn(const Plan& plan, int count, MPI_Comm parents, std::vector<std::string>& late) {
   const int nprocs = count + 1;
   std::vector<std::string> command = own_command_line();
   if (command.empty())
@@ -347,14 +404,15 @@ MPI_Comm spawn(const Plan& plan, int count, MPI_Comm parents) {
     MPI_Info_create(&info);
     if (!app.hosts.empty()) MPI_Info_set(info, "host", app.hosts.c_str());
     MPI_Info_set(info, "wdir", directory);
-    const std::string environment = environment_for(app.subjob, plan);
-    if (environment.size() >= MPI_MAX_INFO_VAL)
+    const SpawnEnvironment environment = environment_for(app.subjob, plan);
+    if (environment.at_spawn.size() >= MPI_MAX_INFO_VAL)
       fail("bsp_begin",
-           "the environment the spawned processes need (%zu bytes: the -x variables, OMPI_MCA_* "
-           "and bspg's own) is longer than this MPI's limit for an info value (%d bytes); pass "
-           "fewer or shorter variables",
-           environment.size(), MPI_MAX_INFO_VAL - 1);
-    MPI_Info_set(info, kEnvironmentKey, environment.c_str());
+           "the environment the spawned processes need at their start (%zu bytes: the -x "
+           "variables and OMPI_MCA_*) is longer than this MPI's limit for an info value (%d "
+           "bytes); pass fewer or shorter variables",
+           environment.at_spawn.size(), MPI_MAX_INFO_VAL - 1);
+    MPI_Info_set(info, kEnvironmentKey, environment.at_spawn.c_str());
+    late.insert(late.end(), static_cast<std::size_t>(app.count), environment.after_join);
     commands.push_back(command[0].data());
     argvs.push_back(arguments.data());
     counts.push_back(app.count);
@@ -469,8 +527,11 @@ Membership join(int maxprocs, const StartMessage* received) {
     } else {
       if (nprocs > have) {
         MPI_Comm parents = pool_comm == MPI_COMM_NULL ? MPI_COMM_SELF : pool_comm;
-        link = spawn(plan, nprocs - have, parents);
+        std::vector<std::string> late;
+        link = spawn(plan, nprocs - have, parents, late);
         await_spawned(nprocs - have, have);
+        for (std::size_t r = 0; r < late.size(); ++r)
+          send_late_environment(late[r], static_cast<int>(r));
         MPI_Comm children = link;
         link = MPI_COMM_NULL;
         grow_pool(children);
@@ -481,6 +542,7 @@ Membership join(int maxprocs, const StartMessage* received) {
     // Spawned for this section: all of this spawn take part.
     set_before_abort(nullptr);
     tell_master(kJoining);
+    receive_late_environment();
     MPI_Intercomm_merge(link, 1, &pool_comm);      // high: after the master and those waiting
     if (pool_stays()) MPI_Comm_disconnect(&link);  // see grow_pool
     MPI_Comm_split(pool_comm, 0, rank_in(pool_comm), &joined);
