@@ -149,11 +149,12 @@ void profiled_sync(Runtime& rt, bspg::profile::SyncKind kind, SyncFunction&& syn
   bspg::Profiler* profiler = bspg::g_profiler;
   if (__builtin_expect(profiler == nullptr, 1)) return sync();
   const double call_s = profiler->now();
+  const std::uint64_t superstep = rt.world_syncs;  // the number of the one this sync ends
   sync();
   if (group == nullptr || group == rt.world)
-    profiler->record_sync(kind, -1, -1, rt.nprocs, call_s);
+    profiler->record_sync(kind, -1, -1, rt.nprocs, call_s, superstep);
   else
-    profiler->record_sync(kind, handle, group->members.front(), group->size(), call_s);
+    profiler->record_sync(kind, handle, group->members.front(), group->size(), call_s, superstep);
 }
 
 // bsp_end's work, also for a program that ends without it (ended_by_exit): the last superstep's
@@ -452,11 +453,13 @@ void bspg_persist(void* addr, size_t nbytes) {
 }
 
 int bspg_resume(void) {
-  bspg::Checkpoints& checkpoints = spmd("bspg_resume").checkpointing();
+  Runtime& rt = spmd("bspg_resume");
+  bspg::Checkpoints& checkpoints = rt.checkpointing();
   const int from = checkpoints.resume();
-  // A restarted attempt's profile numbers its supersteps on from the checkpoint's.
-  if (from > 0 && bspg::g_profiler != nullptr)
-    bspg::g_profiler->continue_at(checkpoints.restored_supersteps());
+  // A restarted attempt's profile numbers its supersteps on from the checkpoint's (which the
+  // runtime's count now holds; a checkpoint of format 2 does not say).
+  if (from > 0 && bspg::g_profiler != nullptr && checkpoints.restored_supersteps() > 0)
+    bspg::g_profiler->continue_at(rt.world_syncs);
   return from;
 }
 

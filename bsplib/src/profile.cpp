@@ -216,14 +216,11 @@ char* Profiler::grow(std::size_t n) {
 
 void Profiler::continue_at(std::uint64_t supersteps) {
   if (supersteps == 0) return;
-  // Never back: the syncs before bspg_resume, which set the program up again, keep their numbers.
-  if (supersteps > superstep_) {
-    superstep_ = supersteps;
-    for (std::uint32_t& s : group_steps_) s = 0;
-  }
+  // A checkpoint is taken at a world sync: the groups' syncs count from there again.
+  for (std::uint32_t& s : group_steps_) s = 0;
   if (used_ < sizeof(profile::FileHeader)) return;  // no header was written
   // Through the descriptor: the mapped window may have moved past the header.
-  const std::uint64_t first = superstep_;
+  const std::uint64_t first = supersteps;
   if (pwrite(fd_, &first, sizeof first, offsetof(profile::FileHeader, first_superstep)) !=
       static_cast<ssize_t>(sizeof first))
     std::fprintf(stderr, "bspg: process %d: profile: cannot write the first superstep: %s\n", pid_,
@@ -231,12 +228,12 @@ void Profiler::continue_at(std::uint64_t supersteps) {
 }
 
 void Profiler::record_sync(profile::SyncKind kind, int group, int group_first, int group_size,
-                           double call_s) {
+                           double call_s, std::uint64_t superstep) {
   profile::SyncRecord record{};
   record.kind = static_cast<std::uint32_t>(kind);
   record.group = group;
   record.group_first = group_first;
-  record.superstep = superstep_;
+  record.superstep = superstep;
   if (group >= 0) {
     if (group_steps_.size() <= static_cast<std::size_t>(group))
       group_steps_.resize(static_cast<std::size_t>(group) + 1);
@@ -272,10 +269,8 @@ void Profiler::record_sync(profile::SyncKind kind, int group, int group_first, i
     std::memcpy(record_at + offsetof(profile::SyncRecord, kind), &kind_value, sizeof kind_value);
     used_ = window_start_ + static_cast<std::size_t>(at - map_);
   }
-  if (group < 0) {
-    ++superstep_;
+  if (group < 0)
     for (std::uint32_t& s : group_steps_) s = 0;
-  }
 }
 
 }  // namespace bspg

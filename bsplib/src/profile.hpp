@@ -57,11 +57,12 @@ class Profiler {
     clock_gettime(CLOCK_MONOTONIC, &t);
     return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
   }
-  // group: its handle and lowest pid, or -1 and -1 for the world.
+  // group: its handle and lowest pid, or -1 and -1 for the world. superstep: the world syncs
+  // that had ended before this sync began (the runtime counts them: Runtime::world_syncs).
   void record_sync(profile::SyncKind kind, int group, int group_first, int group_size,
-                   double call_s);
-  // After bspg_resume restored a checkpoint taken when `supersteps` world syncs had ended (0:
-  // unknown): the next world sync has that number, and the file's header says so, so that the
+                   double call_s, std::uint64_t superstep);
+  // After bspg_resume restored a checkpoint: the next world sync is number `supersteps` (the
+  // runtime's count, continued from the checkpoint's), and the file's header says so, so that the
   // attempts of a restarted job number their supersteps on one axis.
   void continue_at(std::uint64_t supersteps);
 
@@ -95,7 +96,6 @@ class Profiler {
   std::size_t window_bytes_ = 0;
   std::size_t file_bytes_ = 0;               // the file's length: space reserved ahead of used_
   std::size_t used_ = 0;                     // bytes of records written
-  std::uint64_t superstep_ = 0;              // world syncs so far
   std::vector<std::uint32_t> group_steps_;   // per group handle: group syncs since the world's
   std::vector<profile::PeerCount> counts_;   // per pid, this superstep
   std::vector<unsigned char> touched_flag_;  // per pid
