@@ -12,6 +12,7 @@
 #include "checkpoints.h"
 #include "cleanup.h"
 #include "grid.h"
+#include "help.h"
 #include "localhost.h"
 #include "mpistart.h"
 #include "options.h"
@@ -114,11 +115,12 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   if (opt.help) {
-    std::cout << help_text();
+    std::cout << (opt.help_topic.empty() ? short_help_text() : *help_topic_text(opt.help_topic));
     return 0;
   }
   if (opt.version) {
-    std::cout << "bsprun (bspg) " << BSPG_VERSION << "\n";
+    const Mpi& mpi = configured_mpi();
+    std::cout << version_text(mpi.name(), find_mpirun());
     return 0;
   }
 

@@ -2,6 +2,7 @@
 // program's own options are never touched.
 #include "options.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -9,8 +10,10 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <vector>
 
 #include "checkpoints.h"
+#include "help.h"
 #include "untrusted.h"
 
 namespace bspg::launcher {
@@ -61,6 +64,44 @@ double parse_seconds(const std::string& text, const std::string& option, double 
     throw UsageError(option + " is at most " + buf + " seconds, not '" + text + "'");
   }
   return *value;
+}
+
+// Edits (insertions, deletions, replacements) that turn a into b.
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// "unknown option 'X'", with the option meant where one is close: a typo (a third of the
+// letters at most) or the start of exactly one option's name.
+std::string unknown_option(const std::string& arg, const std::string& name,
+                           const std::vector<std::string>& known) {
+  std::string best;
+  std::size_t best_distance = std::max<std::size_t>(1, name.size() / 3) + 1;
+  std::vector<std::string> starting;
+  for (const std::string& option : known) {
+    if (option.size() > 2 && name.size() > 3 && option.rfind(name, 0) == 0)
+      starting.push_back(option);
+    const std::size_t distance = edit_distance(name, option);
+    if (distance < best_distance) {
+      best_distance = distance;
+      best = option;
+    }
+  }
+  if (best.empty() && starting.size() == 1) best = starting.front();
+  std::string text = "unknown option '" + arg + "'";
+  if (!best.empty()) text += "; did you mean " + best + "?";
+  return text;
 }
 
 // What --restarts, --resume, --migrate-load and --host-timeout need (after the other checks).
@@ -172,8 +213,6 @@ Options parse_options(int argc, char** argv) {
       {"--accept-unknown-host-keys", &opt.accept_unknown_host_keys},
       {"-v", &opt.verbose},
       {"--verbose", &opt.verbose},
-      {"-h", &opt.help},
-      {"--help", &opt.help},
       {"-V", &opt.version},
       {"--version", &opt.version},
   };
@@ -187,6 +226,18 @@ Options parse_options(int argc, char** argv) {
     }
     if (arg.size() < 2 || arg[0] != '-') break;  // the program (or a lone "-")
 
+    // --help TOPIC, --help=TOPIC: a part of the manual.
+    if (arg == "-h" || arg == "--help" || arg.rfind("--help=", 0) == 0) {
+      opt.help = true;
+      if (arg.size() > 7)
+        opt.help_topic = arg.substr(7);
+      else if (i + 1 < argc && argv[i + 1][0] != '-')
+        opt.help_topic = argv[++i];
+      if (!opt.help_topic.empty() && !help_topic_text(opt.help_topic))
+        throw UsageError("--help takes a topic: " + help_topics() + " or all; not '" +
+                         opt.help_topic + "'");
+      continue;
+    }
     if (auto flag = flags.find(arg); flag != flags.end()) {
       *flag->second = true;
       continue;
@@ -218,7 +269,10 @@ Options parse_options(int argc, char** argv) {
     auto setter = with_value.find(name);
     if (setter == with_value.end()) {
       if (flags.count(name)) throw UsageError("option " + name + " takes no value");
-      throw UsageError("unknown option '" + arg + "'");
+      std::vector<std::string> known = {"--mca", "--help"};
+      for (const auto& [option, set] : flags) known.push_back(option);
+      for (const auto& [option, set] : with_value) known.push_back(option);
+      throw UsageError(unknown_option(arg, name, known));
     }
     if (!have_value) {
       if (i + 1 >= argc) throw UsageError("option " + name + " needs a value");

@@ -35,6 +35,7 @@ struct Options {
   bool tag_output = false;
   std::string profile_dir;  // --profile DIR: superstep profile of the job (bspprof)  // --tag-output: each process's lines start with "[pid] "
   bool help = false;
+  std::string help_topic;  // --help TOPIC ("": the one-screen summary)
   bool version = false;
   // Checkpoints and restarts (see restart.h).
   int restarts = 0;                  // --restarts N: restarts after a lost process or host

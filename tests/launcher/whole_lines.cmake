@@ -53,4 +53,4 @@ if(BSPG_MPI_FAMILY STREQUAL openmpi AND BSPG_MPI_MAJOR EQUAL 4)
 endif()
 # The manual says how output is passed on, and what --tag-output does.
 bsprun_test(help_output --out "^    Output\\. The starter forwards each process's output in pieces"
-  --out "^    --tag-output$" --out "with \"\\[PID\\] \", its$" --timeout 20 -- ${BSPRUN} --help)
+  --out "^    --tag-output$" --out "with \"\\[PID\\] \", its$" --timeout 20 -- ${BSPRUN} --help all)

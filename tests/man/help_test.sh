@@ -8,10 +8,10 @@ shift 4
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failed=0
-"$bsprun" --help >"$tmp/help" || { echo "FAIL: bsprun --help exits $?"; exit 1; }
+"$bsprun" --help all >"$tmp/help" || { echo "FAIL: bsprun --help all exits $?"; exit 1; }
 "$mangen" text "$@" "$page" >"$tmp/page"
 if ! cmp -s "$tmp/page" "$tmp/help"; then
-  echo "FAIL: bsprun --help differs from the text of $page (< page, > --help):"
+  echo "FAIL: bsprun --help all differs from the text of $page (< page, > --help all):"
   diff "$tmp/page" "$tmp/help" | head -n 40 || true
   failed=1
 fi
@@ -24,7 +24,7 @@ count=$(wc -l <"$tmp/options")
 [ "$count" -ge 20 ] || { echo "FAIL: found only $count options in $options: has parse_options changed shape?"; exit 1; }
 while read -r option; do
   grep -qE -- "(^|[^-a-zA-Z0-9])$option([^-a-zA-Z0-9]|\$)" "$tmp/help" ||
-    { echo "FAIL: bsprun --help does not mention $option"; failed=1; }
+    { echo "FAIL: bsprun --help all does not mention $option"; failed=1; }
 done <"$tmp/options"
 [ "$failed" -eq 0 ] || exit 1
-echo "PASS: bsprun --help is $page, and names all $count options"
+echo "PASS: bsprun --help all is $page, and names all $count options"
