@@ -349,6 +349,15 @@ ProgramProblem program_problem(const Allocation& allocation, const std::string& 
   }
 }
 
+std::string hosts_beyond_their_cores(const Allocation& allocation) {
+  std::string hosts;
+  for (const HostChoice& c : allocation.candidates)
+    if (c.probe.cores > 0 && c.count > c.probe.cores)
+      hosts += (hosts.empty() ? "" : ", ") + c.probe.host.name + " (" + std::to_string(c.count) +
+               " on " + std::to_string(c.probe.cores) + " cores)";
+  return hosts;
+}
+
 std::string format_probe_table(const Allocation& allocation) {
   std::vector<hosts::ProbeResult> probes;
   std::vector<std::string> status;

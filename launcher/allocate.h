@@ -91,6 +91,10 @@ struct ProgramProblem {
 };
 ProgramProblem program_problem(const Allocation& allocation, const std::string& program);
 
+// "" or one line naming the chosen hosts that run more processes than they have cores (whatever
+// their slots), as "emu1 (4 on 2 cores), emu2 (3 on 2 cores)".
+std::string hosts_beyond_their_cores(const Allocation& allocation);
+
 // The probe table for stderr: one line per candidate in host file order with host, address,
 // cores, load, free memory and the chosen count, or why it was not used (hosts' answers are
 // shown escaped: untrusted::printable).

@@ -35,10 +35,23 @@ int fail(int status, const std::string& message) {
   return status;
 }
 
+// More processes than cores take turns on them, and a BSP program goes at its slowest
+// process's pace: said once (hwloc's cores, not hardware threads).
+void say_if_beyond_the_cores(const Options& opt) {
+  const int cores = local_core_count();
+  const int processes = opt.nprocs > 0 ? opt.nprocs : opt.max_procs;
+  if (opt.quiet || processes <= cores) return;
+  say(std::string(opt.nprocs > 0 ? "" : "up to ") + std::to_string(processes) +
+      " processes on this machine's " + std::to_string(cores) + " core" + (cores == 1 ? "" : "s") +
+      ": they take turns on the cores, and every superstep waits for the slowest (--quiet "
+      "leaves this out)");
+}
+
 int run_local(const Options& opt, const MpiSettings& settings) {
   ResolvedProgram prog = resolve_program(opt.program);
   if (prog.problem == ResolvedProgram::kNotFound) return fail(kExitNotFound, prog.message);
   if (prog.problem != ResolvedProgram::kNone) return fail(kExitNotExecutable, prog.message);
+  say_if_beyond_the_cores(opt);
   if (opt.nprocs == 0) {
     // Master mode: the master alone; its bsp_begin spawns the others here (oversubscribing
     // beyond the cores only when --max-procs asks for more).

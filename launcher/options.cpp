@@ -211,6 +211,8 @@ Options parse_options(int argc, char** argv) {
       {"--stage", &opt.stage},
       {"--tag-output", &opt.tag_output},
       {"--accept-unknown-host-keys", &opt.accept_unknown_host_keys},
+      {"-q", &opt.quiet},
+      {"--quiet", &opt.quiet},
       {"-v", &opt.verbose},
       {"--verbose", &opt.verbose},
       {"-V", &opt.version},

@@ -32,6 +32,7 @@ struct Options {
   bool stage = false;
   double time_limit_s = 0;  // 0 = none
   bool verbose = false;
+  bool quiet = false;  // no notice of more processes than cores
   bool tag_output = false;
   std::string profile_dir;  // --profile DIR: superstep profile of the job (bspprof)  // --tag-output: each process's lines start with "[pid] "
   bool help = false;

@@ -386,3 +386,15 @@ TEST(ProbeTable, ShowsTheShortestRoundTripBetweenSitesEitherWay) {
             std::string::npos)
       << table;
 }
+
+TEST(Allocate, HostsBeyondTheirCoresAreNamedWhateverTheirSlots) {
+  // Slots above the cores (a host file's choice): the processes placed beyond the cores are named.
+  auto a = allocate({host("emu1", 2, 0.0, 4'000'000, 4), host("emu2", 2, 0.0, 4'000'000, 3),
+                     host("emu3", 4, 0.0, 4'000'000, 4)},
+                    9);
+  EXPECT_EQ(counts(a), (std::map<std::string, int>{{"emu1", 3}, {"emu2", 2}, {"emu3", 4}}));
+  EXPECT_EQ(hosts_beyond_their_cores(a), "emu1 (3 on 2 cores)");
+  // Within the cores everywhere: nothing to say.
+  EXPECT_EQ(hosts_beyond_their_cores(allocate({host("emu1", 2, 0.0), host("emu2", 2, 1.0)}, 3)),
+            "");
+}

@@ -14,7 +14,8 @@ tagged=0
 for o in "$@"; do [ "$o" = --tag-output ] && tagged=1; done
 out=$(mktemp) err=$(mktemp)
 trap 'rm -f "$out" "$err"' EXIT
-timeout --kill-after=5 -s TERM 150 "$bsprun" "$@" "$prog" "$procs" >"$out" 2>"$err" </dev/null
+# --quiet: stderr holds the program's lines only (no notice of more processes than cores).
+timeout --kill-after=5 -s TERM 150 "$bsprun" --quiet "$@" "$prog" "$procs" >"$out" 2>"$err" </dev/null
 status=$?
 fail=0
 [ $status -eq 0 ] || { echo "FAIL: bsprun exited with $status"; fail=1; }
