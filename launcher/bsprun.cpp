@@ -156,6 +156,7 @@ int main(int argc, char** argv) {
   settings.environment = current_environment();
   settings.mca = opt.mca;
   settings.exports = opt.exports;
+  settings.starter_args = opt.starter_args;
   // Master mode and replays run once, from the start. Their processes learn only the directory:
   // the library makes the run's id and locks the directory itself, as under a plain mpirun.
   if (opt.nprocs == 0 || !opt.rsl_in.empty()) {

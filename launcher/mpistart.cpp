@@ -55,6 +55,7 @@ std::vector<std::string> local_mpirun_argv(const MpiSettings& settings, int npro
   std::vector<std::string> argv;
   mpi.start(argv, settings);
   if (oversubscribe) mpi.oversubscribe(argv);
+  argv.insert(argv.end(), settings.starter_args.begin(), settings.starter_args.end());
   // One subjob holding everything: set explicitly so a stale value in the caller's
   // environment cannot mislead the library.
   mpi.set_variable(argv, "BSPG_SUBJOB", "0");
@@ -138,6 +139,7 @@ std::vector<std::string> subjobs_argv(const MpiSettings& settings,
   }
   else
     mpi.over_ssh(argv, ssh_config);
+  argv.insert(argv.end(), settings.starter_args.begin(), settings.starter_args.end());
 
   std::string sizes;
   for (const auto& sj : subjobs) sizes += (sizes.empty() ? "" : ",") + std::to_string(sj.count);

@@ -22,6 +22,7 @@ struct MpiSettings {
   std::map<std::string, std::string> environment;        // bsprun's environment (MPI parameters)
   std::vector<std::pair<std::string, std::string>> mca;  // user's --mca KEY VALUE
   std::vector<std::string> exports;                      // user's -x NAME[=VALUE]
+  std::vector<std::string> starter_args;  // user's --mpirun-arg ARGs, after bsprun's options
   bool verbose = false;
   // Grid path: exported to every process as BSPG_JOB_MARKER (remote_stop.h).
   std::string job_marker;

@@ -104,6 +104,40 @@ std::string unknown_option(const std::string& arg, const std::string& name,
   return text;
 }
 
+// --mpirun-arg ARG (after `before`, the ones given so far): refused where the starter would take
+// from bsprun what it sets itself. Open MPI's and MPICH's spellings alike: bsprun's own MPI may
+// be either, and a refusal should not depend on which.
+void check_starter_arg(const std::vector<std::string>& before, const std::string& arg) {
+  const std::string word = arg.substr(0, arg.find('='));
+  const auto is_one_of = [&](std::initializer_list<const char*> words) {
+    return std::any_of(words.begin(), words.end(), [&](const char* w) { return word == w; });
+  };
+  std::string why;
+  if (is_one_of({"-np", "--np", "-n", "--n", "-c", "-N", "--npernode", "-npernode", "-ppn",
+                 "--ppn", "-npes"}))
+    why = "the process count is bsprun's (-p N, or --max-procs N in master mode)";
+  else if (is_one_of({"-H", "-host", "--host", "-hosts", "--hosts", "-hostfile", "--hostfile",
+                      "-machinefile", "--machinefile", "-machine", "-f", "--default-hostfile",
+                      "-rf", "--rankfile", "-configfile", "--app"}))
+    why = "the hosts are bsprun's (--hostfile FILE, --rsl FILE, or the Slurm allocation)";
+  else if (is_one_of({"--launch-agent", "-launcher", "--launcher", "-launcher-exec",
+                      "--launcher-exec", "-bootstrap", "-bootstrap-exec", "-rsh"}))
+    why = "bsprun chooses how the starter reaches the hosts (its own ssh configuration)";
+  else if (arg == ":")
+    why = "':' would start another program (an MPMD start) after bsprun's";
+  const bool after_mca =
+      !before.empty() && (before.back() == "--mca" || before.back() == "-mca" ||
+                          before.back() == "--gmca" || before.back() == "-gmca" ||
+                          before.back() == "--omca" || before.back() == "--prtemca" ||
+                          before.back() == "--pmixmca");
+  if (why.empty() && after_mca &&
+      (arg == "osc" || arg.find("rsh_agent") != std::string::npos ||
+       arg.find("ssh_agent") != std::string::npos))
+    why = arg == "osc" ? "bsprun chooses the one-sided components (its own --mca osc VALUE wins)"
+                       : "bsprun chooses how the starter reaches the hosts (its own ssh configuration)";
+  if (!why.empty()) throw UsageError("--mpirun-arg '" + arg + "' is refused: " + why);
+}
+
 // What --restarts, --resume, --migrate-load and --host-timeout need (after the other checks).
 void check_checkpoint_options(const Options& opt) {
   const char* restarting = opt.resume             ? "--resume"
@@ -170,6 +204,11 @@ Options parse_options(int argc, char** argv) {
                             (name == "BSPG_RESUME" ? "--resume" : "--checkpoint-dir DIR") +
                             " instead of -x");
          opt.exports.push_back(v);
+       }},
+      {"--mpirun-arg",
+       [&](auto&, auto& v) {
+         check_starter_arg(opt.starter_args, v);
+         opt.starter_args.push_back(v);
        }},
       {"--restarts", [&](auto& n, auto& v) { opt.restarts = parse_count(v, n, 1000); }},
       {"--host-timeout",

@@ -51,6 +51,7 @@ struct Options {
   bool clean_up = false;             // --clean-up: end what a job (--job-id) left behind
   double migrate_load = 0;           // --migrate-load X; 0: off
   std::vector<std::string> exports;  // -x NAME[=VALUE]
+  std::vector<std::string> starter_args;  // --mpirun-arg ARG, for the MPI's starter
   std::vector<std::pair<std::string, std::string>> mca;  // --mca KEY VALUE
   std::string program;                                   // first non-option
   std::vector<std::string> program_args;                 // everything after it, untouched

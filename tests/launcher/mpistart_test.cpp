@@ -546,3 +546,53 @@ TEST(MpiHostNames, UnderscoreRefusedOnlyByOpenMpi4) {
   EXPECT_EQ(mpi_of(MpiFamily::kOpenMpi5).host_name_refused("node_1"), "");
   EXPECT_EQ(mpi_of(MpiFamily::kMpich).host_name_refused("node_1"), "");
 }
+
+// --mpirun-arg: the user's words reach the starter after bsprun's own options and before the
+// processes, on the local and the grid path, for Open MPI and MPICH alike.
+TEST(StarterArgs, ReachTheStarterBeforeTheProcesses) {
+  for (MpiFamily family : {MpiFamily::kOpenMpi4, MpiFamily::kOpenMpi5, MpiFamily::kMpich}) {
+    MpiSettings s;
+    s.mpi = &mpi_of(family);
+    s.mpirun = "starter";
+    s.starter_args = {"--display-map", "-x", "A=1"};
+    const Argv local = local_mpirun_argv(s, 2, true, "/p", {"--display-map"});
+    const long at = find_seq(local, {"--display-map", "-x", "A=1"});
+    EXPECT_GT(at, 0) << s.mpi->name();
+    EXPECT_LT(at, find_seq(local, {"/p"})) << s.mpi->name();
+    const Argv grid = grid_mpirun_argv(s, {subjob("emu1", 1), subjob("emu2", 1)}, "/tmp/cfg");
+    const long grid_at = find_seq(grid, {"--display-map", "-x", "A=1"});
+    EXPECT_GT(grid_at, 0) << s.mpi->name();
+    EXPECT_LT(grid_at, find_seq(grid, {"/opt/prog"})) << s.mpi->name();
+  }
+}
+
+TEST(StarterArgs, WhatBsprunSetsIsRefusedInOneLine) {
+  EXPECT_EQ(message({"-p", "2", "--mpirun-arg", "--display-map", "--mpirun-arg=-x",
+                     "--mpirun-arg", "A=1", "./prog"}),
+            "no error");
+  EXPECT_EQ(parse({"--mpirun-arg", "--display-map", "--mpirun-arg=-v", "./prog"}).starter_args,
+            (Argv{"--display-map", "-v"}));
+  EXPECT_EQ(message({"-p", "2", "--mpirun-arg", "-np", "./prog"}),
+            "--mpirun-arg '-np' is refused: the process count is bsprun's (-p N, or --max-procs N "
+            "in master mode)");
+  EXPECT_EQ(message({"-p", "2", "--mpirun-arg", "--host=a,b", "./prog"}),
+            "--mpirun-arg '--host=a,b' is refused: the hosts are bsprun's (--hostfile FILE, "
+            "--rsl FILE, or the Slurm allocation)");
+  EXPECT_EQ(message({"-p", "2", "--mpirun-arg", "-launcher", "./prog"}),
+            "--mpirun-arg '-launcher' is refused: bsprun chooses how the starter reaches the hosts "
+            "(its own ssh configuration)");
+  EXPECT_EQ(message({"-p", "2", "--mpirun-arg", "--mca", "--mpirun-arg", "osc", "./prog"}),
+            "--mpirun-arg 'osc' is refused: bsprun chooses the one-sided components (its own --mca "
+            "osc VALUE wins)");
+  EXPECT_EQ(
+      message({"-p", "2", "--mpirun-arg", "--mca", "--mpirun-arg", "plm_rsh_agent", "./prog"}),
+      "--mpirun-arg 'plm_rsh_agent' is refused: bsprun chooses how the starter reaches the hosts "
+      "(its own ssh configuration)");
+  EXPECT_EQ(message({"-p", "2", "--mpirun-arg", ":", "./prog"}),
+            "--mpirun-arg ':' is refused: ':' would start another program (an MPMD start) after "
+            "bsprun's");
+  // Other MCA parameters pass.
+  EXPECT_EQ(message({"-p", "2", "--mpirun-arg", "--mca", "--mpirun-arg", "btl", "--mpirun-arg",
+                     "self,tcp", "./prog"}),
+            "no error");
+}
