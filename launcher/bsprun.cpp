@@ -166,9 +166,13 @@ int main(int argc, char** argv) {
   settings.verbose = opt.verbose;
 
   int status = 0;
-  if (!opt.dry_run)
+  if (opt.show) {
+    show_commands_only();
+    show_profile(opt, settings.exports);
+  } else if (!opt.dry_run) {
     if (const std::string why = prepare_profile(opt, settings.exports); !why.empty())
       return fail(kExitLaunchFailed, why);
+  }
   try {
     settings.output = separate_output(opt, *settings.mpi);
     set_job_output({settings.output, opt.tag_output});

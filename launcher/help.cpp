@@ -84,6 +84,7 @@ std::string short_help_text() {
       "  --profile DIR         profile the job superstep by superstep (bspprof(1))\n"
       "  --restarts N          restart from the newest checkpoint after a loss\n"
       "  --resume --job-id ID  continue a stopped job from its newest checkpoint\n"
+      "  --show                print the starter's command line, start nothing\n"
       "  --dry-run             probe and place, print the allocation, start nothing\n"
       "  -v, --verbose         print the starter's command line\n"
       "  -V, --version         bspg's version and the MPI's\n"

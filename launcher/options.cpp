@@ -244,6 +244,7 @@ Options parse_options(int argc, char** argv) {
   };
   const std::map<std::string, bool*> flags = {
       {"--dry-run", &opt.dry_run},
+      {"--show", &opt.show},
       {"--resume", &opt.resume},
       {"--allow-new-args", &opt.allow_new_args},
       {"--clean-up", &opt.clean_up},
@@ -346,10 +347,13 @@ Options parse_options(int argc, char** argv) {
     if (!opt.program.empty())
       throw UsageError("--clean-up takes no program: it ends what job " + opt.job_id +
                        " left behind; '" + opt.program + "' is not expected");
-    if (opt.nprocs != 0 || !opt.rsl_in.empty() || opt.resume || opt.restarts > 0)
+    if (opt.nprocs != 0 || !opt.rsl_in.empty() || opt.resume || opt.restarts > 0 || opt.show)
       throw UsageError("--clean-up takes only --job-id, --hostfile and the ssh options");
     return opt;
   }
+  if (opt.show && opt.dry_run)
+    throw UsageError("--show and --dry-run: choose one (--show prints the starter's command "
+                     "line, --dry-run the allocation as RSL)");
   if (opt.allow_new_args && !opt.resume)
     throw UsageError("--allow-new-args goes with --resume (a fresh run takes any arguments)");
   if (opt.rsl_in.empty()) {

@@ -26,6 +26,7 @@ struct Options {
   std::string rsl_in;    // --rsl: run this allocation as is
   std::string rsl_out;   // --rsl-out: where to write the allocation
   bool dry_run = false;
+  bool show = false;  // --show: the starter's command lines, nothing started
   double probe_timeout_s = 5.0;
   int fanout = 0;  // --fanout: most hosts probed at once; 0 = the probe's default
   bool accept_unknown_host_keys = false;

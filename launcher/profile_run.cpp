@@ -32,6 +32,7 @@ namespace {
 
 std::string directory;  // absolute; "" when not profiling
 int next_attempt = 0;
+bool only_shown = false;  // --show: the variables are shown, nothing is written or gathered
 std::uint32_t job_token = 0;  // profile::kJobTokenVariable: this job's files carry it
 JobLocks directory_lock;      // held from prepare_profile to bsprun's end
 // Where the records of the profile DIR held before this job wait (DIR/raw.previous) until this
@@ -167,6 +168,18 @@ std::string job_of_records(const std::string& raw) {
 
 }  // namespace
 
+void show_profile(const Options& opt, std::vector<std::string>& exports) {
+  if (opt.profile_dir.empty()) return;
+  std::error_code error;
+  const std::filesystem::path dir = std::filesystem::absolute(opt.profile_dir, error);
+  directory = (error ? std::filesystem::path(opt.profile_dir) : dir).lexically_normal();
+  if (directory.size() > 1 && directory.back() == '/') directory.pop_back();
+  only_shown = true;
+  next_attempt = 0;
+  exports.push_back(std::string(profile::kProfileVariable) + "=" + directory);
+  exports.push_back(std::string(profile::kJobTokenVariable) + "=1");
+}
+
 std::string prepare_profile(const Options& opt, std::vector<std::string>& exports) {
   if (opt.profile_dir.empty()) return "";
   std::error_code error;
@@ -230,11 +243,11 @@ std::string prepare_profile(const Options& opt, std::vector<std::string>& export
   return "";
 }
 
-bool profiling() { return !directory.empty(); }
+bool profiling() { return !directory.empty() && !only_shown; }
 
 void gather_profile(const std::vector<std::string>& hosts, const std::vector<std::string>& silent,
                     const ScriptCommand& command) {
-  if (directory.empty()) return;
+  if (directory.empty() || only_shown) return;
   for (const std::string& host : silent)
     say("profile: the records of " + host +
         "'s processes stay there (it does not answer); they are missing from the profile");
@@ -312,7 +325,7 @@ std::string next_profile_attempt() {
 }
 
 int finish_profile() {
-  if (directory.empty()) return 0;
+  if (directory.empty() || only_shown) return 0;
   const std::string raw = directory + "/raw";
   if (!set_aside.empty()) {
     std::error_code error;

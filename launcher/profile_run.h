@@ -24,6 +24,9 @@ namespace bspg::launcher {
 // Returns "" or what is wrong.
 std::string prepare_profile(const Options& opt, std::vector<std::string>& exports);
 
+// For --show: the variables prepare_profile would add (the job's token as 1), touching nothing.
+void show_profile(const Options& opt, std::vector<std::string>& exports);
+
 // Whether --profile is on for this bsprun.
 bool profiling();
 

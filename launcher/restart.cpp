@@ -219,7 +219,9 @@ MpiSettings run_settings(const MpiSettings& settings, const std::string& dir, st
   // bsprun's default directory is the job's alone: the processes remove it at bsp_end, so that
   // bsprun need not log in to every host after a job that ended well (clean_up).
   if (opt.checkpoint_dir.empty()) run.exports.push_back("BSPG_CHECKPOINT_CLEANUP=end");
-  if (profiling()) run.exports.push_back(next_profile_attempt());
+  // (Also under --show, which profiles nothing but shows the variables.)
+  if (const std::string attempt = next_profile_attempt(); !attempt.empty())
+    run.exports.push_back(attempt);
   return run;
 }
 

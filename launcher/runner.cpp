@@ -842,8 +842,18 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
   return result;
 }
 
+namespace {
+bool only_show = false;  // bsprun --show
+}  // namespace
+
+void show_commands_only() { only_show = true; }
+
 RunResult run_mpirun(const std::vector<std::string>& argv, bool verbose, double time_limit_s,
                      const RemoteJob& remote, const JobWatch& watch) {
+  if (only_show) {
+    std::cout << shell_quote_command(argv) << std::endl;
+    return {};
+  }
   if (verbose) std::cerr << "bsprun: " << shell_quote_command(argv) << "\n";
   std::cout.flush();
   std::cerr.flush();

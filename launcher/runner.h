@@ -99,7 +99,9 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s,
                   const JobWatch& watch = {});
 
 // Prints the command line on stderr when verbose, flushes bsprun's output, and runs it (run_job
-// with a 15 s grace period).
+// with a 15 s grace period). After show_commands_only(), prints it on stdout instead and runs
+// nothing: the result is that of a run that ended with status 0.
+void show_commands_only();
 RunResult run_mpirun(const std::vector<std::string>& argv, bool verbose, double time_limit_s,
                      const RemoteJob& remote = {}, const JobWatch& watch = {});
 

@@ -89,6 +89,14 @@ dry_run)
   expect_match "$out" '\(environment=\("?BSPG_SUBJOB"? "?0"?\)\)'
   expect_match "$out" '\(environment=\("?BSPG_SUBJOB"? "?1"?\)\)'
   cp "$out" printed.rsl
+  # --show probes and places as a run does, prints the starter's command line, starts nothing.
+  run_bsprun -p 3 --show --hostfile hosts.yaml "$WHERE" "two words"
+  expect_status 0
+  expect_count "$out" "^rank " 0
+  expect_count "$out" "$WHERE" 1
+  expect_match "$out" "emu4"
+  expect_match "$out" "emu2"
+  expect_count "$out" "emu[13]" 0
   run_bsprun --rsl printed.rsl --hostfile hosts.yaml
   expect_status 0
   expect_count "$out" "^rank [0-2] of 3 on emu4 subjob 0 of 2 sizes 2,1$" 2
