@@ -32,7 +32,7 @@ namespace {
 
 std::string directory;  // absolute; "" when not profiling
 int next_attempt = 0;
-bool only_shown = false;  // --show: the variables are shown, nothing is written or gathered
+bool only_shown = false;      // --show: the variables are shown, nothing is written or gathered
 std::uint32_t job_token = 0;  // profile::kJobTokenVariable: this job's files carry it
 JobLocks directory_lock;      // held from prepare_profile to bsprun's end
 // Where the records of the profile DIR held before this job wait (DIR/raw.previous) until this
