@@ -3,7 +3,7 @@
 # the same options starts (as --verbose reports it), starts no process, and exits 0; on this
 # machine with -p, with --restarts and --profile, and in master mode. The parts that differ from
 # run to run (bsprun's output directory, the job id, the run's id, the profile's job token and the
-# exit notes' directory) are compared by their form.
+# exit notes' directory) are compared by their form (NAME=VALUE for Open MPI, NAME VALUE for MPICH).
 set -u
 bsprun=$1 program=$2
 work=$(mktemp -d)
@@ -11,7 +11,7 @@ trap 'rm -rf "$work"' EXIT
 fail=0
 normalised() {
   sed -E 's/bsprun-output-[^ :]*/OUTPUT/g; s/[0-9]{8}-[0-9]{6}-[0-9a-f]{6}/JOB/g;
-    s/BSPG_RUN=[0-9a-f]{16}/BSPG_RUN=ID/g; s/BSPG_PROFILE_JOB=[0-9]+/BSPG_PROFILE_JOB=N/g;
+    s/(BSPG_RUN[= ])[0-9a-f]{16}/\1ID/g; s/(BSPG_PROFILE_JOB[= ])[0-9]+/\1N/g;
     s/bspg-exits-[A-Za-z0-9]*/EXITS/g'
 }
 check() {  # check NAME BSPRUN-OPTIONS...
