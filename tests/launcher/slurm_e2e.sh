@@ -346,6 +346,11 @@ case "$scenario" in
     run_bsprun -p 4 "$WHERE" --exit 3
     expect_status 3
     expect_count "$out" "^rank [0-3] " 4
+    # --show: the starter's command line through Slurm, and nothing started.
+    run_bsprun --show -p 4 "$WHERE" --exit 3
+    expect_status 0
+    expect_count "$out" "^rank " 0
+    expect_count "$out" "$WHERE --exit 3\$" 1
     wrap=(env BSPG_FROM_HERE=1 salloc --quiet -N 2 --exclusive)
     run_bsprun -p 2 -x BSPG_TEST_X=7 "$WHERE" --env BSPG_TEST_X --env BSPG_FROM_HERE
     expect_status 0
