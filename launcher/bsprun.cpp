@@ -35,16 +35,14 @@ int fail(int status, const std::string& message) {
   return status;
 }
 
-// More processes than cores take turns on them, and a BSP program goes at its slowest
-// process's pace: said once (hwloc's cores, not hardware threads).
+// More processes than this machine's cores (hwloc's, not hardware threads): said once.
 void say_if_beyond_the_cores(const Options& opt) {
   const int cores = local_core_count();
   const int processes = opt.nprocs > 0 ? opt.nprocs : opt.max_procs;
   if (opt.quiet || processes <= cores) return;
-  say(std::string(opt.nprocs > 0 ? "" : "up to ") + std::to_string(processes) +
-      " processes on this machine's " + std::to_string(cores) + " core" + (cores == 1 ? "" : "s") +
-      ": they take turns on the cores, and every superstep waits for the slowest (--quiet "
-      "leaves this out)");
+  say_beyond_the_cores(std::string(opt.nprocs > 0 ? "" : "up to ") + std::to_string(processes) +
+                       " processes on this machine's " + std::to_string(cores) + " core" +
+                       (cores == 1 ? "" : "s"));
 }
 
 int run_local(const Options& opt, const MpiSettings& settings) {

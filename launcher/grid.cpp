@@ -447,8 +447,7 @@ int allocate_processes(const Options& opt, const std::vector<hosts::ProbeResult>
   if (show_table) std::cerr << format_probe_table(allocation);
   if (const std::string beyond = hosts_beyond_their_cores(allocation);
       !beyond.empty() && !opt.quiet)
-    say("more processes than cores on " + beyond + ": they take turns on the cores, and " +
-        "every superstep waits for the slowest (--quiet leaves this out)");
+    say_beyond_the_cores("more processes than cores on " + beyond);
   return 0;
 }
 

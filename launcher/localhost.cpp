@@ -58,7 +58,11 @@ std::string search_path(const std::string& name) {
 
 }  // namespace
 
-int local_core_count() { return hosts::this_host_cores(); }
+int local_core_count() {
+  // hwloc reads the whole topology: once per bsprun, however many places ask.
+  static const int cores = hosts::this_host_cores();
+  return cores;
+}
 
 ResolvedProgram resolve_program(const std::string& name) {
   ResolvedProgram r;

@@ -108,33 +108,33 @@ std::string unknown_option(const std::string& arg, const std::string& name,
 // from bsprun what it sets itself. Open MPI's and MPICH's spellings alike: bsprun's own MPI may
 // be either, and a refusal should not depend on which.
 void check_starter_arg(const std::vector<std::string>& before, const std::string& arg) {
-  const std::string word = arg.substr(0, arg.find('='));
-  const auto is_one_of = [&](std::initializer_list<const char*> words) {
+  const auto is_one_of = [](const std::string& word, std::initializer_list<const char*> words) {
     return std::any_of(words.begin(), words.end(), [&](const char* w) { return word == w; });
   };
+  const std::string word = arg.substr(0, arg.find('='));
+  const char* const kReach =
+      "bsprun chooses how the starter reaches the hosts (its own ssh configuration)";
   std::string why;
-  if (is_one_of({"-np", "--np", "-n", "--n", "-c", "-N", "--npernode", "-npernode", "-ppn",
-                 "--ppn", "-npes"}))
+  if (is_one_of(word, {"-np", "--np", "-n", "--n", "-c", "-N", "--npernode", "-npernode", "-ppn",
+                       "--ppn", "-npes"}))
     why = "the process count is bsprun's (-p N, or --max-procs N in master mode)";
-  else if (is_one_of({"-H", "-host", "--host", "-hosts", "--hosts", "-hostfile", "--hostfile",
-                      "-machinefile", "--machinefile", "-machine", "-f", "--default-hostfile",
-                      "-rf", "--rankfile", "-configfile", "--app"}))
+  else if (is_one_of(word, {"-H", "-host", "--host", "-hosts", "--hosts", "-hostfile", "--hostfile",
+                            "-machinefile", "--machinefile", "-machine", "-f", "--default-hostfile",
+                            "-rf", "--rankfile", "-configfile", "--app"}))
     why = "the hosts are bsprun's (--hostfile FILE, --rsl FILE, or the Slurm allocation)";
-  else if (is_one_of({"--launch-agent", "-launcher", "--launcher", "-launcher-exec",
-                      "--launcher-exec", "-bootstrap", "-bootstrap-exec", "-rsh"}))
-    why = "bsprun chooses how the starter reaches the hosts (its own ssh configuration)";
+  else if (is_one_of(word, {"--launch-agent", "-launcher", "--launcher", "-launcher-exec",
+                            "--launcher-exec", "-bootstrap", "-bootstrap-exec", "-rsh"}))
+    why = kReach;
   else if (arg == ":")
     why = "':' would start another program (an MPMD start) after bsprun's";
-  const bool after_mca =
-      !before.empty() && (before.back() == "--mca" || before.back() == "-mca" ||
-                          before.back() == "--gmca" || before.back() == "-gmca" ||
-                          before.back() == "--omca" || before.back() == "--prtemca" ||
-                          before.back() == "--pmixmca");
-  if (why.empty() && after_mca &&
-      (arg == "osc" || arg.find("rsh_agent") != std::string::npos ||
-       arg.find("ssh_agent") != std::string::npos))
-    why = arg == "osc" ? "bsprun chooses the one-sided components (its own --mca osc VALUE wins)"
-                       : "bsprun chooses how the starter reaches the hosts (its own ssh configuration)";
+  else if (!before.empty() && is_one_of(before.back(), {"--mca", "-mca", "--gmca", "-gmca",
+                                                        "--omca", "--prtemca", "--pmixmca"})) {
+    if (arg == "osc")
+      why = "bsprun chooses the one-sided components (its own --mca osc VALUE wins)";
+    else if (arg.find("rsh_agent") != std::string::npos ||
+             arg.find("ssh_agent") != std::string::npos)
+      why = kReach;
+  }
   if (!why.empty()) throw UsageError("--mpirun-arg '" + arg + "' is refused: " + why);
 }
 
@@ -352,8 +352,9 @@ Options parse_options(int argc, char** argv) {
     return opt;
   }
   if (opt.show && opt.dry_run)
-    throw UsageError("--show and --dry-run: choose one (--show prints the starter's command "
-                     "line, --dry-run the allocation as RSL)");
+    throw UsageError(
+        "--show and --dry-run: choose one (--show prints the starter's command "
+        "line, --dry-run the allocation as RSL)");
   if (opt.allow_new_args && !opt.resume)
     throw UsageError("--allow-new-args goes with --resume (a fresh run takes any arguments)");
   if (opt.rsl_in.empty()) {

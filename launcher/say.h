@@ -18,4 +18,11 @@ inline void say(const std::string& line) {
   (void)ignored;
 }
 
+// More processes than cores (`where`: "4 processes on this machine's 2 cores", ...): said once,
+// since they take turns and a BSP program goes at its slowest process's pace.
+inline void say_beyond_the_cores(const std::string& where) {
+  say(where + ": they take turns on the cores, and every superstep waits for the slowest " +
+      "(--quiet leaves this out)");
+}
+
 }  // namespace bspg::launcher

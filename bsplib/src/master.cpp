@@ -91,27 +91,6 @@ void send_late_environment(const std::string& text, int to) {
   MPI_Send(text.data(), static_cast<int>(text.size()), MPI_CHAR, to, kLateEnvironmentTag, link);
 }
 
-// A spawned process, once it said it joins: the master's variables for it, set here.
-void receive_late_environment() {
-  std::uint64_t length = 0;
-  MPI_Request request;
-  MPI_Irecv(&length, 1, MPI_UINT64_T, 0, kLateEnvironmentTag, link, &request);
-  int which = 0;
-  wait_any_idle(1, &request, &which);  // the master sends once every spawned process is there
-  std::string text(length, '\0');
-  MPI_Recv(text.data(), static_cast<int>(length), MPI_CHAR, 0, kLateEnvironmentTag, link,
-           MPI_STATUS_IGNORE);
-  for (std::size_t at = 0; at < text.size();) {
-    std::size_t end = text.find('\n', at);
-    if (end == std::string::npos) end = text.size();
-    const std::string line = text.substr(at, end - at);
-    const std::size_t equals = line.find('=');
-    if (equals != std::string::npos && equals > 0)
-      setenv(line.substr(0, equals).c_str(), line.substr(equals + 1).c_str(), 1);
-    at = end + 1;
-  }
-}
-
 // The master: waits idly until every spawned process said it joins; stops when one says it stops
 // (quietly where that process said why). first_pid: the pid of the first process spawned.
 void await_spawned(int count, int first_pid) {
@@ -160,6 +139,23 @@ std::vector<std::string> split(const std::string& text, char separator) {
     parts.push_back(text.substr(begin, end == std::string::npos ? std::string::npos : end - begin));
     if (end == std::string::npos) return parts;
     begin = end + 1;
+  }
+}
+
+// A spawned process, once it said it joins: the master's variables for it, set here.
+void receive_late_environment() {
+  std::uint64_t length = 0;
+  MPI_Request request;
+  MPI_Irecv(&length, 1, MPI_UINT64_T, 0, kLateEnvironmentTag, link, &request);
+  int which = 0;
+  wait_any_idle(1, &request, &which);  // the master sends once every spawned process is there
+  std::string text(length, '\0');
+  MPI_Recv(text.data(), static_cast<int>(length), MPI_CHAR, 0, kLateEnvironmentTag, link,
+           MPI_STATUS_IGNORE);
+  for (const std::string& line : split(text, '\n')) {
+    const std::size_t equals = line.find('=');
+    if (equals != std::string::npos && equals > 0)
+      setenv(line.substr(0, equals).c_str(), line.substr(equals + 1).c_str(), 1);
   }
 }
 

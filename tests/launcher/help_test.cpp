@@ -8,25 +8,13 @@
 #include <vector>
 
 #include "options.h"
+#include "parse_args.h"
 
 namespace bspg::launcher {
 namespace {
 
-Options parse(std::vector<std::string> args) {
-  args.insert(args.begin(), "bsprun");
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  return parse_options(static_cast<int>(argv.size()), argv.data());
-}
-
-std::string error_of(std::vector<std::string> args) {
-  try {
-    parse(std::move(args));
-  } catch (const UsageError& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using test_cli::message;
+using test_cli::parse;
 
 std::vector<std::string> topics() {
   std::vector<std::string> names;
@@ -72,7 +60,7 @@ TEST(Help, TopicAfterTheOptionOrWithEquals) {
   EXPECT_EQ(parse({"-h", "exit"}).help_topic, "exit");
   EXPECT_EQ(parse({"--help=checkpoints"}).help_topic, "checkpoints");
   EXPECT_EQ(parse({"--help", "-v"}).help_topic, "");
-  const std::string error = error_of({"--help", "slurmm"});
+  const std::string error = message({"--help", "slurmm"});
   EXPECT_NE(error.find("--help takes a topic: local, grid, slurm"), std::string::npos) << error;
   EXPECT_NE(error.find("not 'slurmm'"), std::string::npos) << error;
   // After the program, --help is the program's.
@@ -80,16 +68,16 @@ TEST(Help, TopicAfterTheOptionOrWithEquals) {
 }
 
 TEST(Help, UnknownOptionNamesTheOneMeant) {
-  EXPECT_EQ(error_of({"--hostfil", "hosts", "./prog"}),
+  EXPECT_EQ(message({"--hostfil", "hosts", "./prog"}),
             "unknown option '--hostfil'; did you mean --hostfile?");
-  EXPECT_EQ(error_of({"--restart=2", "./prog"}),
+  EXPECT_EQ(message({"--restart=2", "./prog"}),
             "unknown option '--restart=2'; did you mean --restarts?");
-  EXPECT_EQ(error_of({"--tag", "./prog"}), "unknown option '--tag'; did you mean --tag-output?");
-  EXPECT_EQ(error_of({"--timelimit", "5", "./prog"}),
+  EXPECT_EQ(message({"--tag", "./prog"}), "unknown option '--tag'; did you mean --tag-output?");
+  EXPECT_EQ(message({"--timelimit", "5", "./prog"}),
             "unknown option '--timelimit'; did you mean --time-limit?");
   // Nothing close, or the start of several options: no guess.
-  EXPECT_EQ(error_of({"--frobnicate", "./prog"}), "unknown option '--frobnicate'");
-  EXPECT_EQ(error_of({"--res", "./prog"}), "unknown option '--res'");
+  EXPECT_EQ(message({"--frobnicate", "./prog"}), "unknown option '--frobnicate'");
+  EXPECT_EQ(message({"--res", "./prog"}), "unknown option '--res'");
 }
 
 TEST(Help, VersionNamesBspgAndTheMpi) {

@@ -6,8 +6,11 @@
 #include <algorithm>
 
 #include "options.h"
+#include "parse_args.h"
 
 using namespace bspg::launcher;
+using bspg::launcher::test_cli::message;
+using bspg::launcher::test_cli::parse;
 using Argv = std::vector<std::string>;
 
 namespace {
@@ -41,23 +44,6 @@ bspg::rsl::Subjob subjob(const std::string& contact, int count,
   sj.directory = "/home/u";
   sj.hosts = std::move(hosts);
   return sj;
-}
-
-Options parse(std::vector<std::string> args) {
-  args.insert(args.begin(), "bsprun");
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  return parse_options(static_cast<int>(argv.size()), argv.data());
-}
-
-// The usage error parse() throws for args, or "no error".
-std::string message(std::vector<std::string> args) {
-  try {
-    parse(std::move(args));
-  } catch (const UsageError& e) {
-    return e.what();
-  }
-  return "no error";
 }
 
 // Settings for Open MPI 4's mpirun, whatever MPI this build has: the command lines below are its.
@@ -567,8 +553,8 @@ TEST(StarterArgs, ReachTheStarterBeforeTheProcesses) {
 }
 
 TEST(StarterArgs, WhatBsprunSetsIsRefusedInOneLine) {
-  EXPECT_EQ(message({"-p", "2", "--mpirun-arg", "--display-map", "--mpirun-arg=-x",
-                     "--mpirun-arg", "A=1", "./prog"}),
+  EXPECT_EQ(message({"-p", "2", "--mpirun-arg", "--display-map", "--mpirun-arg=-x", "--mpirun-arg",
+                     "A=1", "./prog"}),
             "no error");
   EXPECT_EQ(parse({"--mpirun-arg", "--display-map", "--mpirun-arg=-v", "./prog"}).starter_args,
             (Argv{"--display-map", "-v"}));
