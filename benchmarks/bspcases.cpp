@@ -17,6 +17,10 @@
 #include "hrelation.h"
 #include "safe_paths.h"
 
+namespace bspg::bench {
+extern const char kBspcasesManual[];
+}
+
 namespace {
 
 constexpr const char* kProgram = "bspcases";
@@ -26,74 +30,9 @@ constexpr long kMessages = 100000;
 constexpr int kFitIterations = 100;  // supersteps per h in the fit, as BSPedupack's bspbench
 constexpr int kFitPasses = 5;        // fits made; the medians of their g, l, T(0) and l / T(0)
 
-const char* const kUsage =
-    "NAME\n"
-    "    bspcases - bspg against raw MPI, case by case, as a BSPlib user on one machine meets "
-    "them\n"
-    "\n"
-    "SYNOPSIS\n"
-    "    bsprun -p P bspcases [--reps N] [--quick] [--cases LIST] [--hmax N] [--csv FILE]\n"
-    "    mpirun -np P bspcases [options]\n"
-    "    bspcases --help\n"
-    "\n"
-    "DESCRIPTION\n"
-    "    bspcases times bspg and raw MPI on the same processes in the same run, each bspg\n"
-    "    repetition followed by a raw MPI one, so that machine noise hits both alike. A\n"
-    "    repetition's time is that of its slowest process; the table gives medians over the\n"
-    "    repetitions, their ratio bspg/raw and a target for it. After every repetition of\n"
-    "    either variant the data that arrived is checked; wrong data stops the run with a\n"
-    "    message. The cases (names for --cases):\n"
-    "\n"
-    "    sync     an empty bsp_sync against one MPI_Barrier (16 per repetition); <= 1.4x\n"
-    "    word     one single-word bsp_put to the next process, then bsp_sync (16 per\n"
-    "             repetition), against the same word the way MPI programs send irregular\n"
-    "             traffic: pack (index, value), MPI_Alltoall of the counts, MPI_Alltoallv,\n"
-    "             unpack; <= 1x\n"
-    "    words    4096 single-word bsp_puts, round robin to the other processes, against the\n"
-    "             same packed exchange; <= 3x\n"
-    "    put      one bsp_put of 64 KiB, 1 MiB and 16 MiB to each other process, then\n"
-    "             bsp_sync, against one MPI_Alltoallv of the same bytes; <= 1.1x (64 KiB: 1.5x)\n"
-    "    hpput    the same with bsp_hpput; <= 1x\n"
-    "    send     100,000 messages of a 4-byte tag and 16 bytes (bsp_send, round robin), then\n"
-    "             bsp_sync, bsp_qsize and bsp_get_tag + bsp_move for each one received,\n"
-    "             against packing (tag, size, payload) records per destination, MPI_Alltoall\n"
-    "             of the byte counts, MPI_Alltoallv and reading the records one by one;\n"
-    "             <= 1.05x\n"
-    "    hpmove   the same, read with bsp_hpmove; <= 1x\n"
-    "    fit      BSPedupack's bspbench method: for h = 0..hmax, the mean time of 100\n"
-    "             supersteps of h single-word puts per process; g and l fitted over\n"
-    "             h = p..hmax. Target: 0 < l <= 2 T(0), T(0) the empty superstep measured\n"
-    "             the same way (a straight line, no step where one way of sending hands over\n"
-    "             to another). The fit is made 5 times (once with --quick); the medians of\n"
-    "             g, l, T(0) and l / T(0) count, and the range of l / T(0) is shown\n"
-    "\n"
-    "    Meant for P = 2 on one machine; any P works (P = 1 sends to itself). For the empty\n"
-    "    superstep of many processes on few cores: mpirun -np 8 bspcases --cases sync.\n"
-    "\n"
-    "OPTIONS\n"
-    "    --reps N      repetitions per case, size and variant (default 21; 1 to 100000)\n"
-    "    --quick       7 repetitions (unless --reps is given), hmax 256 and one fit\n"
-    "    --cases LIST  the cases to run, comma-separated (default: all of them)\n"
-    "    --hmax N      the largest h of the fit (default 1024; 16 to 65536)\n"
-    "    --csv FILE    also write the table to FILE as CSV\n"
-    "    -h, --help    print this text and exit\n"
-    "    Options taking a value accept --name N and --name=N.\n"
-    "\n"
-    "OUTPUT\n"
-    "    One row per case and size: case, size, bspg median (us), raw MPI median (us), their\n"
-    "    ratio, target, PASS or FAIL, and the ratio of the fastest repetitions (the cost\n"
-    "    without machine noise); then the fit's g, l and T(0), and a last line that counts the\n"
-    "    targets met. A note warns when the load average exceeds the cores.\n"
-    "\n"
-    "EXIT STATUS\n"
-    "    0  measured (also when a target is missed: this is a measurement, not a test)\n"
-    "    2  bad options (message on standard error)\n"
-    "    other non-zero: a process aborted with a message (wrong data, unwritable CSV file)\n"
-    "\n"
-    "EXAMPLES\n"
-    "    bsprun -p 2 bspcases\n"
-    "    bsprun -p 2 bspcases --cases put,send --reps 51\n"
-    "    mpirun -np 8 bspcases --cases sync\n";
+// --help prints the manual page, bspcases(1) (man/pages/bspcases.1.md), rendered as text at
+// build time, so that the two cannot say different things.
+const char* const kUsage = bspg::bench::kBspcasesManual;
 
 const std::vector<std::string> kCaseNames = {"sync",  "word", "words",  "put",
                                              "hpput", "send", "hpmove", "fit"};

@@ -15,7 +15,15 @@
 #include <string>
 #include <vector>
 
+namespace bspg::bench {
+extern const char kBspprofcostManual[];
+}
+
 namespace {
+
+// --help prints the manual page, bspprofcost(1) (man/pages/bspprofcost.1.md), rendered as text at
+// build time, so that the two cannot say different things.
+const char* const kUsage = bspg::bench::kBspprofcostManual;
 
 long supersteps = 1000;
 int rounds = 7;
@@ -61,6 +69,10 @@ int main(int argc, char** argv) {
   bsp_init(loop, argc, argv);
   for (int i = 1; i < argc; ++i) {
     const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
+    if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
     if (!std::strcmp(argv[i], "--supersteps")) {
       supersteps = number("--supersteps", value, 100000000);
     } else if (!std::strcmp(argv[i], "--rounds")) {
@@ -69,7 +81,8 @@ int main(int argc, char** argv) {
       dir = value;
     } else {
       std::fprintf(stderr,
-                   "usage: mpirun -np P bspprofcost [--supersteps N] [--rounds R] [--dir DIR]\n");
+                   "usage: mpirun -np P bspprofcost [--supersteps N] [--rounds R] [--dir DIR]\n"
+                   "Try 'bspprofcost --help'.\n");
       return 2;
     }
     ++i;

@@ -16,6 +16,10 @@
 #include "hrelation.h"
 #include "safe_paths.h"
 
+namespace bspg::bench {
+extern const char kBspratioManual[];
+}
+
 namespace {
 
 constexpr const char* kProgram = "bspratio";
@@ -23,59 +27,9 @@ constexpr int kSyncsPerRepetition = 16;  // an empty superstep is too short to t
 constexpr int kWarmupRepetitions = 2;
 const std::vector<long> kSizes = {1024, 4096, 16384, 65536};  // h in 64-bit words
 
-const char* const kUsage =
-    "NAME\n"
-    "    bspratio - how much bspg costs over raw MPI, three ratios in one run\n"
-    "\n"
-    "SYNOPSIS\n"
-    "    bsprun -p P bspratio [--reps N] [--quick] [--csv FILE]\n"
-    "    mpirun -np P bspratio [options]\n"
-    "    bspratio --help\n"
-    "\n"
-    "DESCRIPTION\n"
-    "    bspratio times bspg and raw MPI on the same processes in the same run, each bspg\n"
-    "    repetition followed by a raw MPI one so that machine noise hits both alike. A\n"
-    "    repetition's time is that of its slowest process; the table gives the medians over\n"
-    "    the repetitions and their ratio bspg/raw against a target:\n"
-    "\n"
-    "    (a) sync    an empty superstep (bsp_sync) against one MPI_Barrier; target <= 8x.\n"
-    "                Timed over 16 back-to-back operations per repetition.\n"
-    "    (b) words   an h-relation of single-word bsp_put calls (each word its own put into\n"
-    "                a registered array, destinations round robin over the other processes,\n"
-    "                distinct offsets), then bsp_sync, against what an MPI programmer writes\n"
-    "                for that traffic: pack (index, value) pairs per destination,\n"
-    "                MPI_Alltoall of the counts, MPI_Alltoallv, unpack; target <= 3x.\n"
-    "    (c) blocks  the same h words as one bsp_put per destination (h/(P-1) words each),\n"
-    "                then bsp_sync, against one MPI_Alltoallv of the same data;\n"
-    "                target <= 1.5x.\n"
-    "\n"
-    "    h is 1024, 4096, 16384 and 65536 64-bit words sent and received per process.\n"
-    "    After every repetition of either variant the received words are checked; wrong\n"
-    "    data stops the run with a message naming the word, its sender and the variant.\n"
-    "    Meant for P = 2; any P works (P = 1 sends to itself).\n"
-    "\n"
-    "OPTIONS\n"
-    "    --reps N     repetitions per case, size and variant (default 51; 1 to 100000)\n"
-    "    --quick      7 repetitions (unless --reps is given): a few seconds\n"
-    "    --csv FILE   also write the table to FILE as CSV\n"
-    "    -h, --help   print this text and exit\n"
-    "    Options taking a value accept --name N and --name=N.\n"
-    "\n"
-    "OUTPUT\n"
-    "    One row per case and size: case, h, bspg median (us), raw MPI median (us), their\n"
-    "    ratio, target, PASS or FAIL (from the ratio of medians), and the ratio of the\n"
-    "    fastest repetitions (the cost without machine noise); then one line per case with\n"
-    "    its worst ratio of medians. A note warns when the load average exceeds the cores:\n"
-    "    other programs then share the CPUs and medians of large h scatter widely.\n"
-    "\n"
-    "EXIT STATUS\n"
-    "    0  measured (also when a target is missed: this is a measurement, not a test)\n"
-    "    2  bad options (message on standard error)\n"
-    "    other non-zero: a process aborted with a message (wrong data, unwritable CSV file)\n"
-    "\n"
-    "EXAMPLES\n"
-    "    bsprun -p 2 bspratio\n"
-    "    mpirun -np 2 bspratio --reps 101 --csv ratios.csv\n";
+// --help prints the manual page, bspratio(1) (man/pages/bspratio.1.md), rendered as text at
+// build time, so that the two cannot say different things.
+const char* const kUsage = bspg::bench::kBspratioManual;
 
 struct Options : bench::CommonOptions {
   std::string csv;

@@ -19,6 +19,10 @@
 #include "bsp.h"
 #include "bspg.h"
 
+namespace bspg::bench {
+extern const char kBspscaleManual[];
+}
+
 namespace {
 
 constexpr const char* kProgram = "bspscale";
@@ -26,61 +30,9 @@ constexpr int kOpsPerRepetition = 16;  // an empty superstep is too short to tim
 constexpr int kWarmupRepetitions = 3;
 constexpr int kNbxTag = 4711;
 
-const char* const kUsage =
-    "NAME\n"
-    "    bspscale - how bspg's supersteps scale with p, against raw MPI in the same run\n"
-    "\n"
-    "SYNOPSIS\n"
-    "    bsprun -p P bspscale [--reps N] [--quick] [--k K] [--large MIB] [--wait SECONDS]\n"
-    "    mpirun -np P bspscale [options]\n"
-    "    bspscale --help\n"
-    "\n"
-    "DESCRIPTION\n"
-    "    bspscale measures, at the P it runs with, bspg and raw MPI on the same processes,\n"
-    "    each bspg repetition followed by a raw MPI one so that machine noise hits both\n"
-    "    alike. A repetition's time is that of its slowest process; the table gives medians\n"
-    "    over the repetitions and their ratio bspg/raw against a target.\n"
-    "\n"
-    "    (a) empty    an empty superstep (bsp_sync) against MPI_Allreduce of one int;\n"
-    "                 target <= 2x. Timed over 16 back-to-back operations.\n"
-    "    (b) sparse   a superstep in which every process bsp_puts one word to each of the K\n"
-    "                 processes after it (default K = 1), against NBX (Hoefler, Siebert and\n"
-    "                 Lumsdaine 2010): MPI_Issend of each word, MPI_Iprobe and MPI_Recv of\n"
-    "                 what arrives, an MPI_Ibarrier once the sends are matched; target <= 2x.\n"
-    "    (c) metadata the bytes of metadata one process sent and received at the last sync of\n"
-    "                 an empty and of a sparse superstep (bspg_sync_metadata_bytes), next to\n"
-    "                 what the former design (an all-gather of the p x p schedule matrix,\n"
-    "                 8 + 3p words from every process) moved; then, from the sizes measured\n"
-    "                 here, the same for p = 1 Ki to 64 Ki.\n"
-    "    (d) memory   process 0 moves one registered area of --large MiB to process 1 with\n"
-    "                 bsp_put, with bsp_hpput, and process 1 reads it with bsp_hpget; the\n"
-    "                 peak resident memory (VmHWM, reset before each) of both, divided by the\n"
-    "                 area's size. Targets: hpput and hpget <= 1.25x on both sides, put\n"
-    "                 <= 2.25x on the sender and <= 1.25x on the receiver. Needs P >= 2.\n"
-    "    (e) idle     process 0 sleeps --wait seconds before bsp_sync while the others wait\n"
-    "                 in it: the CPU time the waiting processes use, as a share of one core\n"
-    "                 (target < 5%), next to the same wait in MPI_Barrier.\n"
-    "    Every transfer is checked; wrong data stops the run with a message.\n"
-    "\n"
-    "OPTIONS\n"
-    "    --reps N       repetitions per case and variant (default 51; 1 to 100000)\n"
-    "    --quick        7 repetitions (unless --reps is given), --large 16, --wait 0.5\n"
-    "    --k K          destinations per process in (b) (default 1; at most P - 1)\n"
-    "    --large MIB    area size for (d) in MiB (default 256; 0 skips (d); at most 2047,\n"
-    "                   as BSPlib sizes are int)\n"
-    "    --wait SECONDS length of the wait in (e) (default 1; 0 skips (e))\n"
-    "    -h, --help     print this text and exit\n"
-    "    Options taking a value accept --name N and --name=N.\n"
-    "\n"
-    "EXIT STATUS\n"
-    "    0  measured (also when a target is missed: this is a measurement, not a test)\n"
-    "    2  bad options (message on standard error)\n"
-    "    other non-zero: a process aborted with a message (wrong data)\n"
-    "\n"
-    "EXAMPLES\n"
-    "    bsprun -p 8 bspscale\n"
-    "    OMPI_MCA_mpi_yield_when_idle=1 mpirun --oversubscribe -np 64 bspscale --large 0\n"
-    "    bsprun -p 2 bspscale --large 512 --reps 21\n";
+// --help prints the manual page, bspscale(1) (man/pages/bspscale.1.md), rendered as text at
+// build time, so that the two cannot say different things.
+const char* const kUsage = bspg::bench::kBspscaleManual;
 
 struct Options : bench::CommonOptions {
   long k = 1;

@@ -16,56 +16,18 @@
 #include "bspg.h"
 #include "safe_paths.h"
 
+namespace bspg::bench {
+extern const char kBspwanManual[];
+}
+
 namespace {
 
 constexpr const char* kProgram = "bspwan";
 constexpr int kWarmupRepetitions = 1;
 
-const char* const kUsage =
-    "NAME\n"
-    "    bspwan - bspg's supersteps across sites, against plain MPI on the same processes\n"
-    "\n"
-    "SYNOPSIS\n"
-    "    bsprun -p P --hostfile HOSTS bspwan [--reps N] [--quick] [--words H] [--csv FILE]\n"
-    "    bspwan --help\n"
-    "\n"
-    "DESCRIPTION\n"
-    "    bspwan times bspg and plain MPI on the same processes in the same run, each bspg\n"
-    "    repetition followed by an MPI one. A repetition's time is that of its slowest process;\n"
-    "    the table gives medians, the ratio bspg/MPI and a target for it (each repetition times\n"
-    "    4 steps in a row and counts their mean). The job's subjobs\n"
-    "    (bsprun's sites: bspg_subjob) stand for the sites; each process's partner is the\n"
-    "    process of the same rank in the next subjob (modulo its size; itself where there is\n"
-    "    one subjob), and each sender's words land in a part of the receiver's area of their own.\n"
-    "    Every repetition checks what arrived; wrong data stops the run with a message.\n"
-    "\n"
-    "    sync       an empty bsp_sync against MPI_Allreduce of one int; <= 1.25x\n"
-    "    put        every process puts H words (one bsp_put each) to its partner, then\n"
-    "               bsp_sync, against MPI_Alltoall of the counts and MPI_Alltoallv of\n"
-    "               (index, value) pairs, as MPI programs send irregular traffic; <= 1.25x\n"
-    "    get        every process gets H words (one bsp_get each) from its partner, then\n"
-    "               bsp_sync, against the same MPI exchange; <= 1.5x\n"
-    "    bulk       one bsp_put of 1 MiB to the partner, then bsp_sync, against sending\n"
-    "               1 MiB with MPI (MPI_Isend, MPI_Irecv from each process whose partner this\n"
-    "               one is, MPI_Waitall: MPI_Sendrecv where partners pair up) and MPI_Barrier;\n"
-    "               <= 1.25x\n"
-    "    group      one bsp_put to the next process of the same subjob, then bspg_group_sync\n"
-    "               of the subjob, against MPI_Sendrecv of one word and MPI_Barrier on a\n"
-    "               communicator of the subjob: no wide-area traffic in either; <= 2x\n"
-    "\n"
-    "OPTIONS\n"
-    "    --reps N     repetitions per case and variant (default 11; 1 to 100000)\n"
-    "    --quick      3 repetitions (unless --reps is given)\n"
-    "    --words H    words per process in put and get (default 1000; 1 to 1000000)\n"
-    "    --csv FILE   also write the table to FILE as CSV\n"
-    "    -h, --help   print this text and exit\n"
-    "\n"
-    "EXIT STATUS\n"
-    "    0 measured (also when a target is missed); 2 bad options; other non-zero: a process\n"
-    "    aborted with a message (wrong data, unwritable CSV file)\n"
-    "\n"
-    "EXAMPLE\n"
-    "    bsprun -p 4 --hostfile sites.yaml bspwan\n";
+// --help prints the manual page, bspwan(1) (man/pages/bspwan.1.md), rendered as text at
+// build time, so that the two cannot say different things.
+const char* const kUsage = bspg::bench::kBspwanManual;
 
 struct Options : bench::CommonOptions {
   std::string csv;
