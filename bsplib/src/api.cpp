@@ -70,12 +70,24 @@ inline int remote_slot(const char* call, const char* role, const char* verb, con
   if (__builtin_expect(slot < 0, 0)) not_registered(call, role, address);
   std::int64_t registered = rt.registry.size(slot, pid);
   std::int64_t end = static_cast<std::int64_t>(offset) + nbytes;
-  if (__builtin_expect(end > registered, 0))
+  if (__builtin_expect(end > registered, 0)) {
+    const std::int64_t here = rt.registry.size(slot, rt.pid);
+    if (here != registered)  // the same slot, another size: maybe another variable there
+      fail(call,
+           "%s %lld bytes beyond the area registered on process %d (offset %d + %d bytes > %lld "
+           "registered bytes); its registration slot %d holds %lld bytes on this process and "
+           "%lld on process %d: if those are different variables, bsp_push_reg was called in a "
+           "different order on the two (make the registrations in the same order on every "
+           "process)",
+           verb, static_cast<long long>(end - registered), pid, offset, nbytes,
+           static_cast<long long>(registered), slot, static_cast<long long>(here),
+           static_cast<long long>(registered), pid);
     fail(call,
          "%s %lld bytes beyond the area registered on process %d (offset %d + %d bytes > %lld "
          "registered bytes)",
          verb, static_cast<long long>(end - registered), pid, offset, nbytes,
          static_cast<long long>(registered));
+  }
   return slot;
 }
 
@@ -311,6 +323,7 @@ void bsp_push_reg(const void* ident, int size) {
   if (ident == nullptr && size > 0)
     fail("bsp_push_reg", "NULL address with size %d (NULL needs size 0)", size);
   rt.registry.push(ident, size);
+  rt.note_deferred_call("bsp_push_reg", __builtin_return_address(0));
 }
 
 void bsp_pop_reg(const void* ident) {
@@ -320,6 +333,7 @@ void bsp_pop_reg(const void* ident) {
   if (!rt.registry.pop(ident))
     fail("bsp_pop_reg", "%p is not registered (or all its registrations are already popped)",
          ident);
+  rt.note_deferred_call("bsp_pop_reg", __builtin_return_address(0));
 }
 
 void bsp_put(int pid, const void* src, void* dst, int offset, int nbytes) {
@@ -353,6 +367,7 @@ void bsp_set_tagsize(int* tag_nbytes) {
   if (tag_nbytes == nullptr) fail("bsp_set_tagsize", "tag_nbytes is NULL");
   if (*tag_nbytes < 0) fail("bsp_set_tagsize", "negative tag size %d", *tag_nbytes);
   rt.requested_tag_nbytes = *tag_nbytes;
+  rt.note_deferred_call("bsp_set_tagsize", __builtin_return_address(0));
   *tag_nbytes = static_cast<int>(rt.tag_nbytes);
 }
 

@@ -9,7 +9,9 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
+#include "call_site.hpp"
 #include "stop_notice.hpp"
 
 // Open MPI 4 (ORTE) prints a multi-line MPI_ABORT banner from the aborting process unless this
@@ -62,11 +64,14 @@ void wait_for_lower_pids(int pid) {
   usleep(1000000 + static_cast<useconds_t>(extra) * 50000);
 }
 
+// The line ends with where the program made the call (call_site.hpp), looked up before anything
+// is printed so that the line goes out whole.
 void print_line(const char* call, const char* format, va_list args) {
+  const std::string site = user_call_site();
   fflush(stdout);
   char cause[1024];
   vsnprintf(cause, sizeof cause, format, args);
-  fprintf(stderr, "bspg: process %d: %s: %s\n", pid_for_messages(), call, cause);
+  fprintf(stderr, "bspg: process %d: %s: %s%s\n", pid_for_messages(), call, cause, site.c_str());
   fflush(stderr);
 }
 

@@ -1,5 +1,6 @@
-// errors.hpp - how bspg reports misuse: one line "bspg: process P: call: cause" on stderr, printed
-// once, then every process stops with a non-zero exit.
+// errors.hpp - how bspg reports misuse: one line "bspg: process P: call: cause [at FILE:LINE in
+// FUNCTION]" on stderr (the program's call, call_site.hpp), printed once, then every process
+// stops with a non-zero exit.
 #pragma once
 
 #include <mpi.h>

@@ -6,7 +6,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
+#include <vector>
 
+#include "call_site.hpp"
 #include "errors.hpp"
 #include "records.hpp"
 #include "stop_notice.hpp"
@@ -257,11 +260,20 @@ void Runtime::direct_get(int server, int slot, std::uint32_t offset, void* dst,
 // ---- The end of a superstep --------------------------------------------------------------------
 
 void Runtime::check_group_superstep(const Group& group) const {
+  // Where the program made the call that waits for a bsp_sync: "; the last: CALL at FILE:LINE".
+  const auto last_call = [this]() -> std::string {
+    std::string site = deferred_call_return ? call_site_of(deferred_call_return) : "";
+    if (deferred_call == nullptr || site.size() < 3) return "";
+    return std::string("; the last such call: ") + deferred_call + " " +
+           site.substr(2, site.size() - 3);
+  };
   if (registry.pending_push_count() || registry.pending_pop_count())
     fail("bspg_group_sync",
-         "bsp_push_reg and bsp_pop_reg take effect only at bsp_sync, not at a group sync");
+         "bsp_push_reg and bsp_pop_reg take effect only at bsp_sync, not at a group sync%s",
+         last_call().c_str());
   if (requested_tag_nbytes >= 0)
-    fail("bspg_group_sync", "bsp_set_tagsize takes effect only at bsp_sync, not at a group sync");
+    fail("bspg_group_sync", "bsp_set_tagsize takes effect only at bsp_sync, not at a group sync%s",
+         last_call().c_str());
   // Communication with processes outside the group would wait for a sync that never includes them.
   for (int d : touched_)
     if (group.rank_of(d) < 0)
@@ -276,9 +288,21 @@ void Runtime::report_disagreement(Group& group, const Header& mine) {
   std::vector<Header> headers(static_cast<std::size_t>(group.size()));
   MPI_Allgather(&mine, sizeof mine, MPI_BYTE, headers.data(), sizeof mine, MPI_BYTE, group.comm);
   Disagreement verdict = find_disagreement(headers, group.members);
+  // Where each process's sync call is in the program: the message names the first process's,
+  // and the reporter's own ends the line (errors.hpp).
+  constexpr int kSiteBytes = 256;
+  char site[kSiteBytes] = {};
+  std::snprintf(site, sizeof site, "%s", user_call_site().c_str());
+  std::vector<char> sites(static_cast<std::size_t>(group.size()) * kSiteBytes);
+  MPI_Allgather(site, kSiteBytes, MPI_CHAR, sites.data(), kSiteBytes, MPI_CHAR, group.comm);
+  std::string message = verdict.found ? verdict.message : "processes disagree at this sync";
+  const std::string first(sites.data());  // " [at FILE:LINE in FUNCTION]" or ""
+  const std::string reporters(&sites[static_cast<std::size_t>(verdict.reporter) * kSiteBytes]);
+  if (verdict.reporter != 0 && first.size() > 3 && reporters.size() > 3)
+    message += "; process " + std::to_string(group.members[0]) + " reached this sync " +
+               first.substr(2, first.size() - 3) + ", this process";
   fail_collective(group.members[static_cast<std::size_t>(verdict.reporter)],
-                  verdict.found ? verdict.call : "bsp_sync", "%s",
-                  verdict.found ? verdict.message.c_str() : "processes disagree at this sync");
+                  verdict.found ? verdict.call : "bsp_sync", "%s", message.c_str());
 }
 
 void Runtime::sync(Group& group, SyncCall call) {

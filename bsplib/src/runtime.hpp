@@ -87,6 +87,15 @@ class Runtime {
   Registry registry;
   std::uint32_t tag_nbytes = 0;            // tag size of messages sent now
   std::int64_t requested_tag_nbytes = -1;  // bsp_set_tagsize this superstep (-1: none)
+  // The last call of this superstep that takes effect at the sync (bsp_push_reg, bsp_pop_reg,
+  // bsp_set_tagsize) and the address it returns to in the program: a misuse of it is found only
+  // at the sync, and its message names where it was made (call_site.hpp).
+  void note_deferred_call(const char* call, const void* return_address) {
+    deferred_call = call;
+    deferred_call_return = return_address;
+  }
+  const char* deferred_call = nullptr;
+  const void* deferred_call_return = nullptr;
   // World syncs ended in this SPMD section, counted on from the checkpoint's after bspg_resume:
   // what a checkpoint keeps, and the profile's superstep numbers.
   std::uint64_t world_syncs = 0;
