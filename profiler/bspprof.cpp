@@ -26,6 +26,7 @@ int merge_profile(const MergeOptions& options, std::ostream& summary, std::ostre
   CsvOutput csv;
   TraceOutput trace;
   PlotOutput plot(params);
+  TrafficOutput traffic;
   SummaryStats stats(params, scan);
   if (!csv.open(dir + "/supersteps.csv", scan.origin_s)) {
     errors << "bspprof: " << csv.error() << "\n";
@@ -38,9 +39,10 @@ int merge_profile(const MergeOptions& options, std::ostream& summary, std::ostre
   const bool plot_data = plot.open(dir);
   if (!plot_data) errors << "bspprof: " << plot.error() << "\n";
   // An old plot would not show this profile.
-  std::remove((dir + "/profile.png").c_str());
+  for (const char* old : {"/profile.png", "/traffic.png", "/traffic.gp"})
+    std::remove((dir + old).c_str());
 
-  std::vector<StepSink*> sinks = {&csv, &trace, &stats};
+  std::vector<StepSink*> sinks = {&csv, &trace, &stats, &traffic};
   if (plot_data) sinks.push_back(&plot);
   merge_steps(scan, sinks, errors);
 
@@ -62,6 +64,27 @@ int merge_profile(const MergeOptions& options, std::ostream& summary, std::ostre
     errors << "bspprof: " << trace.error() << "\n";
     status = kCannotWrite;
   }
+  if (!traffic.write(dir)) {
+    errors << "bspprof: " << traffic.error() << "\n";
+    status = kCannotWrite;
+  } else {
+    written.push_back(dir + "/traffic.csv");
+    if (traffic.pairs() == 0) {
+      notes.push_back("no traffic picture: no process sent another anything");
+    } else {
+      written.push_back(dir + "/traffic.gp");
+      if (options.plot) {
+        const std::string problem = run_gnuplot(dir, "traffic.gp", "traffic.png", errors);
+        if (problem.empty()) {
+          written.push_back(dir + "/traffic.png");
+        } else {
+          errors << "bspprof: no traffic picture: " << problem << "\n";
+          notes.push_back("no traffic picture: " + problem);
+          if (status == kMerged) status = kPlotFailed;
+        }
+      }
+    }
+  }
   if (!plot_data) {
     status = kCannotWrite;
   } else if (stats.steps() == 0) {
@@ -71,6 +94,7 @@ int merge_profile(const MergeOptions& options, std::ostream& summary, std::ostre
     status = kCannotWrite;
   } else {
     written.push_back(dir + "/profile.dat");
+    written.push_back(dir + "/profile.waits.dat");
     written.push_back(dir + "/profile.gp");
     if (options.plot) {
       const std::string problem = run_gnuplot(dir, "profile.gp", "profile.png", errors);

@@ -12,10 +12,14 @@
 //                   viewers can open it (the other outputs cover every step; the summary says
 //                   when the trace was cut)
 //   profile.dat     the critical process of every step (the last to call the sync), for the plot
-//   (means of bins of steps
-//                   when there are more than kPlotBars steps)
-//   profile.gp      the gnuplot script drawing profile.png from profile.dat
+//                   (means of bins of steps when there are more than kPlotBars steps)
+//   profile.waits.dat  each process's wait per step as a share of the step, for the plot's heat
+//                   map (means of cells of at most 400 steps by 256 processes across)
+//   profile.gp      the gnuplot script drawing profile.png from those two
 //   profile.png     that plot (only when gnuplot runs)
+//   traffic.csv     the bytes and messages each process sent each other over the profile
+//   traffic.gp      the gnuplot script drawing traffic.png, the who-to-whom matrix, from it
+//   traffic.png     that picture (only when gnuplot runs and some process sent another data)
 //
 // A step is one sync as all its processes saw it: the processes' records that share attempt,
 // section, superstep, group, group_first and group_step (the groups one bspg_group_split makes

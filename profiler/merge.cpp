@@ -172,6 +172,7 @@ void Merger::emit(const SectionFiles& files, std::uint64_t superstep, std::int32
   step_.rows.resize(members_.size());
 
   double latest_call = -std::numeric_limits<double>::infinity();
+  step_.flows.clear();
   for (std::size_t i = 0; i < members_.size(); ++i) {
     const Record& record = members_[i]->record;
     latest_call = std::max(latest_call, record.sync.call_s);
@@ -188,6 +189,9 @@ void Merger::emit(const SectionFiles& files, std::uint64_t superstep, std::int32
       count(c.peer, bytes_out_, c.get_bytes);
       count(pid, messages_in_, c.get_messages);
       count(c.peer, messages_out_, c.get_messages);
+      if (sent > 0 || sent_messages > 0) step_.flows.push_back({pid, c.peer, sent, sent_messages});
+      if (c.get_bytes > 0 || c.get_messages > 0)
+        step_.flows.push_back({c.peer, pid, c.get_bytes, c.get_messages});
     }
   }
 

@@ -31,6 +31,13 @@ struct Step {
   std::uint64_t group_step = 0;
   std::uint64_t h_bytes = 0;
   std::vector<Row> rows;  // by pid
+  // Who sent whom how much in this step, in the data's direction (a get's bytes flow from the
+  // process read to the reader); one entry per record of a pair, so a pair may repeat.
+  struct Flow {
+    int from, to;
+    std::uint64_t bytes, messages;
+  };
+  std::vector<Flow> flows;
 
   // The critical process: the last to call the sync, which the others waited for (within a
   // microsecond, the one that computed longest).

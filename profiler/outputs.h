@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -129,9 +130,32 @@ class SummaryStats : public StepSink {
   std::uint64_t shared_steps_ = 0;           // steps of two or more processes
 };
 
-// profile.dat and profile.gp, and running gnuplot on them. The steps wait in an unnamed file
-// until their number is known, which decides whether the plot shows them one by one or as
-// means of bins.
+// traffic.csv and traffic.gp (gnuplot makes traffic.png of it): the bytes and messages each
+// process sent each other over the whole profile, a row per pair that exchanged anything (from
+// -> to, in the data's direction), and the who-to-whom matrix drawn as a heat map. Memory: one
+// entry per such pair.
+class TrafficOutput : public StepSink {
+ public:
+  void add(const Step& step) override;
+  bool write(const std::string& dir);  // false: error() says why
+  const std::string& error() const { return error_; }
+  std::size_t pairs() const { return totals_.size(); }
+
+ private:
+  struct Total {
+    std::uint64_t bytes = 0, messages = 0;
+  };
+  std::map<std::pair<int, int>, Total> totals_;
+  int processes_ = 0;  // the largest p of the profile's sections
+  std::string error_;
+};
+
+// profile.dat, profile.waits.dat and profile.gp, and running gnuplot on them: above, the
+// critical process's compute and communication per step (on a scale that a long set-up step
+// does not flatten: steps far above the others are cut and labelled), the h-relation and the
+// model; below, aligned with it, a heat map of waiting, process by step. The steps wait in
+// unnamed files until their number is known, which decides whether the plot shows them one by
+// one or as means of bins.
 class PlotOutput : public StepSink {
  public:
   explicit PlotOutput(const BspParameters& params) : params_(params) {}
@@ -150,9 +174,19 @@ class PlotOutput : public StepSink {
   struct Point {
     double index, superstep, attempt, compute_s, comm_s, wait_s, h_bytes, predicted_s, time_s;
   };
+  // One process in one step, for the heat map of waiting: its wait as a share of the step.
+  struct WaitShare {
+    std::uint64_t index;
+    std::int32_t pid;
+    float share;
+  };
+  // Writes profile.waits.dat (the heat map's cells) from waits_; false: error_ says why.
+  bool write_waits(std::uint64_t columns_bin, int rows_bin);
   const BspParameters& params_;
   std::string dir_;
   std::FILE* points_ = nullptr;
+  std::FILE* waits_ = nullptr;  // WaitShare records, in step order
+  int processes_ = 0;           // the largest p of the steps
   std::uint64_t count_ = 0;
   double largest_s_ = 0;  // of the times and predictions
   double largest_h_ = 0;

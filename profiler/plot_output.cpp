@@ -21,7 +21,10 @@ namespace bspg::profile {
 
 namespace {
 
-constexpr std::size_t kLinesWithPointsUpTo = 100;  // fewer points than this: mark each one
+constexpr std::uint64_t kHeatColumns = 400;      // the heat map's steps: means of bins beyond
+constexpr int kHeatRows = 256;                   // its processes: means of bins beyond
+constexpr std::size_t kCutLabels = 8;            // steps cut by the scale named with their time
+constexpr std::uint64_t kCircleMissesFrom = 10;  // fewer steps: no circled misses
 
 // The unit the plot's time axis reads best in, for times up to largest_s.
 void time_unit(double largest_s, double& factor, const char*& name) {
@@ -48,6 +51,7 @@ void append_number(std::string& out, double value, int decimals) {
 
 PlotOutput::~PlotOutput() {
   if (points_ != nullptr) std::fclose(points_);
+  if (waits_ != nullptr) std::fclose(waits_);
 }
 
 bool PlotOutput::open(const std::string& dir) {
@@ -60,6 +64,13 @@ bool PlotOutput::open(const std::string& dir) {
     return false;
   }
   std::remove(path.c_str());  // it lives while open, and goes whatever happens
+  const std::string waits_path = dir + "/profile.waits.tmp";
+  waits_ = safe_paths::create_stream(waits_path, "w+b", why, 0600);
+  if (waits_ == nullptr) {
+    error_ = "cannot write " + waits_path + ": " + why;
+    return false;
+  }
+  std::remove(waits_path.c_str());
   return true;
 }
 
@@ -82,7 +93,76 @@ void PlotOutput::add(const Step& step) {
   largest_h_ = std::max(largest_h_, point.h_bytes);
   if (points_ != nullptr && std::fwrite(&point, sizeof point, 1, points_) != 1 && error_.empty())
     error_ = std::string("writing the plot's steps failed: ") + std::strerror(errno);
+  // Each process's wait as a share of the step's time (the critical process's compute + sync).
+  for (const Row& row : step.rows) {
+    processes_ = std::max(processes_, row.pid + 1);
+    WaitShare share{step.index, row.pid, 0.0f};
+    if (point.time_s > 0)
+      share.share = static_cast<float>(std::clamp(row.wait_s / point.time_s, 0.0, 1.0));
+    if (waits_ != nullptr && std::fwrite(&share, sizeof share, 1, waits_) != 1 && error_.empty())
+      error_ = std::string("writing the plot's waits failed: ") + std::strerror(errno);
+  }
   ++count_;
+}
+
+bool PlotOutput::write_waits(std::uint64_t columns_bin, int rows_bin) {
+  if (std::fflush(waits_) != 0 || std::fseek(waits_, 0, SEEK_SET) != 0) {
+    error_ = std::string("reading the plot's waits back failed: ") + std::strerror(errno);
+    return false;
+  }
+  OutputFile cells;
+  if (!cells.open(dir_ + "/profile.waits.dat")) {
+    error_ = cells.error();
+    return false;
+  }
+  cells.buffer() +=
+      "# bspprof: the heat map of waiting: each process's wait in a step as a share of the\n"
+      "# step's time (the critical process's compute + sync), the mean over a cell's steps and\n"
+      "# processes\n"
+      "# step pid share\n";
+  const auto rows = static_cast<std::size_t>((processes_ + rows_bin - 1) / rows_bin);
+  std::vector<double> sum(rows, 0.0);
+  std::vector<std::uint32_t> n(rows, 0);
+  std::uint64_t column = 0;
+  bool any = false;
+  const auto flush_column = [&]() {
+    const double x =
+        static_cast<double>(column * columns_bin) + 0.5 * static_cast<double>(columns_bin - 1);
+    for (std::size_t r = 0; r < rows; ++r) {
+      if (n[r] == 0) continue;
+      std::string& out = cells.buffer();
+      append_fixed(out, x, 1);
+      out += ' ';
+      append_fixed(out,
+                   static_cast<double>(r * static_cast<std::size_t>(rows_bin)) +
+                       0.5 * static_cast<double>(rows_bin - 1),
+                   1);
+      out += ' ';
+      append_fixed(out, sum[r] / n[r], 4);
+      out += '\n';
+      cells.written();
+      sum[r] = 0;
+      n[r] = 0;
+    }
+  };
+  WaitShare share;
+  while (std::fread(&share, sizeof share, 1, waits_) == 1) {
+    const std::uint64_t at = share.index / columns_bin;
+    if (any && at != column) flush_column();
+    column = at;
+    any = true;
+    const auto r = static_cast<std::size_t>(share.pid / rows_bin);
+    if (r < rows) {
+      sum[r] += share.share;
+      ++n[r];
+    }
+  }
+  if (any) flush_column();
+  if (!cells.close()) {
+    error_ = cells.error();
+    return false;
+  }
+  return true;
 }
 
 bool PlotOutput::write(const SummaryStats& stats, const ProfileScan& scan) {
@@ -114,9 +194,14 @@ bool PlotOutput::write(const SummaryStats& stats, const ProfileScan& scan) {
   Point first{};
   std::uint64_t in_bin = 0;
   double largest_in_bin = 0;
+  struct Bar {
+    double x, time_s;
+  };
+  std::vector<Bar> bars;  // what the plot's scale is chosen from
   const auto flush_bin = [&]() {
     if (in_bin == 0) return;
     const double n = static_cast<double>(in_bin);
+    bars.push_back({first.index + (n - 1) / 2, sum.time_s / n});
     std::string& out = data.buffer();
     append_fixed(out, first.index + (n - 1) / 2, 1);
     out += ' ';
@@ -165,6 +250,26 @@ bool PlotOutput::write(const SummaryStats& stats, const ProfileScan& scan) {
     return false;
   }
 
+  // The heat map's cells: at most kHeatColumns steps and kHeatRows processes across.
+  const std::uint64_t heat_bin =
+      count_ <= kHeatColumns ? 1 : (count_ + kHeatColumns - 1) / kHeatColumns;
+  const int pid_bin = processes_ <= kHeatRows ? 1 : (processes_ + kHeatRows - 1) / kHeatRows;
+  if (!write_waits(heat_bin, pid_bin)) return false;
+
+  // The scale: a step far above most (a set-up, a checkpoint) would flatten the others, so bars
+  // above 3 times the 90th percentile are cut at that height and labelled with their time.
+  std::vector<double> times;
+  for (const Bar& bar : bars) times.push_back(bar.time_s);
+  std::sort(times.begin(), times.end());
+  const double p90 = times.empty() ? 0 : times[(times.size() - 1) * 9 / 10];
+  const double tallest = times.empty() ? 0 : times.back();
+  const bool cut = p90 > 0 && tallest > 3 * p90;
+  const double top_s = cut ? 3 * p90 : tallest;
+  std::vector<Bar> cut_bars;
+  if (cut)
+    for (const Bar& bar : bars)
+      if (bar.time_s > top_s) cut_bars.push_back(bar);
+
   // The script: paths relative to the profile directory, so that it moves with it.
   OutputFile script;
   if (!script.open(dir_ + "/profile.gp")) {
@@ -173,52 +278,56 @@ bool PlotOutput::write(const SummaryStats& stats, const ProfileScan& scan) {
   }
   double unit = 1;
   const char* unit_name = "s";
-  time_unit(largest_s_, unit, unit_name);
+  time_unit(std::max(top_s, params_.found ? std::min(largest_s_, top_s) : 0.0), unit, unit_name);
   int min_p = std::numeric_limits<int>::max(), max_p = 0;
   for (const SectionFiles& section : scan.sections) {
     min_p = std::min(min_p, section.nprocs);
     max_p = std::max(max_p, section.nprocs);
   }
-  const bool with_points = (count_ + bin - 1) / bin <= kLinesWithPointsUpTo;
-  const char* line_style = with_points ? "linespoints pt 7 ps 0.6" : "lines";
+  std::string x_to;  // the last step's right edge
+  append_fixed(x_to, static_cast<double>(count_) - 0.5, 1);
+  const std::string x_from = "-0.5";
   std::string& gp = script.buffer();
   gp +=
-      "# bspprof: the critical process of every step (the last to call the sync), its compute, "
-      "communication and wait\n"
-      "# stacked; the step's h-relation on the right axis";
-  gp += params_.found ? "; the BSP model's cost w + g*h + l, g and l from\n# " +
-                            printable_text(params_.file.data(), params_.file.size()) + ".\n"
-                      : ".\n";
+      "# bspprof: above, the critical process of every step (the last to call the sync), its "
+      "compute and\n# communication stacked, the step's h-relation on the right axis";
+  gp += params_.found ? "; the BSP model's cost w + g*h + l, g and l\n# from " +
+                            printable_text(params_.file.data(), params_.file.size()) + "."
+                      : ".";
   gp +=
-      "# Redraw with: cd " + printable_text(dir_.data(), dir_.size()) + " && gnuplot profile.gp\n";
-  gp += "set terminal pngcairo size 1200,700 font 'Sans,10' noenhanced\n";
+      "\n# Below: each process's wait in each step as a share of the step's time "
+      "(profile.waits.dat).\n# Redraw with: cd " +
+      printable_text(dir_.data(), dir_.size()) + " && gnuplot profile.gp\n";
+  gp += "set terminal pngcairo size 1200,900 font 'Sans,10' noenhanced\n";
   gp += "set output 'profile.png'\n";
-  gp += "set title \"bspprof: p = " + std::to_string(min_p) +
+  gp += "set multiplot title \"bspprof: p = " + std::to_string(min_p) +
         (max_p != min_p ? " to " + std::to_string(max_p) : std::string()) + ", " +
         std::to_string(count_) + (count_ == 1 ? " step" : " steps") +
         (scan.attempts.size() > 1 ? ", " + std::to_string(scan.attempts.size()) + " attempts"
                                   : std::string());
   if (bin > 1) gp += "\\neach bar: the mean of " + std::to_string(bin) + " consecutive steps";
   gp += "\"\n";
-  gp += "set xlabel 'step (in the order of supersteps.csv)'\n";
-  gp += std::string("set ylabel 'time of the critical process (") + unit_name + ")'\n";
-  gp += "set y2label 'h-relation (bytes)'\n";
-  gp += "set ytics nomirror\nset y2tics\nset grid ytics\nset key below horizontal\n";
-  // Room above the tallest bar and the largest h for the labels.
-  gp += "set yrange [0:";
-  append_fixed(gp, largest_s_ > 0 ? 1.12 * largest_s_ * unit : 1, 9);
-  gp += "]\nset y2range [0:";
-  append_fixed(gp, largest_h_ > 0 ? 1.12 * largest_h_ : 1, 1);
-  gp += "]\n";
-  gp += "set xrange [";
-  append_fixed(gp, -0.5 * static_cast<double>(bin) - 0.5, 1);
-  gp += ':';
-  append_fixed(gp, static_cast<double>(count_) - 0.5 + 0.5 * static_cast<double>(bin), 1);
-  gp += "]\nset style fill solid 0.85 noborder\nset boxwidth ";
-  append_fixed(gp, 0.9 * static_cast<double>(bin), 1);
-  gp += " absolute\nset datafile missing '?'\nunit = ";
+  // Both panels share the x axis: the same margins.
+  gp += "set lmargin at screen 0.08\nset rmargin at screen 0.87\n";
+  gp += "set xrange [" + x_from + ":" + x_to + "]\n";
+  gp += "set datafile missing '?'\nunit = ";
   append_fixed(gp, unit, 0);
   gp += "\n";
+
+  // Above: the time line.
+  gp += "set tmargin at screen 0.90\nset bmargin at screen 0.43\n";
+  gp += "set xlabel 'step (in the order of supersteps.csv)' offset 0,0.5\n";
+  gp += std::string("set ylabel 'time of the critical process (") + unit_name + ")'\n";
+  gp += "set y2label 'h-relation (bytes)'\n";
+  gp += "set ytics nomirror\nset y2tics\nset grid ytics\n";
+  gp += "set key at screen 0.5, screen 0.935 center horizontal maxrows 1 samplen 2\n";
+  gp += "set yrange [0:";
+  append_fixed(gp, top_s > 0 ? 1.12 * top_s * unit : 1, 9);
+  gp += "]\nset y2range [0:";
+  append_fixed(gp, largest_h_ > 0 ? 1.12 * largest_h_ : 1, 1);
+  gp += "]\nset style fill solid 0.85 noborder\nset boxwidth ";
+  append_fixed(gp, 0.9 * static_cast<double>(bin), 1);
+  gp += " absolute\n";
 
   int tag = 1;
   for (const SummaryStats::Restart& restart : stats.restarts()) {
@@ -234,34 +343,83 @@ bool PlotOutput::write(const SummaryStats& stats, const ProfileScan& scan) {
     gp += ", graph 0.97 left front offset 0.4,0 textcolor rgb '#555555'\n";
     ++tag;
   }
-  for (const SummaryStats::Mismatch& miss : stats.mismatches()) {
-    std::string text = "superstep " + std::to_string(miss.step.superstep);
-    if (miss.step.group >= 0) text += " group " + std::to_string(miss.step.group);
-    if (stats.several_attempts())
-      text = "attempt " + std::to_string(miss.step.attempt) + " " + text;
+  // Bars cut by the scale: a mark at the top, and the time of the tallest few above it.
+  std::vector<Bar> named = cut_bars;
+  std::sort(named.begin(), named.end(),
+            [](const Bar& a, const Bar& b) { return a.time_s > b.time_s; });
+  if (named.size() > kCutLabels) named.resize(kCutLabels);
+  for (const Bar& bar : cut_bars) {
+    const bool with_time =
+        std::any_of(named.begin(), named.end(), [&](const Bar& n) { return n.x == bar.x; });
+    std::string text;
+    if (with_time) {
+      double factor = 1;
+      const char* name = "s";
+      time_unit(bar.time_s, factor, name);
+      append_fixed(text, bar.time_s * factor, bar.time_s * factor < 10 ? 2 : 0);
+      text += std::string(" ") + name;
+    }
     gp += "set label " + std::to_string(tag) + " " + gnuplot_quoted(text) + " at ";
-    append_fixed(gp, static_cast<double>(miss.step.index), 1);
+    append_fixed(gp, bar.x, 1);
     gp += ", ";
-    append_fixed(gp, miss.measured_s * unit, 9);
-    gp += " front point pt 6 ps 1.5 lw 2 lc rgb '#c0392b' offset 0.8,0.8\n";
+    append_fixed(gp, top_s * unit, 9);
+    gp += " center front point pt 9 ps 1.3 lc rgb '#333333' offset 0,0.9\n";
     ++tag;
   }
+  // The model's largest misses, circled (not on a short profile, where they would be every step).
+  if (count_ >= kCircleMissesFrom)
+    for (const SummaryStats::Mismatch& miss : stats.mismatches()) {
+      if (miss.measured_s > top_s) continue;  // its bar is cut and labelled already
+      gp += "set label " + std::to_string(tag) + " '' at ";
+      append_fixed(gp, static_cast<double>(miss.step.index), 1);
+      gp += ", ";
+      append_fixed(gp, miss.measured_s * unit, 9);
+      gp += " front point pt 6 ps 1.8 lw 2 lc rgb '#c0392b'\n";
+      ++tag;
+    }
 
   gp +=
-      "plot 'profile.dat' using 1:(($4+$5+$6)*unit) with boxes lc rgb '#f5b041' title 'wait', \\\n"
-      "     '' using 1:(($4+$5)*unit) with boxes lc rgb '#5dade2' title 'communication', \\\n"
+      "plot 'profile.dat' using 1:(($4+$5)*unit) with boxes lc rgb '#5dade2' "
+      "title 'communication', \\\n"
       "     '' using 1:($4*unit) with boxes lc rgb '#58d68d' title 'compute'";
   if (bin > 1)
     gp +=
-        ", \\\n     '' using 1:($11*unit) with lines lw 1 lc rgb '#7f8c8d' "
+        ", \\\n     '' using 1:($11*unit) with points pt 1 ps 0.5 lc rgb '#7f8c8d' "
         "title 'slowest step of each bar'";
-  gp += std::string(", \\\n     '' using 1:7 axes x1y2 with ") + line_style +
-        " lw 1.5 lc rgb '#8e44ad' title 'h-relation (bytes, right axis)'";
-  if (params_.found)
-    gp += std::string(", \\\n     '' using 1:($8*unit) with ") + line_style +
-          " lw 2 lc rgb '#c0392b' title " +
-          "'BSP model w + g*h + l (circled: its 5 largest misses)'";
+  // Points, not lines: each step is a superstep of its own, and a line between them would
+  // suggest a trend.
+  gp +=
+      ", \\\n     '' using 1:7 axes x1y2 with points pt 7 ps 0.6 lc rgb '#8e44ad' "
+      "title 'h-relation (bytes, right axis)'";
+  if (params_.found) {
+    gp += ", \\\n     '' using 1:($8*unit) with points pt 2 ps 0.9 lw 1.5 lc rgb '#c0392b' title ";
+    gp += count_ >= kCircleMissesFrom ? "'BSP model w + g*h + l (circled: its largest misses)'"
+                                      : "'BSP model w + g*h + l'";
+  }
+  if (!cut_bars.empty())
+    gp +=
+        ", \\\n     NaN with points pt 9 ps 1.3 lc rgb '#333333' title 'cut by the scale (time "
+        "above)'";
   gp += "\n";
+
+  // Below: who waits, process by step.
+  gp += "unset label\nunset arrow\nunset y2tics\nunset y2label\nunset grid\nunset key\n";
+  gp += "set tmargin at screen 0.35\nset bmargin at screen 0.07\n";
+  gp += "set xlabel 'step' offset 0,0.5\nset ylabel 'process (pid)'\n";
+  gp += "set yrange [" + std::to_string(processes_) + "-0.5:-0.5]\n";
+  if (processes_ <= 16) gp += "set ytics 1\n";
+  gp += "set cbrange [0:1]\nset cblabel 'share of the step spent waiting'\n";
+  gp += "set colorbox user origin screen 0.905, screen 0.07 size screen 0.015, screen 0.28\n";
+  gp += "set palette defined (0 '#ffffff', 0.25 '#fee391', 0.6 '#fe9929', 1 '#993404')\n";
+  // Grey where a process took no part (another group's step): no cell there.
+  gp += "set object 1 rectangle from graph 0,0 to graph 1,1 behind fc rgb '#e0e0e0' "
+        "fs solid 1.0 noborder\n";
+  gp += "plot 'profile.waits.dat' using 1:2:(";
+  append_fixed(gp, 0.5 * static_cast<double>(heat_bin), 1);
+  gp += "):(";
+  append_fixed(gp, 0.5 * pid_bin, 1);
+  gp += "):3 with boxxyerror fs solid 1.0 noborder fc palette\n";
+  gp += "unset multiplot\n";
   if (!script.close()) {
     error_ = script.error();
     return false;

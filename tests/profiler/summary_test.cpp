@@ -41,9 +41,11 @@ TEST(Summary, Ring) {
             std::string::npos)
       << s;
   EXPECT_NE(s.find("restarts: none"), std::string::npos);
-  EXPECT_NE(s.find("written: " + dir.path() + "/supersteps.csv, " + dir.path() + "/profile.json, " +
-                   dir.path() + "/profile.dat, " + dir.path() + "/profile.gp\n"),
-            std::string::npos)
+  EXPECT_NE(
+      s.find("written: " + dir.path() + "/supersteps.csv, " + dir.path() + "/profile.json, " +
+             dir.path() + "/traffic.csv, " + dir.path() + "/traffic.gp, " + dir.path() +
+             "/profile.dat, " + dir.path() + "/profile.waits.dat, " + dir.path() + "/profile.gp\n"),
+      std::string::npos)
       << s;
 }
 

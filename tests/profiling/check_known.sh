@@ -80,8 +80,26 @@ for ((q = 0; q < p; ++q)); do
   tr '{' '\n' <"$json" | grep '"name": *"compute"' | grep -q "\"pid\": *$q[,}]" ||
     fail "no compute slice of process $q in $json"
 done
-# The picture.
+# Who sent whom how much over the whole run (traffic.csv, in the data's direction): every
+# process its right neighbour 2000 bytes in 5 puts and, through that neighbour's get in
+# superstep 3, 64 bytes more; process 0 a 1004-byte message; with p >= 2 itself 8 bytes (the
+# group superstep's put).
+traffic=$dir/traffic.csv
+[ "$(head -n 1 "$traffic" 2>/dev/null)" = "from,to,bytes,messages" ] || fail "no $traffic with its header"
+expected=$(awk -v p="$p" 'BEGIN {
+  for (s = 0; s < p; ++s) {
+    r = (s + 1) % p; b[s "," r] += 2064; m[s "," r] += 6
+    b[s ",0"] += 1004; m[s ",0"] += 1
+    if (p >= 2) { b[s "," s] += 8; m[s "," s] += 1 }
+  }
+  for (k in b) print k "," b[k] "," m[k] }' | sort)
+actual=$(tail -n +2 "$traffic" | sort)
+[ "$actual" = "$expected" ] ||
+  fail "$traffic holds $(echo "$actual" | tr '\n' ' ')instead of $(echo "$expected" | tr '\n' ' ')"
+# The pictures.
 if command -v gnuplot >/dev/null; then
+  [ "$(head -c 4 "$dir/traffic.png" | od -An -c | tr -d ' \n')" = '211PNG' ] ||
+    fail "$dir/traffic.png is not a PNG"
   [ "$(head -c 4 "$dir/profile.png" | od -An -c | tr -d ' \n')" = '211PNG' ] ||
     fail "$dir/profile.png is not a PNG"
 fi

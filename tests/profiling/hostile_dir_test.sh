@@ -20,6 +20,18 @@ done
 grep -q "supersteps.csv: it is a symbolic link; refusing to follow it" "$work/out1" ||
   { cat "$work/out1"; fail "no line naming the planted link"; }
 
+# ... and a link in place of each later output alone: the victim stays, and the file is refused
+# (traffic.gp, like the pictures, is removed before it is written: no refusal needed).
+for f in profile.dat profile.waits.dat profile.waits.tmp profile.gp traffic.csv traffic.gp; do
+  one=$work/one-$f
+  mkdir -m 700 "$one"
+  ln -s "$work/victim" "$one/$f"
+  (cd "$work" && timeout 60 "$bsprun" -p 2 --profile "$one" "$program") >"$work/out-$f" 2>&1
+  [ "$(cat "$work/victim")" = precious ] || fail "a link planted as $f let bsprun overwrite a file outside DIR"
+  [ "$f" = traffic.gp ] || grep -q "$f: it is a symbolic link; refusing to follow it" "$work/out-$f" ||
+    { cat "$work/out-$f"; fail "no line naming the link planted as $f"; }
+done
+
 # 2. A profile directory that others can write is refused in one line.
 open_dir=$work/open
 mkdir -m 777 "$open_dir"
