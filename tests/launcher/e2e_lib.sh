@@ -62,6 +62,42 @@ expect_count() {
   [ "$n" -eq "$3" ] || fail "expected $3 line(s) matching '$2' in $(basename "$1"), found $n"
 }
 expect_match() { grep -Eq -- "$2" "$1" || fail "no line matching '$2' in $(basename "$1")"; }
+# guide_examples KIND PROGRAM: the user guide's examples of KIND (grid, slurm; tests/docs/
+# examples.sh) run here, bsprun given --show (a --dry-run example as it is): each probes and
+# places, prints the starter's command line (or the RSL) naming the program and starts nothing;
+# a --resume finds nothing to resume. The examples' ./prog and ./sim are PROGRAM, their
+# job.rsl the allocation of the first --dry-run example.
+guide_examples() {
+  local kind=$1 example words i n=0
+  : "${DOC_EXAMPLES:?}" "${SOURCE_DIR:?}"
+  cp "$2" prog && cp "$2" sim
+  while IFS= read -r example; do
+    n=$((n + 1))
+    read -ra words <<<"$example"
+    for ((i = 0; i < ${#words[@]}; ++i)); do
+      [ "${words[i]}" = build/bin/bsprun ] && break
+    done
+    wrap=("${words[@]:0:i}")
+    case " $example " in
+      *" --dry-run "*) run_bsprun "${words[@]:i+1}" ;;
+      *) run_bsprun --show "${words[@]:i+1}" ;;
+    esac
+    expect_count "$out" "^rank " 0
+    case " $example " in
+      *" --resume "*)
+        expect_match "$err" "nothing to resume: no reachable (host|node) holds a checkpoint of this job" ;;
+      *" --dry-run "*)
+        expect_status 0
+        expect_match "$out" '\(executable="?[^)]*/(prog|sim)"?\)'
+        [ -s job.rsl ] || cp "$out" job.rsl ;;
+      *)
+        expect_status 0
+        expect_match "$out" "(/prog|/sim|$WHERE)( |\$)" ;;
+    esac
+  done < <("$DOC_EXAMPLES" list "$kind" "$SOURCE_DIR")
+  [ "$n" -gt 0 ] || fail "no $kind example in the guide"
+  wrap=()
+}
 # expect_refused STATUS REGEX ARGS...: bsprun ARGS refuses with that exit status and a line of
 # stderr matching REGEX, and no process of the job starts (no "rank"/"pid" line on stdout).
 expect_refused() {

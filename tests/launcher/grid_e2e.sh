@@ -110,6 +110,13 @@ dry_run)
   [ "$(cat victim)" = keep ] || fail "--rsl-out wrote through a planted link"
   ;;
 
+guide_examples)
+  # The user guide's grid examples (docs/grid.md, docs/checkpoints.md), on 4 idle hosts of 2
+  # slots (-p 8 fills them): each probes, places and shows what it would start.
+  start_hosts 0 0 0 0
+  guide_examples grid "$WHERE"
+  ;;
+
 rsl_replay)
   # A hand-written RSL: one process on the busiest host, a site subjob over emu3 and emu4.
   start_hosts 3.5 0.2 2.0 0.1

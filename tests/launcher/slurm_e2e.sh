@@ -336,6 +336,14 @@ case "$scenario" in
     no_ssh_used
     ;;
 
+  guide)
+    # The user guide's Slurm examples (docs/slurm.md) inside allocations of a 4-node cluster of
+    # 2 CPUs a node (-p 8 fills it): each places and shows what it would start, through Slurm.
+    : "${WHERE:?}"
+    start_cluster 0 0 0 0
+    guide_examples slurm "$WHERE"
+    no_ssh_used
+    ;;
   controls)
     # What a user controls behaves as on the other paths: a failing program's exit status, -x,
     # --time-limit, and Ctrl-C (SIGINT to bsprun), with nothing of the job left on the nodes. The
