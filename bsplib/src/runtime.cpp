@@ -288,21 +288,41 @@ void Runtime::report_disagreement(Group& group, const Header& mine) {
   std::vector<Header> headers(static_cast<std::size_t>(group.size()));
   MPI_Allgather(&mine, sizeof mine, MPI_BYTE, headers.data(), sizeof mine, MPI_BYTE, group.comm);
   Disagreement verdict = find_disagreement(headers, group.members);
-  // Where each process's sync call is in the program: the message names the first process's,
-  // and the reporter's own ends the line (errors.hpp).
-  constexpr int kSiteBytes = 256;
-  char site[kSiteBytes] = {};
-  std::snprintf(site, sizeof site, "%s", user_call_site().c_str());
-  std::vector<char> sites(static_cast<std::size_t>(group.size()) * kSiteBytes);
-  MPI_Allgather(site, kSiteBytes, MPI_CHAR, sites.data(), kSiteBytes, MPI_CHAR, group.comm);
+  // Where in the program each process made its sync call and its last call of the superstep
+  // that takes effect at the sync (bsp_push_reg, bsp_pop_reg, bsp_set_tagsize): the message
+  // names those of the first process and of the reporter, whose sync ends the line (errors.hpp).
+  constexpr std::size_t kSiteBytes = 256;
+  const std::size_t n = static_cast<std::size_t>(group.size());
+  char mine_sites[2 * kSiteBytes] = {};
+  std::snprintf(mine_sites, kSiteBytes, "%s", user_call_site().c_str());
+  if (deferred_call != nullptr) {
+    const std::string where = call_site_of(deferred_call_return);  // " [at ...]"
+    if (where.size() > 3)
+      std::snprintf(mine_sites + kSiteBytes, kSiteBytes, "%s %s", deferred_call,
+                    where.substr(2, where.size() - 3).c_str());
+  }
+  std::vector<char> sites(n * 2 * kSiteBytes);
+  MPI_Allgather(mine_sites, 2 * kSiteBytes, MPI_CHAR, sites.data(), 2 * kSiteBytes, MPI_CHAR,
+                group.comm);
+  const auto sync_site = [&](std::size_t rank) {
+    return std::string(&sites[rank * 2 * kSiteBytes]);
+  };
+  const auto last_call = [&](std::size_t rank) {
+    return std::string(&sites[rank * 2 * kSiteBytes + kSiteBytes]);
+  };
+  const auto reporter = static_cast<std::size_t>(verdict.reporter);
   std::string message = verdict.found ? verdict.message : "processes disagree at this sync";
-  const std::string first(sites.data());  // " [at FILE:LINE in FUNCTION]" or ""
-  const std::string reporters(&sites[static_cast<std::size_t>(verdict.reporter) * kSiteBytes]);
-  if (verdict.reporter != 0 && first.size() > 3 && reporters.size() > 3)
+  for (std::size_t rank : {std::size_t{0}, reporter}) {
+    if (last_call(rank).empty() || (rank == reporter && reporter == 0)) continue;
+    message += "; process " + std::to_string(group.members[rank]) +
+               "'s last call that takes effect at the sync: " + last_call(rank);
+  }
+  const std::string first = sync_site(0);  // " [at FILE:LINE in FUNCTION]" or ""
+  if (reporter != 0 && first.size() > 3 && sync_site(reporter).size() > 3)
     message += "; process " + std::to_string(group.members[0]) + " reached this sync " +
                first.substr(2, first.size() - 3) + ", this process";
-  fail_collective(group.members[static_cast<std::size_t>(verdict.reporter)],
-                  verdict.found ? verdict.call : "bsp_sync", "%s", message.c_str());
+  fail_collective(group.members[reporter], verdict.found ? verdict.call : "bsp_sync", "%s",
+                  message.c_str());
 }
 
 void Runtime::sync(Group& group, SyncCall call) {
@@ -502,6 +522,7 @@ void Runtime::end_superstep() {
   direct_gets_.clear();
   asks_for_data_ = false;
   mailbox_written_ = false;
+  deferred_call = nullptr;  // the calls of the next superstep
 }
 
 void Runtime::apply_registrations() {

@@ -4,7 +4,8 @@
  *   order         process 0 registers two areas in one order, the others in the other; then
  *                 process 0 puts its whole first area to process 1, where that slot is smaller
  *   disagree      process 0 registers an area, the others do not; processes 0 and 1 sync on
- *                 lines of their own (found at the sync: the message names both lines)
+ *                 lines of their own (found at the sync: the message names both lines and
+ *                 the line of process 0's bsp_push_reg)
  *   group         every process registers an area, then ends the superstep with a group sync
  *                 (found there: the message names the bsp_push_reg's line) */
 #include <stdio.h>
@@ -19,12 +20,13 @@
 #endif
 
 /* The call and the line it names share one source line. */
-#define MISUSE(call)                                                 \
-  do {                                                               \
-    printf("misuse at line %d by process %d\n", __LINE__, me); \
-    fflush(stdout);                                                  \
-    call;                                                            \
+#define AT_LINE(what, call)                                            \
+  do {                                                                 \
+    printf("%s at line %d by process %d\n", what, __LINE__, me); \
+    fflush(stdout);                                                    \
+    call;                                                              \
   } while (0)
+#define MISUSE(call) AT_LINE("misuse", call)
 
 static char big[64], small[8];
 static int me;
@@ -47,7 +49,7 @@ int main(int argc, char **argv) {
     if (s == 0 && p > 1) MISUSE(bsp_put(1, big, big, 0, sizeof big));
   } else if (strcmp(mode, "disagree") == 0) {
     if (s == 0) {
-      bsp_push_reg(big, sizeof big);
+      AT_LINE("register", bsp_push_reg(big, sizeof big));
       MISUSE(bsp_sync());
     } else if (s == 1) {
       MISUSE(bsp_sync());

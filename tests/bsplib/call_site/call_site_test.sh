@@ -35,6 +35,9 @@ if [ "$mode" = disagree ]; then
   first="process 0 reached this sync at "
   [[ "$message" == *"$first"*"call_site.c:$(misuse_line 0) in main, this process [at "*"call_site.c:$line in main]" ]] ||
     fail "the message does not name process 0's sync line ($(misuse_line 0)) and its own ($line)"
+  registered=$(printf '%s\n' "$out" | sed -n 's/^register at line \([0-9]*\) by process 0$/\1/p')
+  [[ "$message" == *"; process 0's last call that takes effect at the sync: bsp_push_reg at "*"call_site.c:$registered in main;"* ]] ||
+    fail "the message does not name process 0's bsp_push_reg line ($registered)"
 fi
 if [ "$mode" = group ]; then
   [[ "$message" == *"; the last such call: bsp_push_reg at "*"call_site.c:$line in main [at "* ]] ||
