@@ -3,8 +3,8 @@
 # setup) on 3 processes with bsprun --profile and checks the data behind the pictures:
 #   traffic.csv   every process sent its right neighbour 30 KiB in 30 messages, and nothing else;
 #   waits         (profile.waits.dat, supersteps 1..30) unbalanced: process 0, the slow one,
-#                 waits at most 30 % of a superstep on average, the others at least half (they
-#                 wait 90 % on an idle machine); balanced and setup: no process waits 75 % (a
+#                 waits at most 30 % of a superstep on average, the others at least 40 % and 30
+#                 points more than it (they wait 90 % on an idle machine); balanced and setup: no process waits 75 % (a
 #                 loaded machine that stops a process now and then makes the others wait);
 #   the scale     setup: the 400 ms set-up superstep is cut and labelled, and the scale's top is
 #                 below 100 ms;
@@ -38,8 +38,8 @@ case "$mode" in
     awk -v v="$(share 0)" 'BEGIN { exit !(v <= 0.3) }' ||
       fail "process 0 (the slow one) waits $(share 0) of a superstep on average"
     for ((q = 1; q < p; ++q)); do
-      awk -v v="$(share "$q")" 'BEGIN { exit !(v >= 0.5) }' ||
-        fail "process $q waits only $(share "$q") of a superstep on average, not half"
+      awk -v v="$(share "$q")" -v slow="$(share 0)" 'BEGIN { exit !(v >= 0.4 && v >= slow + 0.3) }' ||
+        fail "process $q waits only $(share "$q") of a superstep on average (process 0: $(share 0))"
     done ;;
   balanced|setup)
     for ((q = 0; q < p; ++q)); do
