@@ -48,6 +48,18 @@ int merge_profile(const MergeOptions& options, std::ostream& summary, std::ostre
 
   int status = kMerged;
   std::vector<std::string> written, notes;
+  // gnuplot draws PICTURE from SCRIPT (with --no-plot, nothing); a failure is said as "no WHAT".
+  const auto draw = [&](const char* script, const char* picture, const std::string& what) {
+    if (!options.plot) return;
+    const std::string problem = run_gnuplot(dir, script, picture, errors);
+    if (problem.empty()) {
+      written.push_back(dir + "/" + picture);
+      return;
+    }
+    errors << "bspprof: no " << what << ": " << problem << "\n";
+    notes.push_back("no " + what + ": " + problem);
+    if (status == kMerged) status = kPlotFailed;
+  };
   if (csv.close()) {
     written.push_back(dir + "/supersteps.csv");
   } else {
@@ -73,16 +85,7 @@ int merge_profile(const MergeOptions& options, std::ostream& summary, std::ostre
       notes.push_back("no traffic picture: no process sent another anything");
     } else {
       written.push_back(dir + "/traffic.gp");
-      if (options.plot) {
-        const std::string problem = run_gnuplot(dir, "traffic.gp", "traffic.png", errors);
-        if (problem.empty()) {
-          written.push_back(dir + "/traffic.png");
-        } else {
-          errors << "bspprof: no traffic picture: " << problem << "\n";
-          notes.push_back("no traffic picture: " + problem);
-          if (status == kMerged) status = kPlotFailed;
-        }
-      }
+      draw("traffic.gp", "traffic.png", "traffic picture");
     }
   }
   if (!plot_data) {
@@ -96,16 +99,7 @@ int merge_profile(const MergeOptions& options, std::ostream& summary, std::ostre
     written.push_back(dir + "/profile.dat");
     written.push_back(dir + "/profile.waits.dat");
     written.push_back(dir + "/profile.gp");
-    if (options.plot) {
-      const std::string problem = run_gnuplot(dir, "profile.gp", "profile.png", errors);
-      if (problem.empty()) {
-        written.push_back(dir + "/profile.png");
-      } else {
-        errors << "bspprof: no plot: " << problem << "\n";
-        notes.push_back("no plot: " + problem);
-        if (status == kMerged) status = kPlotFailed;
-      }
-    }
+    draw("profile.gp", "profile.png", "plot");
   }
   if (options.summary) stats.print(summary, dir, written, notes);
   return status;

@@ -180,6 +180,9 @@ class PlotOutput : public StepSink {
     std::int32_t pid;
     float share;
   };
+  // Flushes file and goes back to its start, to read back what add() wrote; false: error_ says
+  // why (what: "steps", "waits").
+  bool rewind(std::FILE* file, const char* what);
   // Writes profile.waits.dat (the heat map's cells) from waits_; false: error_ says why.
   bool write_waits(std::uint64_t columns_bin, int rows_bin);
   const BspParameters& params_;
@@ -188,7 +191,6 @@ class PlotOutput : public StepSink {
   std::FILE* waits_ = nullptr;  // WaitShare records, in step order
   int processes_ = 0;           // the largest p of the steps
   std::uint64_t count_ = 0;
-  double largest_s_ = 0;  // of the times and predictions
   double largest_h_ = 0;
   std::string error_;
 };

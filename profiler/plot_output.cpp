@@ -88,8 +88,6 @@ void PlotOutput::add(const Step& step) {
                           ? predicted_seconds(params_, step.max_compute_s(), point.h_bytes)
                           : std::numeric_limits<double>::quiet_NaN();
   point.time_s = slowest.compute_s + slowest.sync_s;
-  largest_s_ = std::max(largest_s_, point.time_s);
-  if (params_.found) largest_s_ = std::max(largest_s_, point.predicted_s);
   largest_h_ = std::max(largest_h_, point.h_bytes);
   if (points_ != nullptr && std::fwrite(&point, sizeof point, 1, points_) != 1 && error_.empty())
     error_ = std::string("writing the plot's steps failed: ") + std::strerror(errno);
@@ -105,11 +103,14 @@ void PlotOutput::add(const Step& step) {
   ++count_;
 }
 
+bool PlotOutput::rewind(std::FILE* file, const char* what) {
+  if (std::fflush(file) == 0 && std::fseek(file, 0, SEEK_SET) == 0) return true;
+  error_ = std::string("reading the plot's ") + what + " back failed: " + std::strerror(errno);
+  return false;
+}
+
 bool PlotOutput::write_waits(std::uint64_t columns_bin, int rows_bin) {
-  if (std::fflush(waits_) != 0 || std::fseek(waits_, 0, SEEK_SET) != 0) {
-    error_ = std::string("reading the plot's waits back failed: ") + std::strerror(errno);
-    return false;
-  }
+  if (!rewind(waits_, "waits")) return false;
   OutputFile cells;
   if (!cells.open(dir_ + "/profile.waits.dat")) {
     error_ = cells.error();
@@ -167,10 +168,7 @@ bool PlotOutput::write_waits(std::uint64_t columns_bin, int rows_bin) {
 
 bool PlotOutput::write(const SummaryStats& stats, const ProfileScan& scan) {
   if (points_ == nullptr || !error_.empty()) return false;
-  if (std::fflush(points_) != 0 || std::fseek(points_, 0, SEEK_SET) != 0) {
-    error_ = std::string("reading the plot's steps back failed: ") + std::strerror(errno);
-    return false;
-  }
+  if (!rewind(points_, "steps")) return false;
   const std::uint64_t bin = count_ <= kPlotBars ? 1 : (count_ + kPlotBars - 1) / kPlotBars;
 
   OutputFile data;
@@ -278,7 +276,7 @@ bool PlotOutput::write(const SummaryStats& stats, const ProfileScan& scan) {
   }
   double unit = 1;
   const char* unit_name = "s";
-  time_unit(std::max(top_s, params_.found ? std::min(largest_s_, top_s) : 0.0), unit, unit_name);
+  time_unit(top_s, unit, unit_name);
   int min_p = std::numeric_limits<int>::max(), max_p = 0;
   for (const SectionFiles& section : scan.sections) {
     min_p = std::min(min_p, section.nprocs);

@@ -71,22 +71,21 @@ inline int remote_slot(const char* call, const char* role, const char* verb, con
   std::int64_t registered = rt.registry.size(slot, pid);
   std::int64_t end = static_cast<std::int64_t>(offset) + nbytes;
   if (__builtin_expect(end > registered, 0)) {
+    // The same slot with another size here: maybe another variable, registered out of order.
     const std::int64_t here = rt.registry.size(slot, rt.pid);
-    if (here != registered)  // the same slot, another size: maybe another variable there
-      fail(call,
-           "%s %lld bytes beyond the area registered on process %d (offset %d + %d bytes > %lld "
-           "registered bytes); its registration slot %d holds %lld bytes on this process and "
-           "%lld on process %d: if those are different variables, bsp_push_reg was called in a "
-           "different order on the two (make the registrations in the same order on every "
-           "process)",
-           verb, static_cast<long long>(end - registered), pid, offset, nbytes,
-           static_cast<long long>(registered), slot, static_cast<long long>(here),
-           static_cast<long long>(registered), pid);
+    char hint[320] = "";
+    if (here != registered)
+      std::snprintf(hint, sizeof hint,
+                    "; its registration slot %d holds %lld bytes on this process and %lld on "
+                    "process %d: if those are different variables, bsp_push_reg was called in a "
+                    "different order on the two (make the registrations in the same order on "
+                    "every process)",
+                    slot, static_cast<long long>(here), static_cast<long long>(registered), pid);
     fail(call,
          "%s %lld bytes beyond the area registered on process %d (offset %d + %d bytes > %lld "
-         "registered bytes)",
+         "registered bytes)%s",
          verb, static_cast<long long>(end - registered), pid, offset, nbytes,
-         static_cast<long long>(registered));
+         static_cast<long long>(registered), hint);
   }
   return slot;
 }

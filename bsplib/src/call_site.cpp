@@ -103,7 +103,7 @@ std::string describe(const void* return_address, bool& skip) {
   if (dw == nullptr) {
     Dl_info info{};  // without libdw: the function's name where the program exports it
     if (dladdr(return_address, &info) == 0 || info.dli_sname == nullptr) return "";
-    return " [in " + readable_function(info.dli_sname) + "]";
+    return "in " + readable_function(info.dli_sname);
   }
   Dwfl_Module* module = dw->addrmodule(dw->session, address);
   if (module == nullptr) return "";
@@ -117,10 +117,10 @@ std::string describe(const void* return_address, bool& skip) {
       skip = true;
       return "";
     }
-    return " [at " + relative_to_working_directory(file) + ":" + std::to_string(line) +
-           (function.empty() ? "" : " in " + function) + "]";
+    return "at " + relative_to_working_directory(file) + ":" + std::to_string(line) +
+           (function.empty() ? "" : " in " + function);
   }
-  return function.empty() ? "" : " [in " + function + "]";
+  return function.empty() ? "" : "in " + function;
 }
 
 }  // namespace

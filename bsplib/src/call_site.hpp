@@ -6,7 +6,7 @@
 
 namespace bspg {
 
-// " [at FILE:LINE in FUNCTION]", " [in FUNCTION]" or "": the first frame of this thread's stack
+// "at FILE:LINE in FUNCTION", "in FUNCTION" or "": the first frame of this thread's stack
 // outside libbspg and bspg's headers, which is the user's call of the BSPlib function that is
 // failing. "" when that frame is not the program's (an exit handler run by the C library) or
 // nothing is known of it. FILE is relative to the working directory when it lies below it.

@@ -64,10 +64,11 @@ void wait_for_lower_pids(int pid) {
   usleep(1000000 + static_cast<useconds_t>(extra) * 50000);
 }
 
-// The line ends with where the program made the call (call_site.hpp), looked up before anything
-// is printed so that the line goes out whole.
+// The line ends with where the program made the call (call_site.hpp), in brackets, looked up
+// before anything is printed so that the line goes out whole.
 void print_line(const char* call, const char* format, va_list args) {
-  const std::string site = user_call_site();
+  const std::string where = user_call_site();
+  const std::string site = where.empty() ? "" : " [" + where + "]";
   fflush(stdout);
   char cause[1024];
   vsnprintf(cause, sizeof cause, format, args);

@@ -262,10 +262,9 @@ void Runtime::direct_get(int server, int slot, std::uint32_t offset, void* dst,
 void Runtime::check_group_superstep(const Group& group) const {
   // Where the program made the call that waits for a bsp_sync: "; the last: CALL at FILE:LINE".
   const auto last_call = [this]() -> std::string {
-    std::string site = deferred_call_return ? call_site_of(deferred_call_return) : "";
-    if (deferred_call == nullptr || site.size() < 3) return "";
-    return std::string("; the last such call: ") + deferred_call + " " +
-           site.substr(2, site.size() - 3);
+    if (deferred_call == nullptr) return "";
+    const std::string site = call_site_of(deferred_call_return);
+    return site.empty() ? "" : std::string("; the last such call: ") + deferred_call + " " + site;
   };
   if (registry.pending_push_count() || registry.pending_pop_count())
     fail("bspg_group_sync",
@@ -296,10 +295,9 @@ void Runtime::report_disagreement(Group& group, const Header& mine) {
   char mine_sites[2 * kSiteBytes] = {};
   std::snprintf(mine_sites, kSiteBytes, "%s", user_call_site().c_str());
   if (deferred_call != nullptr) {
-    const std::string where = call_site_of(deferred_call_return);  // " [at ...]"
-    if (where.size() > 3)
-      std::snprintf(mine_sites + kSiteBytes, kSiteBytes, "%s %s", deferred_call,
-                    where.substr(2, where.size() - 3).c_str());
+    const std::string where = call_site_of(deferred_call_return);
+    if (!where.empty())
+      std::snprintf(mine_sites + kSiteBytes, kSiteBytes, "%s %s", deferred_call, where.c_str());
   }
   std::vector<char> sites(n * 2 * kSiteBytes);
   MPI_Allgather(mine_sites, 2 * kSiteBytes, MPI_CHAR, sites.data(), 2 * kSiteBytes, MPI_CHAR,
@@ -317,10 +315,10 @@ void Runtime::report_disagreement(Group& group, const Header& mine) {
     message += "; process " + std::to_string(group.members[rank]) +
                "'s last call that takes effect at the sync: " + last_call(rank);
   }
-  const std::string first = sync_site(0);  // " [at FILE:LINE in FUNCTION]" or ""
-  if (reporter != 0 && first.size() > 3 && sync_site(reporter).size() > 3)
-    message += "; process " + std::to_string(group.members[0]) + " reached this sync " +
-               first.substr(2, first.size() - 3) + ", this process";
+  const std::string first = sync_site(0);  // "at FILE:LINE in FUNCTION" or ""
+  if (reporter != 0 && !first.empty() && !sync_site(reporter).empty())
+    message += "; process " + std::to_string(group.members[0]) + " reached this sync " + first +
+               ", this process";
   fail_collective(group.members[reporter], verdict.found ? verdict.call : "bsp_sync", "%s",
                   message.c_str());
 }
