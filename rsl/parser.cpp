@@ -1,4 +1,6 @@
 // parser.cpp - recursive-descent parser from tokens to the Spec/Relation/Value tree.
+// Why not libglobus-rsl: docs/how-it-works.md, "Why rsl/ keeps its own parser" (no error
+// positions, a heap overflow on a long token, input past a NUL or an open comment ignored).
 #include <string>
 
 #include "rsl_internal.h"
