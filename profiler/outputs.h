@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -48,9 +49,10 @@ class TraceOutput : public StepSink {
   std::uint64_t steps() const { return steps_; }  // the steps traced
 
  private:
-  void begin_event();
-  void append_time(double job_clock_s);
-  void slice(const char* name, int pid, double start_s, double duration_s, const std::string& args);
+  // Writes one event into traceEvents; nothing of it is kept.
+  void put(const nlohmann::ordered_json& event);
+  // Names the slice event and sets its times, then puts it; not when it lasted no time.
+  void slice(nlohmann::ordered_json& event, const char* name, double start_s, double duration_s);
 
   OutputFile file_;
   double origin_s_ = 0;
@@ -58,7 +60,6 @@ class TraceOutput : public StepSink {
   bool first_event_ = true;
   std::uint64_t max_steps_ = 0;  // 0: no cap
   std::uint64_t steps_ = 0;
-  std::string args_;
 };
 
 // A step named for people, as the summary and the plot show it.

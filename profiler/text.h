@@ -22,7 +22,6 @@ inline void append_integer(std::string& out, std::int32_t value) {
   append_integer(out, static_cast<std::int64_t>(value));
 }
 
-std::string json_quoted(const std::string& text);     // "text", with " and \ escaped
 std::string csv_field(const std::string& text);       // quoted only where needed (RFC 4180)
 std::string gnuplot_quoted(const std::string& text);  // 'text', a quote written twice
 

@@ -3,7 +3,9 @@
 #include <yaml-cpp/yaml.h>
 
 #include <map>
+#include <nlohmann/json.hpp>
 
+#include "outputs.h"
 #include "ring.h"
 #include "test_support.h"
 
@@ -157,6 +159,102 @@ TEST(TraceJson, HostNamesAreEscaped) {
   EXPECT_EQ(names[1],
             "process 1 (caf?"
             "?)");
+}
+
+// The whole file read by a strict JSON parser (nlohmann's), and every event with what
+// Perfetto's importer of legacy JSON traces reads: "ph", "name", "pid" and "tid", a numeric
+// "ts", and on a complete ("X") event a "dur" >= 0. Returns the events by phase.
+std::map<std::string, int> expect_perfetto_readable(const std::string& path) {
+  std::map<std::string, int> phases;
+  const nlohmann::json trace = nlohmann::json::parse(read_file(path), nullptr, false);
+  EXPECT_FALSE(trace.is_discarded()) << path << " is not JSON";
+  if (trace.is_discarded()) return phases;
+  EXPECT_TRUE(trace.is_object());
+  EXPECT_EQ(trace.value("displayTimeUnit", ""), "ms");
+  EXPECT_TRUE(trace.contains("traceEvents") && trace["traceEvents"].is_array());
+  if (!trace.contains("traceEvents") || !trace["traceEvents"].is_array()) return phases;
+  for (const nlohmann::json& event : trace["traceEvents"]) {
+    SCOPED_TRACE(event.dump());
+    if (!event.is_object() || !event.contains("ph") || !event["ph"].is_string()) {
+      ADD_FAILURE() << "an event that is not an object with a \"ph\"";
+      continue;
+    }
+    EXPECT_TRUE(event.contains("name") && event["name"].is_string());
+    EXPECT_TRUE(event.contains("pid") && event["pid"].is_number_integer());
+    EXPECT_TRUE(event.contains("tid") && event["tid"].is_number_integer());
+    EXPECT_TRUE(event.contains("ts") && event["ts"].is_number());
+    const std::string ph = event["ph"].get<std::string>();
+    ++phases[ph];
+    if (ph == "X") {
+      const bool timed = event.contains("dur") && event["dur"].is_number();
+      EXPECT_TRUE(timed);
+      if (timed) {
+        EXPECT_GE(event["dur"].get<double>(), 0);
+      }
+    }
+  }
+  return phases;
+}
+
+TEST(TraceJson, ReadableAsPerfettoReadsLegacyJson) {
+  ScratchDir dir;
+  write_ring(dir.path());
+  ASSERT_EQ(merge(dir.path()).status, 0);
+  std::map<std::string, int> phases = expect_perfetto_readable(dir.path() + "/profile.json");
+  EXPECT_EQ(phases["M"], 2 * kProcs);  // process_name and process_sort_index
+  // Compute, wait and communication; the slow process never waits.
+  EXPECT_EQ(phases["X"], 3 * kRingSupersteps * kProcs - kRingSupersteps);
+
+  // A restart adds an instant ("i") event, and the slices an "attempt".
+  ScratchDir restarted;
+  for (int pid = 0; pid < 2; ++pid) {
+    RawWriter first(restarted.path(), 0, 0, pid, 2, 50.0);
+    first.world(0, 51.0, 51.5, {}, SyncKind::Checkpoint);
+    RawWriter second(restarted.path(), 1, 0, pid, 2, 80.0, "spare",
+                     [](FileHeader& h) { h.first_superstep = 1; });
+    second.world(1, 81.0, 81.5, {}, SyncKind::End);
+  }
+  ASSERT_EQ(merge(restarted.path()).status, 0);
+  phases = expect_perfetto_readable(restarted.path() + "/profile.json");
+  EXPECT_EQ(phases["i"], 1);
+  EXPECT_EQ(phases["X"], 2 * 2 * 2);  // compute and communication, 2 processes, 2 steps
+}
+
+// The names in the trace are text from the raw files' headers. bspprof makes them printable
+// first, but the trace itself must stay JSON whatever a name holds: written here straight,
+// with quotes, backslashes, control characters and a byte that is not UTF-8.
+TEST(TraceJson, AnyNameStaysJson) {
+  ScratchDir dir;
+  bspg::profile::ProfileScan scan;
+  scan.attempts = {{0, 0.0}};
+  bspg::profile::SectionFiles section;
+  section.nprocs = 3;
+  const std::string hosts[] = {"a\"b\\c\x1b[2J\n\t\x01\x7f", "caf\xc3\xa9", "bad\xff"};
+  for (int pid = 0; pid < 3; ++pid) {
+    bspg::profile::RawFile file;
+    file.header.pid = pid;
+    file.host = hosts[pid];
+    section.files.push_back(file);
+  }
+  scan.sections.push_back(section);
+  bspg::profile::TraceOutput trace;
+  const std::string path = dir.path() + "/profile.json";
+  ASSERT_TRUE(trace.open(path, scan)) << trace.error();
+  ASSERT_TRUE(trace.close()) << trace.error();
+
+  expect_perfetto_readable(path);
+  const std::string text = read_file(path);
+  for (char c : text)  // every control character escaped; the lines end with the events
+    EXPECT_TRUE(static_cast<unsigned char>(c) >= 0x20 || c == '\n') << int(c);
+  const nlohmann::json parsed = nlohmann::json::parse(text, nullptr, false);
+  ASSERT_FALSE(parsed.is_discarded()) << text;
+  std::map<int, std::string> names;
+  for (const nlohmann::json& event : parsed["traceEvents"])
+    if (event["name"] == "process_name")
+      names[event["pid"].get<int>()] = event["args"]["name"].get<std::string>();
+  EXPECT_EQ(names[0], "process 0 (" + hosts[0] + ")");
+  EXPECT_EQ(names[1], "process 1 (caf\xc3\xa9)");
+  EXPECT_EQ(names[2], "process 2 (bad\xef\xbf\xbd)");  // U+FFFD for the stray byte
 }
 
 }  // namespace
