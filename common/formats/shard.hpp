@@ -6,7 +6,9 @@
 //   M x (u32 tag bytes, u32 payload bytes, tag, payload), u64 checksum of every byte before it.
 // Version 2 added the run id to the header: a checkpoint belongs to one run of one job. Version 3
 // added the world supersteps ended at the checkpoint (88 header bytes, not 80), so that a resumed
-// attempt's profile numbers its supersteps on from there; version 2 shards are still read.
+// attempt's profile numbers its supersteps on from there. Version 4 changed only the checksum:
+// XXH3's 64-bit hash (libxxhash, seed 0) in place of a hand-written one. Versions 2 and 3 are still
+// read (with the hash they were written with); older and newer ones are named as such.
 //
 // A checkpoint's complete marker (complete-<pid>, written once every shard and copy of the
 // checkpoint is on disk everywhere) holds exactly one line, see complete_marker().
@@ -15,6 +17,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include <cerrno>
 #include <cstddef>
@@ -22,15 +25,17 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
 namespace bspg {
 
 constexpr char kShardMagic[8] = {'B', 'S', 'P', 'G', 'C', 'K', 'P', '1'};
-constexpr std::uint32_t kShardVersion = 3;        // written
-constexpr std::uint32_t kOldestShardVersion = 2;  // read
-constexpr std::size_t kVersion2HeaderBytes = 80;  // its header: ShardHeader without supersteps
+constexpr std::uint32_t kShardVersion = 4;           // written
+constexpr std::uint32_t kOldestShardVersion = 2;     // read
+constexpr std::uint32_t kFirstXxh3ShardVersion = 4;  // before it, OldShardHash
+constexpr std::size_t kVersion2HeaderBytes = 80;     // its header: ShardHeader without supersteps
 
 struct ShardHeader {
   char magic[8];
@@ -51,6 +56,14 @@ static_assert(offsetof(ShardHeader, supersteps) == kVersion2HeaderBytes, "versio
 
 inline bool readable_shard_version(std::uint32_t version) {
   return version >= kOldestShardVersion && version <= kShardVersion;
+}
+// "" for a version this bspg reads, else which bspg wrote the shard: not damage, so said apart.
+inline std::string unreadable_shard_version(std::uint32_t version) {
+  if (readable_shard_version(version)) return "";
+  if (version == 0) return "damaged (its header names format version 0)";  // none was
+  return std::string(version < kOldestShardVersion ? "written by an older" : "written by a newer") +
+         " bspg (shard format " + std::to_string(version) + "; this bspg reads formats " +
+         std::to_string(kOldestShardVersion) + " to " + std::to_string(kShardVersion) + ")";
 }
 // The header's size in a shard of a readable version.
 inline std::size_t shard_header_bytes(std::uint32_t version) {
@@ -87,9 +100,10 @@ inline bool parse_complete_marker(const std::string& text, std::uint64_t& n, int
   return true;
 }
 
-// A fast 64-bit hash of a byte stream, fed in pieces of any size (damage detection, not security):
-// four lanes of 8-byte words, each multiplied, rotated and multiplied again, then mixed.
-class ShardHash {
+// The checksum of shard format versions 2 and 3, kept only to read their shards: a 64-bit hash of
+// a byte stream fed in pieces of any size, four lanes of 8-byte words, each multiplied, rotated
+// and multiplied again, then mixed.
+class OldShardHash {
  public:
   void update(const void* data, std::size_t n) {
     if (n == 0) return;  // data may be null then (an empty area or queue)
@@ -139,14 +153,62 @@ class ShardHash {
   std::uint64_t total_ = 0;
 };
 
+// The checksum a shard of `version` ends with, fed in pieces of any size (damage detection, not
+// security): XXH3's 64-bit hash with seed 0, whose values xxHash keeps the same from release to
+// release, in a shard of the version written; OldShardHash in one of versions 2 and 3.
+class ShardHash {
+ public:
+  explicit ShardHash(std::uint32_t version = kShardVersion) {
+    if (version < kFirstXxh3ShardVersion) return;
+    // The state is the library's to allocate: its layout is not part of libxxhash's ABI.
+    state_.reset(XXH3_createState());
+    if (!state_) throw std::bad_alloc();
+    XXH3_64bits_reset(state_.get());
+  }
+  ShardHash(const ShardHash& other) : old_(other.old_) {
+    if (!other.state_) return;
+    state_.reset(XXH3_createState());
+    if (!state_) throw std::bad_alloc();
+    XXH3_copyState(state_.get(), other.state_.get());
+  }
+  ShardHash(ShardHash&&) noexcept = default;
+  ShardHash& operator=(ShardHash other) noexcept {
+    state_.swap(other.state_);
+    old_ = other.old_;
+    return *this;
+  }
+
+  void update(const void* data, std::size_t n) {
+    if (n == 0) return;  // data may be null then (an empty area or queue)
+    if (state_)
+      XXH3_64bits_update(state_.get(), data, n);
+    else
+      old_.update(data, n);
+  }
+  // The hash of the bytes so far; more may be fed after.
+  std::uint64_t value() const {
+    return state_ ? static_cast<std::uint64_t>(XXH3_64bits_digest(state_.get())) : old_.value();
+  }
+
+ private:
+  struct FreeState {
+    void operator()(XXH3_state_t* state) const { XXH3_freeState(state); }
+  };
+  std::unique_ptr<XXH3_state_t, FreeState> state_;  // null: the old hash
+  OldShardHash old_;
+};
+
 // Checks a shard's bytes as they come, in pieces of any size: the header as soon as it is whole,
 // and, once finish() is called at the end of the file, the size and the checksum.
 class ShardCheck {
  public:
   // "" while the bytes so far may start a whole shard, else what is wrong (then stop feeding).
   std::string feed(const unsigned char* data, std::size_t n) {
-    // The first 80 bytes say the version, and so how long the header is.
-    for (std::size_t at = 0; at < n && header_n_ < header_bytes_;) {
+    total_ += n;
+    // The first 80 bytes say the version, and so how long the header is and which checksum the
+    // shard ends with: the header is hashed once it is whole, the bytes after it as they come.
+    std::size_t at = 0;
+    while (at < n && header_n_ < header_bytes_) {
       const std::size_t want = header_bytes_ - header_n_;
       const std::size_t take = n - at < want ? n - at : want;
       std::memcpy(reinterpret_cast<unsigned char*>(&header_) + header_n_, data + at, take);
@@ -155,16 +217,19 @@ class ShardCheck {
       if (header_n_ == kVersion2HeaderBytes) {
         if (std::memcmp(header_.magic, kShardMagic, sizeof kShardMagic) != 0)
           return "not a bspg checkpoint shard";
-        if (!readable_shard_version(header_.version))
-          return "format version " + std::to_string(header_.version) + ", not " +
-                 std::to_string(kShardVersion);
+        if (std::string why = unreadable_shard_version(header_.version); !why.empty()) return why;
         if (!is_hex_id(std::string(header_.run, sizeof header_.run)))
           return "damaged (its header names no run)";
         header_bytes_ = shard_header_bytes(header_.version);
       }
+      if (header_n_ == header_bytes_) {
+        hash_ = ShardHash(header_.version);
+        hash_.update(&header_, header_bytes_);
+      }
     }
-    // Everything but the final 8 bytes goes into the hash: the newest 8 bytes are held back.
-    total_ += n;
+    data += at;
+    n -= at;
+    // Every byte after the header but the final 8 goes into the hash: the newest 8 are held back.
     if (n >= sizeof tail_) {
       hash_.update(tail_, tail_n_);
       hash_.update(data, n - sizeof tail_);
@@ -199,7 +264,7 @@ class ShardCheck {
   ShardHeader header_{};  // supersteps stays 0 in a version 2 shard
   std::size_t header_n_ = 0;
   std::size_t header_bytes_ = kVersion2HeaderBytes;  // until the version is known
-  ShardHash hash_;
+  ShardHash hash_;              // of the header's version, once the header is whole
   unsigned char tail_[8] = {};  // the last bytes fed: the checksum once the file ends
   std::size_t tail_n_ = 0;
   std::uint64_t total_ = 0;
@@ -251,7 +316,7 @@ inline std::string check_shard_file(const std::string& path, ShardHeader& header
 // Reads a shard file into memory the caller gives, step by step, checking every count and length
 // against the bytes the file has left before anything is allocated or read (a damaged count costs
 // nothing). The steps, each "" or why the shard cannot be used (stop at the first problem):
-//   read_header()   the file's size and type, magic, version (2 or 3), [the shard expected], run
+//   read_header()   the file's size and type, magic, version (2 to 4), [the shard expected], run
 //                   id (a version 2 header gives supersteps 0);
 //   read_sizes()    the area sizes and registered sizes (the caller compares them with its own);
 //   read_areas()    the areas' bytes, straight into the caller's memory;
@@ -273,14 +338,16 @@ class ShardReader {
     if (::fstat(fd_, &info) != 0) return std::string("cannot read: ") + std::strerror(errno);
     if (!S_ISREG(info.st_mode)) return "not a regular file";
     size_ = static_cast<std::uint64_t>(info.st_size);
-    if (!take(&header_, kVersion2HeaderBytes)) return "shorter than its header";
+    // The header is hashed once whole: its version says with which checksum.
+    if (!take(&header_, kVersion2HeaderBytes, false)) return "shorter than its header";
     if (std::memcmp(header_.magic, kShardMagic, sizeof kShardMagic) != 0)
       return "not a bspg checkpoint shard";
-    if (!readable_shard_version(header_.version))
-      return "of another format (version " + std::to_string(header_.version) + ", not " +
-             std::to_string(kShardVersion) + ")";
-    if (!take(&header_.supersteps, shard_header_bytes(header_.version) - kVersion2HeaderBytes))
+    if (std::string why = unreadable_shard_version(header_.version); !why.empty()) return why;
+    const std::size_t header_bytes = shard_header_bytes(header_.version);
+    if (!take(&header_.supersteps, header_bytes - kVersion2HeaderBytes, false))
       return "shorter than its header";
+    hash_ = ShardHash(header_.version);
+    hash_.update(&header_, header_bytes);
     if (expected && (header_.checkpoint != expected->checkpoint || header_.pid != expected->pid))
       return "damaged (its header names checkpoint " + std::to_string(header_.checkpoint) +
              " of process " + std::to_string(header_.pid) + ")";
@@ -358,8 +425,9 @@ class ShardReader {
   static constexpr std::uint64_t kPieceBytes = std::uint64_t{8} << 20;   // per read
 
   std::uint64_t left() const { return size_ - offset_; }
-  // n bytes at the offset into `into`, hashed; false when the file does not hold them.
-  bool take(void* into, std::uint64_t n) {
+  // n bytes at the offset into `into`, hashed unless not `hashed`; false when the file does not
+  // hold them.
+  bool take(void* into, std::uint64_t n, bool hashed = true) {
     if (n > left()) return false;
     auto* at = static_cast<unsigned char*>(into);
     for (std::uint64_t done = 0; done < n;) {
@@ -367,7 +435,7 @@ class ShardReader {
       const ssize_t got = ::pread(fd_, at + done, want, static_cast<off_t>(offset_ + done));
       if (got < 0 && errno == EINTR) continue;
       if (got <= 0) return false;
-      hash_.update(at + done, static_cast<std::size_t>(got));
+      if (hashed) hash_.update(at + done, static_cast<std::size_t>(got));
       done += static_cast<std::uint64_t>(got);
     }
     offset_ += n;
@@ -380,7 +448,7 @@ class ShardReader {
   ShardHeader header_{};
   std::vector<std::uint64_t> area_sizes_;
   std::vector<std::int64_t> registered_;
-  ShardHash hash_;
+  ShardHash hash_;  // of the header's version, from read_header() on
 };
 
 }  // namespace bspg

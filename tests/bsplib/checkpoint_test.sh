@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# checkpoint_test.sh MPIRUN PROGRAM P [TO_V2] - superstep checkpoints through plain mpirun (BSPG_CHECKPOINT_DIR,
+# checkpoint_test.sh MPIRUN PROGRAM P [TO_OLDER V] - superstep checkpoints through plain mpirun (BSPG_CHECKPOINT_DIR,
 # BSPG_RESUME): a run killed in superstep 10 resumes from its last checkpoint and ends with the answer of
 # a run that was never interrupted; a damaged shard is said and its buddy's copy used; a damaged shard
-# and copy, and a program that declares other areas, are refused with a message. With TO_V2 (a tool
-# rewriting shards as format version 2), only: a checkpoint of version 2 shards resumes.
+# and copy, and a program that declares other areas, are refused with a message. With TO_OLDER V (a
+# tool rewriting shards as an older bspg wrote them, format version V), only: a checkpoint of
+# version V shards resumes.
 set -u
 read -ra mpirun <<<"$1"  # the starter and its options (root, beyond the cores)
 program=$2 p=$3
@@ -34,12 +35,15 @@ crashed() {  # crashed DIR: a run killed in superstep 10, into DIR
   [ ! -e "$1/c1" ] || fail "checkpoint 1 was not removed after checkpoint 2 counted"
 }
 if [ -n "${4:-}" ]; then
-  crashed "$dir/v2"
-  "$4" "$dir"/v2/c2/shard-* "$dir"/v2/c2/copy-* || fail "the shards could not be rewritten as version 2"
-  run "$dir/v2" last 20 4 || { cat "$dir/out"; fail "the run resumed from version 2 shards failed"; }
+  v=${5:?the format version to rewrite shards as}
+  crashed "$dir/v$v"
+  "$4" "$v" "$dir/v$v"/c2/shard-* "$dir/v$v"/c2/copy-* || fail "the shards could not be rewritten as version $v"
+  run "$dir/v$v" last 20 4 || { cat "$dir/out"; fail "the run resumed from version $v shards failed"; }
   grep -q "^resumed from checkpoint 2 at step 8" "$dir/out" || { cat "$dir/out"; fail "did not resume from checkpoint 2"; }
   [ "$(result)" = "$want" ] || { cat "$dir/out"; fail "resumed answer '$(result)' differs from '$want'"; }
-  echo "ok: resumed from version 2 shards with the uninterrupted answer ($want)"
+  # Read whole, not taken for damage: no shard fell back to its buddy's copy.
+  ! grep -q "using the buddy's copy" "$dir/out" || { cat "$dir/out"; fail "a version $v shard was not used"; }
+  echo "ok: resumed from version $v shards with the uninterrupted answer ($want)"
   exit 0
 fi
 crashed "$dir/a"

@@ -1,11 +1,16 @@
 // Checkpoint files as bsprun and bspg-hostinfo read them: the complete marker's one line and the
-// shard header (version 3, with the run and the supersteps; version 2 without the supersteps is
-// read too), checked by check_shard_file; and as bspg_resume reads a shard into the program
-// (ShardReader), refusing counts the file cannot hold before allocating.
+// shard header (version 4, with the run and the supersteps, ended by XXH3; version 3 with the
+// hand-written checksum before it, and version 2 without the supersteps, are read too), checked
+// by check_shard_file; and as bspg_resume reads a shard into the program (ShardReader), refusing
+// counts the file cannot hold before allocating. A flipped bit anywhere is refused, a shard of
+// another bspg's format is named as such.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
+#include <xxhash.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -48,7 +53,7 @@ void write_shard(const std::string& path, std::uint32_t version = kShardVersion)
   std::memcpy(header.run, kRun, sizeof header.run);
   const std::size_t header_bytes = version == 2 ? kVersion2HeaderBytes : sizeof header;
   header.file_bytes = header_bytes + 8;
-  ShardHash hash;
+  ShardHash hash(version);
   hash.update(&header, header_bytes);
   const std::uint64_t sum = hash.value();
   std::ofstream out(path, std::ios::binary);
@@ -111,6 +116,33 @@ TEST(ShardHash, EmptyPiecesChangeNothingWhereverTheyCome) {
   pieces.update(nullptr, 0);
   pieces.update(bytes + 37, 8);
   EXPECT_EQ(pieces.value(), whole.value());
+  ShardHash old_whole(3), old_pieces(3);  // the hand-written hash of versions 2 and 3
+  old_whole.update(bytes, sizeof bytes);
+  old_pieces.update(bytes, 5);
+  old_pieces.update(nullptr, 0);
+  old_pieces.update(bytes + 5, 40);
+  EXPECT_EQ(old_pieces.value(), old_whole.value());
+}
+
+// The checksum of the format written is XXH3's 64-bit hash (seed 0) of every byte before it,
+// however the bytes come; a copy goes on on its own. Versions 2 and 3 keep the hash they were
+// written with.
+TEST(ShardHash, IsXxh3OfTheWholeStream) {
+  std::string bytes;
+  for (int i = 0; i < 1000; ++i) bytes += static_cast<char>(i * 7 + i / 13);
+  ShardHash hash;
+  for (std::size_t at = 0, piece = 1; at < bytes.size(); at += piece, piece = piece * 2 + 1)
+    hash.update(bytes.data() + at, std::min(piece, bytes.size() - at));
+  EXPECT_EQ(hash.value(), XXH3_64bits(bytes.data(), bytes.size()));
+  EXPECT_EQ(ShardHash().value(), XXH3_64bits(nullptr, 0));
+  ShardHash copy = hash;
+  copy.update("x", 1);
+  EXPECT_EQ(hash.value(), XXH3_64bits(bytes.data(), bytes.size()));
+  EXPECT_EQ(copy.value(), XXH3_64bits((bytes + "x").data(), bytes.size() + 1));
+  ShardHash old(3);
+  old.update(bytes.data(), bytes.size());
+  EXPECT_EQ(old.value(), 0xa62c4634d0dab4ecull);  // as bspg gave these bytes before XXH3
+  EXPECT_NE(old.value(), hash.value());
 }
 
 TEST(ShardFile, AWholeShardNamesItsRun) {
@@ -123,11 +155,16 @@ TEST(ShardFile, AWholeShardNamesItsRun) {
   EXPECT_EQ(std::string(header.run, sizeof header.run), kRun);
 }
 
-TEST(ShardFile, AnOlderFormatIsSaid) {
+// A format this bspg does not read is named as another bspg's, not as damage.
+TEST(ShardFile, AnOlderOrNewerFormatIsSaid) {
   Scratch scratch;
   write_shard(scratch.file("shard-1"), 1);
   ShardHeader header{};
-  EXPECT_EQ(check_shard_file(scratch.file("shard-1"), header), "format version 1, not 3");
+  EXPECT_EQ(check_shard_file(scratch.file("shard-1"), header),
+            "written by an older bspg (shard format 1; this bspg reads formats 2 to 4)");
+  write_shard(scratch.file("shard-1"), 5);
+  EXPECT_EQ(check_shard_file(scratch.file("shard-1"), header),
+            "written by a newer bspg (shard format 5; this bspg reads formats 2 to 4)");
 }
 
 TEST(ShardFile, ALinkIsNotFollowed) {
@@ -180,7 +217,7 @@ std::string shard_bytes(const Parts& parts, const std::vector<std::uint32_t>& le
   }
   header.file_bytes = bytes.size() + 8;
   std::memcpy(&bytes[0], &header, shard_header_bytes(version));
-  ShardHash hash;
+  ShardHash hash(version);
   hash.update(bytes.data(), bytes.size());
   const std::uint64_t sum = hash.value();
   append(&sum, sizeof sum);
@@ -277,6 +314,87 @@ TEST(ShardReader, ReadsAVersion2Shard) {
   EXPECT_EQ(read_shard(scratch.file("shard-1")).verdict, "");
 }
 
+// A shard of the format before XXH3 (version 3: the same layout, the hand-written checksum), as
+// the previous release wrote it, is whole and read back: not taken for damage.
+TEST(ShardReader, ReadsAVersion3ShardWithItsOwnChecksum) {
+  Scratch scratch;
+  const Parts parts{{5, 3}, {16}, {{"tag1", "payload one"}, {"", "2"}}};
+  write_file(scratch.file("shard-1"), shard_bytes(parts, parts.lengths(), 3));
+  const Read read = read_shard(scratch.file("shard-1"));
+  EXPECT_EQ(read.verdict, "");
+  EXPECT_EQ(read.memory, (std::vector<std::string>{"aaaaa", "bbb"}));
+  EXPECT_EQ(read.messages, parts.messages);
+  EXPECT_EQ(read.supersteps, 41u);
+  ShardHeader header{};
+  EXPECT_EQ(check_shard_file(scratch.file("shard-1"), header), "");
+  EXPECT_EQ(header.version, 3u);
+  write_shard(scratch.file("shard-1"), 3);
+  EXPECT_EQ(check_shard_file(scratch.file("shard-1"), header), "");
+  EXPECT_EQ(read_shard(scratch.file("shard-1")).verdict, "");
+}
+
+// The version says which checksum ends the shard: the other one is a mismatch either way.
+TEST(ShardReader, TheVersionSaysWhichChecksum) {
+  Scratch scratch;
+  const Parts parts{{5}, {16}, {{"tag1", "payload one"}}};
+  for (std::uint32_t version : {3u, 4u}) {
+    std::string bytes = shard_bytes(parts, parts.lengths(), version);
+    ShardHash other(version == 3 ? 4 : 3);
+    other.update(bytes.data(), bytes.size() - 8);
+    const std::uint64_t sum = other.value();
+    std::memcpy(&bytes[bytes.size() - 8], &sum, sizeof sum);
+    write_file(scratch.file("shard-1"), bytes);
+    ShardHeader header{};
+    EXPECT_EQ(check_shard_file(scratch.file("shard-1"), header), "damaged (checksum mismatch)")
+        << "version " << version;
+    EXPECT_EQ(read_shard(scratch.file("shard-1")).verdict, "damaged (checksum mismatch)")
+        << "version " << version;
+  }
+}
+
+// One flipped bit anywhere in a shard (header, sizes, areas, queue, checksum) makes both readers
+// refuse it, as damage: only a flip in the magic or the version field is named otherwise, as not
+// a shard or as another bspg's format (no reader can tell that from a shard of such a format).
+TEST(ShardReader, AnyFlippedBitIsRefused) {
+  Scratch scratch;
+  const Parts parts{{5, 3}, {16}, {{"tag1", "payload one"}, {"", "2"}}};
+  const std::string whole = shard_bytes(parts, parts.lengths());
+  const std::string path = scratch.file("shard-1");
+  const std::size_t version_at = offsetof(ShardHeader, version);
+  auto named_as_damage = [](const std::string& verdict) {
+    return verdict.rfind("damaged", 0) == 0 || verdict.rfind("truncated", 0) == 0;
+  };
+  for (std::size_t at = 0; at < whole.size(); ++at) {
+    for (int bit = 0; bit < 8; ++bit) {
+      std::string flipped = whole;
+      flipped[at] = static_cast<char>(flipped[at] ^ (1 << bit));
+      write_file(path, flipped);
+      ShardHeader header{};
+      const std::string checked = check_shard_file(path, header);
+      const std::string read = read_shard(path).verdict;
+      const std::string where = "byte " + std::to_string(at) + " bit " + std::to_string(bit);
+      if (at < sizeof kShardMagic) {
+        EXPECT_EQ(checked, "not a bspg checkpoint shard") << where;
+        EXPECT_EQ(read, "not a bspg checkpoint shard") << where;
+      } else if (at >= version_at && at < version_at + 4) {
+        for (const std::string& verdict : {checked, read})
+          EXPECT_TRUE(named_as_damage(verdict) || verdict.rfind("written by a newer bspg", 0) == 0)
+              << where << ": " << verdict;
+      } else {
+        EXPECT_TRUE(named_as_damage(checked)) << where << ": " << checked;
+        EXPECT_TRUE(named_as_damage(read)) << where << ": " << read;
+      }
+    }
+  }
+  // The last 8 bytes are the checksum itself.
+  std::string flipped = whole;
+  flipped[whole.size() - 1] ^= 0x40;
+  write_file(path, flipped);
+  ShardHeader header{};
+  EXPECT_EQ(check_shard_file(path, header), "damaged (checksum mismatch)");
+  EXPECT_EQ(read_shard(path).verdict, "damaged (checksum mismatch)");
+}
+
 TEST(ShardReader, AMessageLongerThanTheFileIsRefusedBeforeRoomIsMade) {
   Scratch scratch;
   const Parts parts{{4}, {}, {{"t", "p"}, {"t", "p"}}};
@@ -332,9 +450,11 @@ TEST(ShardReader, SaysWhatTheLibraryAlwaysSaid) {
   write_file(scratch.file("shard-1"), flipped);
   EXPECT_EQ(read_shard(scratch.file("shard-1")).verdict, "damaged (checksum mismatch)");
   write_shard(scratch.file("shard-1"), 1);
-  EXPECT_EQ(read_shard(scratch.file("shard-1")).verdict, "of another format (version 1, not 3)");
-  write_shard(scratch.file("shard-1"), 4);
-  EXPECT_EQ(read_shard(scratch.file("shard-1")).verdict, "of another format (version 4, not 3)");
+  EXPECT_EQ(read_shard(scratch.file("shard-1")).verdict,
+            "written by an older bspg (shard format 1; this bspg reads formats 2 to 4)");
+  write_shard(scratch.file("shard-1"), 5);
+  EXPECT_EQ(read_shard(scratch.file("shard-1")).verdict,
+            "written by a newer bspg (shard format 5; this bspg reads formats 2 to 4)");
   write_file(scratch.file("shard-1"), whole);
   const int fd = open(scratch.file("shard-1").c_str(), O_RDONLY | O_CLOEXEC);
   ShardReader reader(fd);

@@ -2,7 +2,8 @@
 # check_shard_test.sh MPIRUN HOSTINFO CKPT_JOB - bspg-hostinfo --check-shard, which bsprun runs on a
 # host to learn whether a checkpoint shard there is whole: "ok PID N" and exit 0 for a shard and
 # its buddy's copy; one line saying what is wrong and exit 1 for a damaged, truncated, missing or
-# foreign file, a directory and a FIFO (without waiting for a writer); exit 2 without a file.
+# foreign file, a directory and a FIFO (without waiting for a writer), and a shard of a format an
+# older bspg wrote, named as such; exit 2 without a file.
 set -u
 read -ra mpirun <<<"$1"  # the starter and its options (root, beyond the cores)
 hostinfo=$2 job=$3
@@ -29,6 +30,9 @@ cp "$c/shard-0" "$dir/damaged"
 size=$(stat -c %s "$dir/damaged")
 printf 'X' | dd of="$dir/damaged" bs=1 seek=$((size / 2)) conv=notrunc status=none
 expect 1 '^damaged \(checksum mismatch\)$' "$dir/damaged"
+cp "$c/shard-0" "$dir/older"
+printf '\001' | dd of="$dir/older" bs=1 seek=8 conv=notrunc status=none  # the format version: 1
+expect 1 '^written by an older bspg \(shard format 1; this bspg reads formats 2 to [0-9]+\)$' "$dir/older"
 head -c $((size - 5)) "$c/shard-0" >"$dir/short"
 expect 1 '^truncated or extended: [0-9]+ bytes, the header says [0-9]+$' "$dir/short"
 expect 1 '^missing$' "$dir/no-such-shard"
