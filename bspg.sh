@@ -43,6 +43,7 @@ if [ "$mpi" = mpich ]; then test_jobs=$jobs; else test_jobs=$((jobs * 3)); fi
 # Debian packages bspg needs to build, test and run: the same names on Debian 12 and 13
 # (libnetfilter-queue-dev and iptables: the tests' wide-area delay between emulated sites).
 packages=(cmake g++ make pkg-config libssh-dev libhwloc-dev libdw-dev nlohmann-json3-dev libxxhash-dev
+  lowdown groff-base
   libyaml-cpp-dev libgtest-dev libgmock-dev openssh-client openssh-server gnuplot-nox
   iproute2 util-linux procps man-db libnetfilter-queue-dev iptables
   # for the tests' emulated Slurm cluster (tests/launcher/emuslurm.sh)

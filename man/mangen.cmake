@@ -6,7 +6,8 @@ set(BSPG_MAN_DEFINES
   -D "MPICXX=${BSPG_MPICXX}" -D "VERSION=${PROJECT_VERSION}")
 
 # bspg_plain_manual(PAGE SYMBOL OUTPUT): OUTPUT, a C++ source that defines `const char SYMBOL[]`
-# (SYMBOL may name a namespace, a::b::kText) as the plain-text rendering of PAGE, at build time.
+# (SYMBOL may name a namespace, a::b::kText) as PAGE in plain text (lowdown, then groff), at build
+# time.
 # Add OUTPUT to a target of the calling directory.
 function(bspg_plain_manual page symbol output)
   add_custom_command(OUTPUT ${output}
