@@ -17,6 +17,7 @@
 #include "mpistart.h"
 #include "options.h"
 #include "profile_run.h"
+#include "local_place.h"
 #include "restart.h"
 #include "runner.h"
 #include "say.h"

@@ -507,7 +507,7 @@ int run_grid(const Options& opt, const MpiSettings& settings) {
                                          host.name + ": " + why +
                                          "; name it without '_' (its address can stay as it is)");
 
-  // -p N: the job may be restarted elsewhere (restart.h).
+  // -p N: the job may be restarted elsewhere (grid_place.cpp).
   if (opt.nprocs > 0 && !opt.dry_run) {
     try {
       const auto ssh_config = write_ssh_config(job.candidates, settings);

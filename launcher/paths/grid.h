@@ -19,7 +19,7 @@ namespace bspg::launcher {
 // Runs the grid path for opt (hostfile and/or rsl_in set). Returns bsprun's exit status.
 int run_grid(const Options& opt, const MpiSettings& settings);
 
-// ---- The parts a restarted job is made of (restart.cpp) --------------------------------------
+// ---- The parts a restarted job is made of (grid_place.cpp) -----------------------------------
 
 // What a grid job knows before it probes.
 struct GridJob {
@@ -36,6 +36,10 @@ struct GridPlan {
   std::vector<rsl::Subjob> subjobs;
   std::vector<hosts::HostSpec> chosen;  // hosts with processes
 };
+
+// Runs the job with -p N on the hosts, restarting it from its checkpoints as opt says
+// (restart.h): bsprun's exit status.
+int run_grid_restartable(const GridJob& job);
 
 // Probes the candidates but those in left_out (shown as not used, with the reason given), places
 // opt.nprocs processes (master mode: every slot), checks the program on the chosen hosts (or

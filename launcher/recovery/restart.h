@@ -22,8 +22,6 @@
 
 namespace bspg::launcher {
 
-struct GridJob;
-
 // How a run of the job ended, as far as restarting goes.
 enum class Ending {
   kFinished,                // exit status 0
@@ -100,13 +98,6 @@ class JobPlace {
 
 // Runs the job in `place` to its end as opt says: bsprun's exit status.
 int run_restartable(const Options& opt, JobPlace& place);
-
-// The local path (-p N without a host file).
-int run_local_restartable(const Options& opt, const MpiSettings& settings,
-                          const std::string& program);
-
-// The grid path with -p N (grid.h).
-int run_grid_restartable(const GridJob& job);
 
 // The command that continues the job from its last checkpoint: bsprun --resume with every option
 // the run was given (opt.given) and its job id.

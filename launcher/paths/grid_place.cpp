@@ -1,0 +1,202 @@
+// grid_place.cpp - the restart loop's place on the hosts of a host file (the grid path, -p N).
+#include <algorithm>
+#include <future>
+#include <set>
+
+#include "grid.h"
+#include "place_support.h"
+#include "restart.h"
+#include "say.h"
+
+namespace bspg::launcher {
+namespace {
+
+class GridPlace : public JobPlace {
+ public:
+  explicit GridPlace(const GridJob& job) : job_(job), dir_(checkpoint_directory(job.opt)) {}
+
+  int plan(const std::map<std::string, std::string>& left_out, bool first) override {
+    left_out_ = left_out;
+    if (const int status = plan_grid(job_, left_out, first || job_.opt.verbose, plan_); status != 0)
+      return status;
+    reachable_.clear();
+    for (const auto& c : plan_.allocation.candidates)
+      if (c.probe.ok) reachable_.push_back(c.probe.host);
+    host_of_pid_ = hosts_of_pids(plan_);
+    for (const auto& h : plan_.chosen) used_.insert(h.name);
+    return 0;
+  }
+
+  std::vector<Holdings> survey() override {
+    hosts::ProbeOptions opt = job_.probe;
+    opt.timeout_ms = static_cast<int>((job_.opt.probe_timeout_s + kSurveySeconds) * 1000);
+    const auto runs = hosts::run_on_hosts(
+        reachable_,
+        hosts::guarded_command(survey_script(dir_, sibling_hostinfo(), true), opt.timeout_ms), opt);
+    std::vector<Holdings> holdings;
+    for (const auto& run : runs) {
+      Holdings h;
+      h.host = run.host.name;
+      const std::string problem = !run.ok ? run.error
+                                  : run.exit_status != 0
+                                      ? "exit status " + std::to_string(run.exit_status)
+                                      : read_survey(run.out, h);
+      keep_listing(run.host.name, problem, std::move(h), job_.opt, dir_, holdings);
+    }
+    return holdings;
+  }
+
+  std::vector<std::string> host_of_pid() const override { return host_of_pid_; }
+
+  std::string hosts_text() const override { return chosen_text(plan_); }
+
+  std::string bring(const std::vector<Transfer>& transfers, std::string& failed_host) override {
+    hosts::ProbeOptions opt = job_.probe;
+    std::vector<std::future<hosts::RelayResult>> copies;
+    for (const Transfer& t : transfers) {
+      const hosts::HostSpec from = hosts::host_named(job_.candidates, t.from_host),
+                            to = hosts::host_named(job_.candidates, t.to_host);
+      const std::string from_path = sftp_path(dir_) + "/" + t.from_name,
+                        to_path = sftp_path(dir_) + "/" + t.to_name;
+      if (job_.opt.verbose)
+        say("copying " + t.from_host + ":" + t.from_name + " to " + t.to_host + ":" + t.to_name);
+      copies.push_back(std::async(std::launch::async, [=] {
+        return hosts::relay_file(from, from_path, to, to_path, opt);
+      }));
+    }
+    std::string problem;
+    for (auto& copy : copies) {
+      const hosts::RelayResult r = copy.get();
+      if (!r.ok && problem.empty()) {
+        problem = r.error;
+        failed_host = r.host;
+      }
+    }
+    return problem;
+  }
+
+  RunResult run(std::uint64_t resume, const std::string& run_id, double time_limit_s) override {
+    if (const int status = write_allocation(job_.opt, plan_.subjobs, runs_++ == 0); status != 0) {
+      RunResult unwritten;
+      unwritten.started = false;
+      unwritten.error = "the allocation could not be written";
+      return unwritten;
+    }
+    remote_ = remote_job(plan_.subjobs, plan_.chosen, job_.ssh_config);
+    MonitorOptions watching;
+    watching.host_timeout_s = job_.opt.host_timeout_s;
+    watching.migrate_load = job_.opt.migrate_load;
+    watching.probe = job_.probe;
+    watching.checkpoint_dir = dir_;
+    watching.run_id = run_id;
+    watching.room_elsewhere = [this](const std::string& host) { return room_without(host); };
+    MonitorVerdict verdict;
+    MpiSettings settings = run_settings(job_.settings, dir_, resume, run_id, job_.opt);
+    // The processes' exit notes on each host say which process was killed where the starter does
+    // not (Hydra), or says another process's end first: under Open MPI 5 a peer that loses its
+    // connection to the killed process aborts at once (MPI_ERRORS_ARE_FATAL, "Socket closed"),
+    // and PRRTE may report that abort rather than the death. Only with restarts to spare, where
+    // a lost process matters.
+    const bool notes = job_.opt.restarts > 0;
+    if (notes)
+      settings.exports.push_back("BSPG_EXIT_NOTES=" + exit_notes_directory(remote_.marker));
+    RunResult result = run_subjobs(plan_.subjobs, plan_.chosen, settings, remote_, watching,
+                                   job_.opt.restarts > 0, time_limit_s, &verdict);
+    lost_host_ = verdict.lost_host;
+    moving_off_ = verdict.moving_off;
+    wrote_stop_ = wrote_stop_ || !moving_off_.empty();
+    if (notes) find_killed_process(result, settings);
+    return result;
+  }
+
+  // A process of the run killed by a signal, from the exit notes on the hosts (which are then
+  // removed): the job's loss, unless a process failed by exit (the program's failure) or the run
+  // ended otherwise (a crash said so itself, a lost host, a stop).
+  void find_killed_process(RunResult& result, const MpiSettings& settings) const {
+    ExitNoteSet notes;
+    bool complete = true;
+    for (const auto& listed : hosts::run_on_hosts(
+             plan_.chosen,
+             hosts::guarded_command(exit_notes_script(remote_.marker), job_.probe.timeout_ms),
+             job_.probe))
+      complete = listed.ok && read_exit_notes(listed.out, notes) && complete;
+    take_killed_process(result, notes, complete, !lost_host_.empty(), host_of_pid_,
+                        settings.mpi->name());
+  }
+
+  std::string host_calling_itself(const std::string& name) const override {
+    return chosen_calling_itself(plan_, name);
+  }
+
+  void lose(const std::string& host) override {
+    reachable_.erase(std::remove_if(reachable_.begin(), reachable_.end(),
+                                    [&](const hosts::HostSpec& h) { return h.name == host; }),
+                     reachable_.end());
+  }
+
+  std::string watched_lost_host() const override { return lost_host_; }
+  std::string moving_off() const override { return moving_off_; }
+
+  std::vector<std::string> sweep() override {
+    RemoteStop stop(remote_, 5);
+    stop.start();
+    stop.finish();
+    if (!stop.unreachable().empty()) say(not_stopped_line(stop.unreachable()));
+    return stop.silent();
+  }
+
+  void clean_up(bool remove_directory) override {
+    if (!remove_directory && !wrote_stop_) return;
+    // A job that ended well: the last run's processes removed the directory on their hosts
+    // themselves (BSPG_CHECKPOINT_CLEANUP), so only hosts of earlier runs need a login.
+    std::set<std::string> done;
+    if (remove_directory)
+      for (const auto& h : plan_.chosen) done.insert(h.name);
+    std::vector<hosts::HostSpec> hosts;
+    for (const auto& h : job_.candidates)
+      if (used_.count(h.name) && !left_out_.count(h.name) && !done.count(h.name))
+        hosts.push_back(h);
+    if (hosts.empty()) return;
+    hosts::run_on_hosts(
+        hosts, hosts::guarded_command(remove_script(dir_, remove_directory), job_.probe.timeout_ms),
+        job_.probe);
+  }
+
+ private:
+  // Whether the job could run on the candidates without `host` (asked before moving off it).
+  bool room_without(const std::string& host) const {
+    std::vector<hosts::HostSpec> others;
+    for (const auto& h : job_.candidates)
+      if (h.name != host && !left_out_.count(h.name)) others.push_back(h);
+    std::vector<hosts::ProbeResult> probes = hosts::probe_hosts(others, job_.probe);
+    for (auto& p : probes)  // hosts as busy as the one the job leaves are no better
+      if (p.ok && job_.opt.migrate_load > 0 && p.load1 > job_.opt.migrate_load) p.ok = false;
+    try {
+      allocate(probes, job_.opt.nprocs);
+      return true;
+    } catch (const AllocationError&) {
+      return false;
+    }
+  }
+
+  const GridJob& job_;
+  std::string dir_;
+  GridPlan plan_;
+  std::map<std::string, std::string> left_out_;
+  std::vector<hosts::HostSpec> reachable_;
+  std::vector<std::string> host_of_pid_;
+  std::set<std::string> used_;  // hosts that ran the job
+  RemoteJob remote_;
+  std::string lost_host_, moving_off_;
+  int runs_ = 0;
+  bool wrote_stop_ = false;  // a stop file of bsprun's may be left on a host
+};
+
+}  // namespace
+
+int run_grid_restartable(const GridJob& job) {
+  GridPlace place(job);
+  return run_restartable(job.opt, place);
+}
+
+}  // namespace bspg::launcher
