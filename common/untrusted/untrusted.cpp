@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <sstream>
 
 #include "safe_paths.h"
 
@@ -230,6 +231,31 @@ bool is_environment_name(std::string_view text) {
   for (char c : text)
     if (!is_ascii_alnum(c) && c != '_') return false;
   return true;
+}
+
+std::string job_id_problem(std::string_view id) {
+  if (id.empty() || id.size() > 64) return "it must have 1 to 64 characters";
+  if (id[0] == '.' || id[0] == '-') return "it must not start with '.' or '-'";
+  for (char c : id)
+    if (!is_ascii_alnum(c) && c != '.' && c != '_' && c != '-')
+      return "only letters, digits, '.', '_' and '-' may name a job";
+  return "";
+}
+
+std::string checkpoint_dir_problem(std::string_view dir) {
+  if (std::string problem = control_character_problem(dir); !problem.empty()) return problem;
+  if (dir.size() > 1024) return "it is longer than 1024 bytes";
+  const bool home = dir.rfind("~/", 0) == 0;
+  if (!home && (dir.empty() || dir[0] != '/')) return "it must be an absolute path";
+  std::istringstream parts(std::string(dir.substr(home ? 2 : 1)));
+  std::string part;
+  bool any = false;
+  while (std::getline(parts, part, '/')) {
+    if (part == "." || part == "..") return "it must not have a '.' or '..' component";
+    any = any || !part.empty();
+  }
+  if (!any) return "it must name a directory below / (or below the home directory)";
+  return "";
 }
 
 bool read_regular_file(const std::string& path, std::size_t max_bytes, std::string& text,

@@ -45,6 +45,14 @@ std::string absolute_path_problem(std::string_view text);
 // An environment variable name: a letter or '_', then letters, digits or '_'.
 bool is_environment_name(std::string_view text);
 
+// "" or why `id` cannot name a job (bsprun --job-id): 1 to 64 letters, digits, '.', '_', '-', not
+// starting with '.' or '-' (it becomes a directory name on every host).
+std::string job_id_problem(std::string_view id);
+
+// "" or why `dir` cannot be a checkpoint directory (bsprun --checkpoint-dir): an absolute path (or
+// "~/...") of at most 1024 bytes with no control characters and no "." or ".." component, not "/".
+std::string checkpoint_dir_problem(std::string_view dir);
+
 // Host files and RSL files are read whole into memory; larger ones are refused before reading.
 constexpr std::size_t kMaxInputFileBytes = 16u << 20;  // 16 MiB
 

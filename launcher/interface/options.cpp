@@ -12,7 +12,6 @@
 #include <optional>
 #include <vector>
 
-#include "checkpoints.h"
 #include "help.h"
 #include "untrusted.h"
 
@@ -215,7 +214,7 @@ Options parse_options(int argc, char** argv) {
        [&](auto& n, auto& v) { opt.host_timeout_s = parse_seconds(v, n, 86400); }},
       {"--checkpoint-dir",
        [&](auto& n, auto& v) {
-         if (const std::string problem = checkpoint_dir_problem(v); !problem.empty())
+         if (const std::string problem = untrusted::checkpoint_dir_problem(v); !problem.empty())
            throw UsageError(n + " '" + untrusted::printable(v) + "': " + problem);
          opt.checkpoint_dir = v;
        }},
@@ -229,7 +228,7 @@ Options parse_options(int argc, char** argv) {
        }},
       {"--job-id",
        [&](auto& n, auto& v) {
-         if (const std::string problem = job_id_problem(v); !problem.empty())
+         if (const std::string problem = untrusted::job_id_problem(v); !problem.empty())
            throw UsageError(n + " '" + untrusted::printable(v) + "': " + problem);
          opt.job_id = v;
          opt.job_id_given = true;

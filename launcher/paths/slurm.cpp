@@ -306,7 +306,8 @@ std::string node_local_storage() {
     if (eq == std::string::npos) break;
     std::string value = line.substr(eq + 1);
     value.erase(0, value.find_first_not_of(' '));
-    if (!value.empty() && value[0] == '/' && checkpoint_dir_problem(value + "/x").empty())
+    if (!value.empty() && value[0] == '/' &&
+        untrusted::checkpoint_dir_problem(value + "/x").empty())
       return value;
     break;
   }

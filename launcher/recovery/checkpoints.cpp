@@ -20,7 +20,6 @@ namespace {
 
 const char* const kSurveyBegin = "bspg-survey-v1";
 const char* const kSurveyEnd = "bspg-survey-end";
-constexpr std::size_t kMaxDirBytes = 1024;
 
 // sh: d = the directory, with a leading ~/ made $HOME/ (the host's own home).
 std::string set_directory(const std::string& dir) {
@@ -76,34 +75,8 @@ std::string program_id(const std::string& program, const std::vector<std::string
   return text_id(text);
 }
 
-std::string job_id_problem(const std::string& id) {
-  if (id.empty() || id.size() > 64) return "it must have 1 to 64 characters";
-  if (id[0] == '.' || id[0] == '-') return "it must not start with '.' or '-'";
-  for (unsigned char c : id)
-    if (!std::isalnum(c) && c != '.' && c != '_' && c != '-')
-      return "only letters, digits, '.', '_' and '-' may name a job";
-  return "";
-}
-
 std::string default_checkpoint_dir(const std::string& job_id) {
   return "~/.cache/bspg/checkpoints/" + job_id;
-}
-
-std::string checkpoint_dir_problem(const std::string& dir) {
-  if (std::string problem = untrusted::control_character_problem(dir); !problem.empty())
-    return problem;
-  if (dir.size() > kMaxDirBytes) return "it is longer than 1024 bytes";
-  const bool home = dir.rfind("~/", 0) == 0;
-  if (!home && (dir.empty() || dir[0] != '/')) return "it must be an absolute path";
-  std::istringstream parts(dir.substr(home ? 2 : 1));
-  std::string part;
-  bool any = false;
-  while (std::getline(parts, part, '/')) {
-    if (part == "." || part == "..") return "it must not have a '.' or '..' component";
-    any = any || !part.empty();
-  }
-  if (!any) return "it must name a directory below / (or below the home directory)";
-  return "";
 }
 
 std::string sftp_path(const std::string& dir) {

@@ -23,9 +23,6 @@ namespace bspg::launcher {
 
 // A new job id: "YYYYMMDD-HHMMSS-" and 6 hex digits (local time).
 std::string new_job_id();
-// "" or why `id` cannot name a job: 1 to 64 letters, digits, '.', '_', '-', not starting with '.'
-// or '-' (it becomes a directory name on every host).
-std::string job_id_problem(const std::string& id);
 // A new run id: 16 lowercase hex digits, the seconds since the epoch and then random bits, so
 // that a newer run's id sorts after an older one's (BSPG_RUN, the mark of a run's checkpoints).
 std::string new_run_id();
@@ -41,9 +38,6 @@ constexpr const char* kUnknownProgram = "0000000000000000";
 
 // "~/.cache/bspg/checkpoints/ID": on each host, below that host's home directory.
 std::string default_checkpoint_dir(const std::string& job_id);
-// "" or why `dir` cannot be a checkpoint directory: an absolute path (or "~/..." as made above)
-// of at most 1024 bytes with no control characters and no "." or ".." component, not "/".
-std::string checkpoint_dir_problem(const std::string& dir);
 // The directory as SFTP names it: "~/" dropped (SFTP paths without '/' start at the home).
 std::string sftp_path(const std::string& dir);
 // The directory on this machine: "~/" replaced by $HOME.

@@ -30,7 +30,7 @@ class OpenMpi : public Mpi {
     argv.push_back(s.mpirun);
     if (s.run_as_root) argv.push_back("--allow-run-as-root");
     // Debian's Open MPI 4 leaves only osc/rdma, which fails over TCP (design.md); Open MPI 5 has
-    // no pt2pt, and the library itself chooses there (bsplib/src/runtime.cpp).
+    // no pt2pt, and the library itself chooses there (bsplib/src/superstep/runtime.cpp).
     if (!prrte_ && !user_sets_mca(s, "osc"))
       argv.insert(argv.end(), {"--mca", "osc", "sm,pt2pt"});
     for (const auto& kv : s.mca) argv.insert(argv.end(), {"--mca", kv.first, kv.second});

@@ -63,7 +63,8 @@ std::vector<std::string> grid_mpirun_argv(const MpiSettings& settings,
 // An -host value: "h1:c1,h2:c2" (e.g. of rsl::placement(subjob)).
 std::string host_list(const std::vector<rsl::HostSlots>& hosts);
 
-// ---- Master mode (BSP-G's nonpure SPMD; bsplib/src/master.hpp reads what is set here) ----
+// ---- Master mode (BSP-G's nonpure SPMD; bsplib/src/sections/master.hpp reads what is set here)
+// ----
 
 // A slot bsp_begin may place a process on: its host and its subjob (the hosts of a site share
 // one subjob, any other host has its own).

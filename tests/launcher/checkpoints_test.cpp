@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "shard.hpp"
+#include "untrusted.h"
 
 using namespace bspg::launcher;
 
@@ -83,25 +84,27 @@ Holdings holdings(const std::string& host, const std::string& listing) {
 }  // namespace
 
 TEST(Checkpoints, JobIdsAndDirectories) {
-  EXPECT_EQ(job_id_problem(new_job_id()), "");
+  EXPECT_EQ(bspg::untrusted::job_id_problem(new_job_id()), "");
   EXPECT_NE(new_job_id(), new_job_id());
-  EXPECT_EQ(job_id_problem("nightly-run_2.a"), "");
-  EXPECT_NE(job_id_problem(""), "");
-  EXPECT_NE(job_id_problem("-x"), "");
-  EXPECT_NE(job_id_problem(".hidden"), "");
-  EXPECT_NE(job_id_problem("a/b"), "");
-  EXPECT_NE(job_id_problem("a b"), "");
-  EXPECT_NE(job_id_problem(std::string(65, 'a')), "");
+  EXPECT_EQ(bspg::untrusted::job_id_problem("nightly-run_2.a"), "");
+  EXPECT_NE(bspg::untrusted::job_id_problem(""), "");
+  EXPECT_NE(bspg::untrusted::job_id_problem("-x"), "");
+  EXPECT_NE(bspg::untrusted::job_id_problem(".hidden"), "");
+  EXPECT_NE(bspg::untrusted::job_id_problem("a/b"), "");
+  EXPECT_NE(bspg::untrusted::job_id_problem("a b"), "");
+  EXPECT_NE(bspg::untrusted::job_id_problem(std::string(65, 'a')), "");
   EXPECT_EQ(default_checkpoint_dir("j1"), "~/.cache/bspg/checkpoints/j1");
-  EXPECT_EQ(checkpoint_dir_problem("~/.cache/bspg/checkpoints/j1"), "");
-  EXPECT_EQ(checkpoint_dir_problem("/scratch/my job/ckpt"), "");
-  EXPECT_EQ(checkpoint_dir_problem("relative/dir"), "it must be an absolute path");
-  EXPECT_EQ(checkpoint_dir_problem("/a/../etc"), "it must not have a '.' or '..' component");
-  EXPECT_EQ(checkpoint_dir_problem("/a/./b"), "it must not have a '.' or '..' component");
-  EXPECT_NE(checkpoint_dir_problem("/"), "");
-  EXPECT_NE(checkpoint_dir_problem("~/"), "");
-  EXPECT_NE(checkpoint_dir_problem("/tmp/a\nProxyCommand x"), "");
-  EXPECT_NE(checkpoint_dir_problem("/" + std::string(1100, 'a')), "");
+  EXPECT_EQ(bspg::untrusted::checkpoint_dir_problem("~/.cache/bspg/checkpoints/j1"), "");
+  EXPECT_EQ(bspg::untrusted::checkpoint_dir_problem("/scratch/my job/ckpt"), "");
+  EXPECT_EQ(bspg::untrusted::checkpoint_dir_problem("relative/dir"), "it must be an absolute path");
+  EXPECT_EQ(bspg::untrusted::checkpoint_dir_problem("/a/../etc"),
+            "it must not have a '.' or '..' component");
+  EXPECT_EQ(bspg::untrusted::checkpoint_dir_problem("/a/./b"),
+            "it must not have a '.' or '..' component");
+  EXPECT_NE(bspg::untrusted::checkpoint_dir_problem("/"), "");
+  EXPECT_NE(bspg::untrusted::checkpoint_dir_problem("~/"), "");
+  EXPECT_NE(bspg::untrusted::checkpoint_dir_problem("/tmp/a\nProxyCommand x"), "");
+  EXPECT_NE(bspg::untrusted::checkpoint_dir_problem("/" + std::string(1100, 'a')), "");
   EXPECT_EQ(sftp_path("~/.cache/x"), ".cache/x");
   EXPECT_EQ(sftp_path("/abs/x"), "/abs/x");
   setenv("HOME", "/home/someone", 1);

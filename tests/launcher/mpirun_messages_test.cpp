@@ -282,7 +282,8 @@ TEST(MpirunMessages, AKilledProcessIsRecordedAndSaidInOneLineUnlessRestartsMaySa
   EXPECT_EQ(none.death().rank, -1);
 }
 
-// --- A process that crashed (bsplib/src/crash.cpp) -----------------------------------------
+// --- A process that crashed (bsplib/src/reporting/crash.cpp)
+// -----------------------------------------
 
 const std::string kCrashLine =
     "bspg: process 1: crashed with signal SIGSEGV (segmentation fault)\n";

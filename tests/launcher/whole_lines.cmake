@@ -1,7 +1,7 @@
 # Whole lines: a line one process prints is never cut by another's, nothing is lost, and
 # --tag-output names each line's process; at p = 1..4 and in master mode (whole_lines_test.sh).
 # Included from CMakeLists.txt (BSPRUN). Where bsprun cannot keep the processes' output apart
-# (launcher/mpi.h: Open MPI 5 for now; the processes Open MPI 4's master spawns) the tests are
+# (launcher/starting/mpi.h: Open MPI 5 for now; the processes Open MPI 4's master spawns) the tests are
 # registered disabled.
 add_executable(launcher_long_lines progs/long_lines.c)
 target_link_libraries(launcher_long_lines PRIVATE bspg)

@@ -1,8 +1,8 @@
 // profile.hpp - the superstep profiler's recording side (BSPG_PROFILE=DIR; bsprun --profile DIR).
 //
 // When on, each process appends one record per sync to its own file under DIR/raw (the format is
-// profiler/raw_format.h; bspprof turns the files into a CSV, a trace and a picture): when the sync
-// was called and when it returned, and what this process put, got and sent to whom in the
+// common/formats/raw_format.h; bspprof turns the files into a CSV, a trace and a picture): when the
+// sync was called and when it returned, and what this process put, got and sent to whom in the
 // superstep it ends. A window of the file is mapped into memory (a shared mapping, moved on as it
 // fills), so a record is in the file as soon as the sync returns, at the cost of a copy: however
 // the process ends afterwards (exit, bsp_abort, a crash, SIGKILL from the starter), the kernel
