@@ -11,6 +11,7 @@
 #include <cstdlib>
 
 #include "bsp.h"
+#include "command_line.h"
 
 namespace bench {
 
@@ -37,76 +38,72 @@ bool parse_count(const std::string& text, long lo, long hi, long* value) {
   return true;
 }
 
-bool OptionReader::next() {
-  if (index_ + 1 >= argc_) return false;
-  arg_ = argv_[++index_];
-  name_ = arg_;
-  value_.clear();
-  inline_value_ = false;
-  // Only long options split at '=': "-h=1" stays one unknown option.
-  const size_t eq = arg_.find('=');
-  if (arg_.rfind("--", 0) == 0 && eq != std::string::npos) {
-    name_ = arg_.substr(0, eq);
-    value_ = arg_.substr(eq + 1);
-    inline_value_ = true;
+Option flag(const std::string& name, bool* target, bool set_to) {
+  return {name, "", [=](const std::string&) {
+            *target = set_to;
+            return std::string();
+          }};
+}
+
+Option count(const std::string& name, long lo, long hi, long* target, bool* given) {
+  return {name, "value", [=](const std::string& value) {
+            if (given != nullptr) *given = true;
+            if (parse_count(value, lo, hi, target)) return std::string();
+            return "--" + name + " needs a whole number from " + std::to_string(lo) + " to " +
+                   std::to_string(hi) + ", not '" + value + "'";
+          }};
+}
+
+Option text(const std::string& name, const std::string& what,
+            std::function<std::string(const std::string& value)> use) {
+  return {name, what, [=](const std::string& value) {
+            if (value.empty()) return "option --" + name + " needs a non-empty " + what;
+            return use(value);
+          }};
+}
+
+Option text(const std::string& name, const std::string& what, std::string* target) {
+  return text(name, what, [=](const std::string& value) {
+    *target = value;
+    return std::string();
+  });
+}
+
+std::string read_options(int argc, char** argv, const char* program,
+                         const std::vector<Option>& options) {
+  std::vector<bspg::command_line::Option> table;
+  for (const Option& o : options) {
+    const bool takes_value = !o.value.empty();
+    table.push_back({o.name, takes_value, o.letter,
+                     takes_value ? "option --" + o.name + " needs a " + o.value : ""});
   }
-  return true;
-}
-
-std::string OptionReader::flag(bool* target, bool set_to) {
-  if (inline_value_) return "option " + name_ + " takes no value";
-  *target = set_to;
-  return "";
-}
-
-std::string OptionReader::take_value(const std::string& what) {
-  if (inline_value_) return "";
-  if (index_ + 1 >= argc_) return "option " + name_ + " needs a " + what;
-  value_ = argv_[++index_];
-  return "";
-}
-
-std::string OptionReader::take_text(const std::string& what, std::string* text) {
-  const std::string missing = take_value(what);
-  if (!missing.empty()) return missing;
-  if (value_.empty()) return "option " + name_ + " needs a non-empty " + what;
-  *text = value_;
-  return "";
-}
-
-std::string OptionReader::take_count(long lo, long hi, long* count) {
-  const std::string missing = take_value();
-  if (!missing.empty()) return missing;
-  if (parse_count(value_, lo, hi, count)) return "";
-  return name_ + " needs a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) +
-         ", not '" + value_ + "'";
-}
-
-std::string OptionReader::unmatched() const {
-  if (arg_.rfind("-", 0) == 0) return "unknown option '" + arg_ + "'";
-  return "unexpected argument '" + arg_ + "' (" + program_ + " takes only options)";
+  bspg::command_line::Reader reader(argc, argv, table);
+  for (;;) {
+    using Step = bspg::command_line::Step;
+    const Step step = reader.next();
+    switch (step.kind) {
+      case Step::kEnd:
+        return "";
+      case Step::kError:
+        return step.text;
+      case Step::kOperand:
+        return "unexpected argument '" + step.text + "' (" + program + " takes only options)";
+      case Step::kOption:
+        if (std::string error = options[step.option].take(step.text); !error.empty()) return error;
+        break;
+    }
+  }
 }
 
 std::string read_options(int argc, char** argv, const char* program, CommonOptions& common,
-                         const std::function<std::string(OptionReader&)>& handle) {
-  OptionReader reader(argc, argv, program);
-  while (reader.next()) {
-    const std::string& name = reader.name();
-    std::string error;
-    if (name == "--help" || name == "-h") {
-      error = reader.flag(&common.help);
-    } else if (name == "--quick") {
-      error = reader.flag(&common.quick);
-    } else if (name == "--reps") {
-      error = reader.take_count(1, kRepsLimit, &common.reps);
-      common.reps_given = true;
-    } else {
-      error = handle(reader);
-    }
-    if (!error.empty()) return error;
-  }
+                         std::vector<Option> own) {
+  std::vector<Option> options = {flag("help", &common.help), flag("quick", &common.quick),
+                                 count("reps", 1, kRepsLimit, &common.reps, &common.reps_given)};
+  options[0].letter = 'h';
+  options.insert(options.end(), own.begin(), own.end());
+  const std::string error = read_options(argc, argv, program, options);
   if (common.quick && !common.reps_given) common.reps = 7;
-  return "";
+  return error;
 }
 
 std::optional<int> exit_before_begin(const std::string& error, const CommonOptions& options,

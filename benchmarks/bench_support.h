@@ -20,44 +20,31 @@ int launcher_rank();
 // Parses a whole number in [lo, hi]; false (value untouched) on anything else.
 bool parse_count(const std::string& text, long lo, long hi, long* value);
 
-// Walks a command line of long options ("--name value" or "--name=value"), flags and the
-// short "-h". Each method that checks something returns "" or the message for the user,
-// so that both benchmarks word their option errors alike.
-class OptionReader {
- public:
-  OptionReader(int argc, char** argv, const char* program)
-      : argc_(argc), argv_(argv), program_(program) {}
-
-  // Moves to the next argument; false when there are no more.
-  bool next();
-  // The option's name: the part before '=' of "--name=value", otherwise the whole argument.
-  const std::string& name() const { return name_; }
-  // The value after '=', or the one take_value read; "" before either.
-  const std::string& value() const { return value_; }
-
-  // A flag: sets *target to set_to, or "option NAME takes no value" for "--name=value".
-  std::string flag(bool* target, bool set_to = true);
-  // Takes the value after '=', or else the next argument: "option NAME needs a WHAT" when
-  // there is neither.
-  std::string take_value(const std::string& what = "value");
-  // Takes a value that may not be empty into *text (untouched on error); adds the message
-  // "option NAME needs a non-empty WHAT".
-  std::string take_text(const std::string& what, std::string* text);
-  // Takes the value and parses it as a whole number in [lo, hi] into *count (untouched on
-  // error): "NAME needs a whole number from LO to HI, not 'VALUE'".
-  std::string take_count(long lo, long hi, long* count);
-  // For an argument no option matched: "unknown option 'ARG'" when it starts with '-',
-  // otherwise "unexpected argument 'ARG' (PROGRAM takes only options)".
-  std::string unmatched() const;
-
- private:
-  int argc_;
-  char** argv_;
-  const char* program_;
-  int index_ = 0;  // argv_[index_] is the current argument (0: not started)
-  std::string arg_, name_, value_;
-  bool inline_value_ = false;  // the value came after '=' in the argument itself
+// One option of a benchmark: a flag (--name) or one with a value (--name VALUE, --name=VALUE).
+// take gets the value ("" for a flag) and returns "" or the message for the user.
+struct Option {
+  std::string name;   // without "--"
+  std::string value;  // what the value is, for "option --NAME needs a VALUE"; "" for a flag
+  std::function<std::string(const std::string& value)> take;
+  char letter = 0;  // also -letter (only -h, for --help)
 };
+
+// The kinds every benchmark has, so that they word their errors alike.
+// A flag: sets *target to set_to.
+Option flag(const std::string& name, bool* target, bool set_to = true);
+// A whole number in [lo, hi] into *target: "--NAME needs a whole number from LO to HI, not 'V'";
+// *given (when not null) says that the option was there.
+Option count(const std::string& name, long lo, long hi, long* target, bool* given = nullptr);
+// A value that may not be empty ("option --NAME needs a non-empty WHAT"), given to use.
+Option text(const std::string& name, const std::string& what,
+            std::function<std::string(const std::string& value)> use);
+// The same into *target.
+Option text(const std::string& name, const std::string& what, std::string* target);
+
+// Reads the whole command line (getopt_long, names in full: command_line.h). An argument that
+// is no option is an error: the benchmarks take options only. Returns the first error, or "".
+std::string read_options(int argc, char** argv, const char* program,
+                         const std::vector<Option>& options);
 
 // The options both benchmarks take, with the same meaning: -h/--help, --quick, and
 // --reps N (1 to kRepsLimit; default 51, or 7 with --quick unless --reps is given).
@@ -69,11 +56,9 @@ struct CommonOptions {
   bool reps_given = false;
 };
 
-// Reads the whole command line: the common options into `common`, any other argument
-// through handle(reader), which returns "" or an error, and reader.unmatched() for a name
-// it does not know. Returns the first error, or "".
+// read_options with the common options, into `common`, before the program's own.
 std::string read_options(int argc, char** argv, const char* program, CommonOptions& common,
-                         const std::function<std::string(OptionReader&)>& handle);
+                         std::vector<Option> own);
 
 // Before bsp_begin, after read_options: the exit status when the program ends here, that
 // is 2 after an option error (message and a hint on stderr) and 0 for --help (usage on

@@ -48,15 +48,10 @@ struct Options : bench::CommonOptions {
 std::optional<int> parse_options(int argc, char** argv, Options& opt) {
   bool hmax_given = false;
   const std::string error =
-      bench::read_options(argc, argv, kProgram, opt, [&](bench::OptionReader& option) {
-        if (option.name() == "--no-plot") return option.flag(&opt.plot, false);
-        if (option.name() == "--hmax") {
-          hmax_given = true;
-          return option.take_count(1, kHmaxLimit, &opt.hmax);
-        }
-        if (option.name() == "--out") return option.take_text("file name prefix", &opt.prefix);
-        return option.unmatched();
-      });
+      bench::read_options(argc, argv, kProgram, opt,
+                          {bench::flag("no-plot", &opt.plot, false),
+                           bench::count("hmax", 1, kHmaxLimit, &opt.hmax, &hmax_given),
+                           bench::text("out", "file name prefix", &opt.prefix)});
   if (error.empty() && opt.quick && !hmax_given) opt.hmax = 32;  // read_options does reps
   return bench::exit_before_begin(error, opt, kProgram, kUsage);
 }

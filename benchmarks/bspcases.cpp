@@ -64,20 +64,12 @@ std::string read_cases(const std::string& list, std::set<std::string>& cases) {
 }
 
 std::optional<int> parse_options(int argc, char** argv, Options& opt) {
-  const std::string error =
-      bench::read_options(argc, argv, kProgram, opt, [&](bench::OptionReader& option) {
-        if (option.name() == "--csv") return option.take_text("file name", &opt.csv);
-        if (option.name() == "--hmax") {
-          opt.hmax_given = true;
-          return option.take_count(16, 65536, &opt.hmax);
-        }
-        if (option.name() == "--cases") {
-          std::string list;
-          const std::string e = option.take_text("list of cases", &list);
-          return e.empty() ? read_cases(list, opt.cases) : e;
-        }
-        return option.unmatched();
-      });
+  const std::string error = bench::read_options(
+      argc, argv, kProgram, opt,
+      {bench::text("csv", "file name", &opt.csv),
+       bench::count("hmax", 16, 65536, &opt.hmax, &opt.hmax_given),
+       bench::text("cases", "list of cases",
+                   [&](const std::string& list) { return read_cases(list, opt.cases); })});
   if (opt.quick && !opt.hmax_given) opt.hmax = 256;
   if (!opt.reps_given && !opt.quick) opt.reps = 21;
   return bench::exit_before_begin(error, opt, kProgram, kUsage);

@@ -11,9 +11,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 #include <vector>
+
+#include "bench_support.h"
 
 namespace bspg::bench {
 extern const char kBspprofcostManual[];
@@ -53,40 +54,21 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-long number(const char* option, const char* value, long most) {
-  char* end = nullptr;
-  const long n = value ? std::strtol(value, &end, 10) : 0;
-  if (!value || *end != '\0' || n < 1 || n > most) {
-    std::fprintf(stderr, "bspprofcost: %s needs a whole number from 1 to %ld\n", option, most);
-    std::exit(2);
-  }
-  return n;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   bsp_init(loop, argc, argv);
-  for (int i = 1; i < argc; ++i) {
-    const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
-    if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
-      std::fputs(kUsage, stdout);
-      return 0;
-    }
-    if (!std::strcmp(argv[i], "--supersteps")) {
-      supersteps = number("--supersteps", value, 100000000);
-    } else if (!std::strcmp(argv[i], "--rounds")) {
-      rounds = static_cast<int>(number("--rounds", value, 1000));
-    } else if (!std::strcmp(argv[i], "--dir") && value) {
-      dir = value;
-    } else {
-      std::fprintf(stderr,
-                   "usage: mpirun -np P bspprofcost [--supersteps N] [--rounds R] [--dir DIR]\n"
-                   "Try 'bspprofcost --help'.\n");
-      return 2;
-    }
-    ++i;
-  }
+  bench::CommonOptions common;  // only its help: no --quick or --reps here
+  long rounds_read = rounds;
+  bench::Option help = bench::flag("help", &common.help);
+  help.letter = 'h';
+  const std::string error = bench::read_options(
+      argc, argv, "bspprofcost",
+      {help, bench::count("supersteps", 1, 100000000, &supersteps),
+       bench::count("rounds", 1, 1000, &rounds_read), bench::text("dir", "directory", &dir)});
+  if (const auto status = bench::exit_before_begin(error, common, "bspprofcost", kUsage))
+    return *status;
+  rounds = static_cast<int>(rounds_read);
   std::vector<double> off, on;
   int sections = 0, last_profiled = 0;
   for (int r = 0; r < rounds; ++r)

@@ -39,10 +39,7 @@ struct Options : bench::CommonOptions {
 // after an option error or --help (see bench::exit_before_begin).
 std::optional<int> parse_options(int argc, char** argv, Options& opt) {
   const std::string error =
-      bench::read_options(argc, argv, kProgram, opt, [&](bench::OptionReader& option) {
-        if (option.name() == "--csv") return option.take_text("file name", &opt.csv);
-        return option.unmatched();
-      });
+      bench::read_options(argc, argv, kProgram, opt, {bench::text("csv", "file name", &opt.csv)});
   return bench::exit_before_begin(error, opt, kProgram, kUsage);
 }
 

@@ -42,27 +42,19 @@ struct Options : bench::CommonOptions {
 };
 
 std::optional<int> parse_options(int argc, char** argv, Options& opt) {
-  std::string error =
-      bench::read_options(argc, argv, kProgram, opt, [&](bench::OptionReader& option) {
-        if (option.name() == "--k") return option.take_count(1, 1000000, &opt.k);
-        if (option.name() == "--large") {
-          opt.large_given = true;
-          return option.take_count(0, 2047, &opt.large_mib);  // BSPlib sizes are int
-        }
-        if (option.name() == "--wait") {
+  std::string error = bench::read_options(
+      argc, argv, kProgram, opt,
+      {bench::count("k", 1, 1000000, &opt.k),
+       bench::count("large", 0, 2047, &opt.large_mib, &opt.large_given),  // BSPlib sizes: int
+       {"wait", "number of seconds", [&](const std::string& value) {
           opt.wait_given = true;
-          std::string problem = option.take_value("number of seconds");
-          if (!problem.empty()) return problem;
           char* end = nullptr;
-          const double value = std::strtod(option.value().c_str(), &end);
-          if (option.value().empty() || *end != '\0' || !(value >= 0) || value > 60)
-            return std::string("--wait needs a number of seconds from 0 to 60, not '") +
-                   option.value() + "'";
-          opt.wait_s = value;
+          const double seconds = std::strtod(value.c_str(), &end);
+          if (value.empty() || *end != '\0' || !(seconds >= 0) || seconds > 60)
+            return "--wait needs a number of seconds from 0 to 60, not '" + value + "'";
+          opt.wait_s = seconds;
           return std::string();
-        }
-        return option.unmatched();
-      });
+        }}});
   if (opt.quick) {
     if (!opt.large_given) opt.large_mib = 16;
     if (!opt.wait_given) opt.wait_s = 0.5;

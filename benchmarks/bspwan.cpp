@@ -35,12 +35,9 @@ struct Options : bench::CommonOptions {
 };
 
 std::optional<int> parse_options(int argc, char** argv, Options& opt) {
-  const std::string error =
-      bench::read_options(argc, argv, kProgram, opt, [&](bench::OptionReader& option) {
-        if (option.name() == "--csv") return option.take_text("file name", &opt.csv);
-        if (option.name() == "--words") return option.take_count(1, 1000000, &opt.words);
-        return option.unmatched();
-      });
+  const std::string error = bench::read_options(
+      argc, argv, kProgram, opt,
+      {bench::text("csv", "file name", &opt.csv), bench::count("words", 1, 1000000, &opt.words)});
   if (opt.quick && !opt.reps_given) opt.reps = 3;
   if (!opt.quick && !opt.reps_given) opt.reps = 11;
   return bench::exit_before_begin(error, opt, kProgram, kUsage);

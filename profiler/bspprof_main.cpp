@@ -1,12 +1,12 @@
 // bspprof - merges a profiled job's raw records into a table, a trace, a plot and a summary.
 // See --help, which prints bspprof(1) (man/pages/bspprof.1.md, rendered at build time).
 #include <cstdint>
-#include <cstring>
 #include <iostream>
 #include <limits>
 #include <string>
 
 #include "bspprof.h"
+#include "command_line.h"
 
 namespace bspg::profile {
 extern const char kBspprofManual[];
@@ -41,52 +41,49 @@ bool parse_count(const std::string& text, std::uint64_t& value) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  namespace cli = bspg::command_line;
+  enum { kHelp, kVersion, kNoPlot, kQuiet, kParams, kTraceSteps };  // in the order below
+  cli::Reader reader(argc, argv,
+                     {{"help", false, 'h', ""},
+                      {"version", false, 0, ""},
+                      {"no-plot", false, 0, ""},
+                      {"quiet", false, 0, ""},
+                      {"params", true, 0, "--params needs a file name"},
+                      {"trace-steps", true, 0, "--trace-steps needs a number of steps"}});
   bspg::profile::MergeOptions options;
-  bool have_dir = false, options_done = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (!options_done && arg.size() > 1 && arg[0] == '-') {
-      if (arg == "--") {
-        options_done = true;
-      } else if (arg == "-h" || arg == "--help") {
+  bool have_dir = false;
+  for (cli::Step step; (step = reader.next()).kind != cli::Step::kEnd;) {
+    if (step.kind == cli::Step::kError) return usage_error(step.text);
+    if (step.kind == cli::Step::kOperand) {
+      if (have_dir) return usage_error("one profile directory only, not also '" + step.text + "'");
+      options.dir = step.text;
+      have_dir = true;
+      continue;
+    }
+    const std::string& value = step.text;
+    switch (step.option) {
+      case kHelp:
         std::cout << bspg::profile::kBspprofManual;
         return 0;
-      } else if (arg == "--version") {
+      case kVersion:
         std::cout << "bspprof (bspg) " << BSPG_VERSION << "\n";
         return 0;
-      } else if (arg == "--no-plot") {
+      case kNoPlot:
         options.plot = false;
-      } else if (arg == "--quiet") {
+        break;
+      case kQuiet:
         options.summary = false;
-      } else if (arg == "--params" || arg.rfind("--params=", 0) == 0) {
-        std::string value;
-        if (arg == "--params") {
-          if (i + 1 >= argc) return usage_error("--params needs a file name");
-          value = argv[++i];
-        } else {
-          value = arg.substr(std::strlen("--params="));
-        }
+        break;
+      case kParams:
         if (value.empty()) return usage_error("--params needs a file name");
         options.params_file = value;
-      } else if (arg == "--trace-steps" || arg.rfind("--trace-steps=", 0) == 0) {
-        std::string value;
-        if (arg == "--trace-steps") {
-          if (i + 1 >= argc) return usage_error("--trace-steps needs a number of steps");
-          value = argv[++i];
-        } else {
-          value = arg.substr(std::strlen("--trace-steps="));
-        }
+        break;
+      case kTraceSteps:
         if (!parse_count(value, options.trace_steps))
           return usage_error("--trace-steps needs a whole number >= 0 (0: all steps), not '" +
                              value + "'");
-      } else {
-        return usage_error("unknown option '" + arg + "'");
-      }
-      continue;
+        break;
     }
-    if (have_dir) return usage_error("one profile directory only, not also '" + arg + "'");
-    options.dir = arg;
-    have_dir = true;
   }
   if (!have_dir || options.dir.empty()) return usage_error("which profile directory?");
   return bspg::profile::merge_profile(options, std::cerr, std::cerr);

@@ -168,6 +168,9 @@ bool uses_checkpoints(const Options& opt) {
          opt.migrate_load > 0;
 }
 
+// Hand-written, not getopt_long: -np/-npes need getopt_long_only, which then also takes -hostfile,
+// -dry-run and every other single-dash spelling and abbreviation (-pr as --procs); --mca takes
+// two values and --help an optional separate TOPIC, neither of which getopt can read.
 Options parse_options(int argc, char** argv) {
   Options opt;
   using Setter = std::function<void(const std::string& name, const std::string& value)>;

@@ -51,14 +51,10 @@ std::string read_options(std::vector<std::string> args, std::string* seen) {
   bool flag = false;
   long count = 0;
   std::string file;
-  const auto own = [&](bench::OptionReader& option) {
-    if (option.name() == "--flag") return option.flag(&flag);
-    if (option.name() == "--count") return option.take_count(1, 100, &count);
-    if (option.name() == "--file") return option.take_text("file name", &file);
-    return option.unmatched();
-  };
   const std::string error =
-      bench::read_options(static_cast<int>(argv.size()), argv.data(), "prog", common, own);
+      bench::read_options(static_cast<int>(argv.size()), argv.data(), "prog", common,
+                          {bench::flag("flag", &flag), bench::count("count", 1, 100, &count),
+                           bench::text("file", "file name", &file)});
   *seen = "help=" + std::to_string(common.help) + " quick=" + std::to_string(common.quick) +
           " reps=" + std::to_string(common.reps) + " flag=" + std::to_string(flag) +
           " count=" + std::to_string(count) + " file=" + file;
@@ -71,6 +67,10 @@ TEST(Options, ReaderTakesSpacedAndInlineValues) {
   EXPECT_EQ(seen, "help=0 quick=0 reps=51 flag=0 count=0 file=");
   EXPECT_EQ(read_options({"--flag", "--count", "7", "--file=a=b", "-h", "--reps=9"}, &seen), "");
   EXPECT_EQ(seen, "help=1 quick=0 reps=9 flag=1 count=7 file=a=b");
+  // A value that looks like an option is still the value; the last of a repeated option wins.
+  EXPECT_EQ(read_options({"--file", "--quick", "--count=2", "--count", "3", "--help"}, &seen), "");
+  EXPECT_EQ(seen, "help=1 quick=0 reps=51 flag=0 count=3 file=--quick");
+  EXPECT_EQ(read_options({"--"}, &seen), "");
 }
 
 TEST(Options, QuickLowersRepsUnlessGiven) {
@@ -94,6 +94,16 @@ TEST(Options, ReaderNamesWhatIsWrong) {
       {{"-h=1"}, "unknown option '-h=1'"},
       {{"--bogus=2"}, "unknown option '--bogus=2'"},
       {{"--flag", "extra"}, "unexpected argument 'extra' (prog takes only options)"},
+      {{"-x"}, "unknown option '-x'"},
+      {{"-hq"}, "unknown option '-hq'"},
+      {{"-flag"}, "unknown option '-flag'"},
+      {{"--flag", "--", "--quick"}, "unexpected argument '--quick' (prog takes only options)"},
+      // Names are written in full: getopt_long's abbreviations are refused, by name.
+      {{"--rep", "9"}, "unknown option '--rep'; did you mean --reps?"},
+      {{"--cou=3"}, "unknown option '--cou=3'; did you mean --count?"},
+      {{"--fla"}, "unknown option '--fla'; did you mean --flag?"},
+      {{"--quick", "--fil"}, "unknown option '--fil'; did you mean --file?"},
+      {{"--f"}, "unknown option '--f'"},  // --flag or --file
   };
   for (const auto& [args, message] : cases) {
     std::string seen;

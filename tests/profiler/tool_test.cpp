@@ -1,6 +1,8 @@
 // The bspprof command: its options, usage errors (exit status 2), --help and --version.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "ring.h"
 #include "test_support.h"
 
@@ -27,6 +29,36 @@ TEST(Tool, UsageErrors) {
         std::string("--trace-steps needs a whole number >= 0 (0: all steps), not '") + bad + "'");
   expect_usage_error({"--trace-steps=x", "/tmp"},
                      "--trace-steps needs a whole number >= 0 (0: all steps), not 'x'");
+  expect_usage_error({"/tmp", "-x"}, "unknown option '-x'");
+  expect_usage_error({"-hq", "/tmp"}, "unknown option '-hq'");
+  expect_usage_error({"-quiet", "/tmp"}, "unknown option '-quiet'");
+  expect_usage_error({"--quiet=yes", "/tmp"}, "option --quiet takes no value");
+  // Names are written in full: getopt_long's abbreviations are refused, naming the option meant.
+  expect_usage_error({"--no-pl", "/tmp"}, "unknown option '--no-pl'; did you mean --no-plot?");
+  expect_usage_error({"--trace=5", "/tmp"},
+                     "unknown option '--trace=5'; did you mean --trace-steps?");
+  expect_usage_error({"/tmp", "--param"}, "unknown option '--param'; did you mean --params?");
+  // After "--" everything is a directory.
+  expect_usage_error({"--", "/tmp", "--quiet"}, "one profile directory only, not also '--quiet'");
+}
+
+// Options may follow the directory, also where POSIXLY_CORRECT would stop getopt at it.
+TEST(Tool, OptionsAfterTheDirectory) {
+  ScratchDir dir;
+  write_ring(dir.path());
+  for (const bool posix : {false, true}) {
+    if (posix) setenv("POSIXLY_CORRECT", "1", 1);
+    ToolResult result = run_tool({dir.path(), "--quiet", "--no-plot", "--trace-steps=2"});
+    EXPECT_EQ(result.status, 0) << result.output;
+    EXPECT_EQ(result.output, "");
+    const std::string trace = read_file(dir.path() + "/profile.json");
+    EXPECT_NE(trace.find("\"superstep\":1,"), std::string::npos);
+    EXPECT_EQ(trace.find("\"superstep\":2,"), std::string::npos);
+    result = run_tool({"--quiet", dir.path(), "--no-plot", "--params", sample_params()});
+    EXPECT_EQ(result.status, 0) << result.output;
+    EXPECT_EQ(result.output, "");
+  }
+  unsetenv("POSIXLY_CORRECT");
 }
 
 TEST(Tool, TraceSteps) {
