@@ -1,31 +1,52 @@
-// mpirun_messages.cpp - recognises Open MPI 4.1's start-up failure blocks (see mpirun_messages.h).
+// mpirun_messages.cpp - MpirunStderr's reader (see mpirun_messages.h): mpirun's stderr in lines,
+// each taken by its kind (a block, ssh's, Hydra's, the library's), held or passed on.
 #include "mpirun_messages.h"
 
 #include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
-#include <sstream>
+#include <string>
+#include <string_view>
 #include <utility>
 
+#include "message_lines.h"
 #include "untrusted.h"
 
 namespace bspg::launcher {
-namespace {
-
-// A block longer than this is not one of Open MPI's messages: pass it on as it is.
-constexpr std::size_t kMaxBlockLines = 200;
-// The library's crash line is shorter than this.
-constexpr std::size_t kCrashLineStart = 256;
-// Every line of the starters' blocks on stdout is shorter than this.
-constexpr std::size_t kLongestStarterLine = 4096;
+namespace messages_internal {
 
 // A rule: at least 20 of `c` and nothing else. Open MPI frames its messages with a line of 74
 // dashes, Hydra its block with 83 '='.
-bool is_rule(std::string_view line, char c = '-') {
+bool is_rule(std::string_view line, char c) {
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
   return line.size() >= 20 && line.find_first_not_of(c) == std::string_view::npos;
 }
+
+std::string trim(const std::string& text) {
+  const auto begin = text.find_first_not_of(" \t\r");
+  if (begin == std::string::npos) return "";
+  return text.substr(begin, text.find_last_not_of(" \t\r") - begin + 1);
+}
+
+bool contains(const std::string& text, const char* part) {
+  return text.find(part) != std::string::npos;
+}
+
+// Open MPI 5's starter writes some of its lines with the C string's terminating NUL byte, so
+// that the next line starts with one: NUL bytes at a line's start are never text.
+std::string_view nuls_skipped(std::string_view line) {
+  const std::size_t text = line.find_first_not_of('\0');
+  return text == std::string_view::npos ? std::string_view() : line.substr(text);
+}
+
+}  // namespace messages_internal
+
+using namespace messages_internal;
+namespace {
+
+// The library's crash line is shorter than this.
+constexpr std::size_t kCrashLineStart = 256;
 
 // ssh's own complaints, which mpirun passes on just before "unable to reliably start".
 bool is_ssh_error(const std::string& line) {
@@ -47,90 +68,6 @@ bool is_prrte_setpgid_race(const std::string& line) {
   const std::size_t close = line.find("] plm:ssh: Warning: setpgid(");
   return !line.empty() && line[0] == '[' && close != std::string::npos &&
          line.find("failed in parent with errno=Permission denied", close) != std::string::npos;
-}
-
-// One of ssh's lines about a connection that was cut after it was made (the host went away while
-// the job ran), rather than one that could not be made.
-bool is_cut_connection(const std::string& line) {
-  return (line.rfind("Connection to ", 0) == 0 &&
-          line.find(" closed by remote host") != std::string::npos) ||
-         line.rfind("client_loop: ", 0) == 0 || line.rfind("Connection reset by ", 0) == 0;
-}
-
-std::string trim(const std::string& text) {
-  const auto begin = text.find_first_not_of(" \t\r");
-  if (begin == std::string::npos) return "";
-  return text.substr(begin, text.find_last_not_of(" \t\r") - begin + 1);
-}
-
-// The value of a "Key: value" line of a block, or "".
-std::string field(const std::vector<std::string>& lines, const std::string& key) {
-  for (const auto& line : lines) {
-    const std::string text = trim(line);
-    if (text.rfind(key, 0) == 0) return trim(text.substr(key.size()));
-  }
-  return "";
-}
-
-bool contains(const std::string& text, const char* part) {
-  return text.find(part) != std::string::npos;
-}
-
-std::string joined(const std::vector<std::string>& lines) {
-  std::string text;
-  for (const auto& line : lines) {
-    if (is_rule(line)) continue;
-    std::istringstream words(line);
-    std::string word;
-    while (words >> word) text += (text.empty() ? "" : " ") + word;
-  }
-  return text;
-}
-
-// "emu2" in "... Remote daemon: [[1867,0],2] on node emu2 ..." (the HNP's node comes first).
-std::string remote_node(const std::string& text) {
-  const auto remote = text.find("Remote daemon:");
-  const auto on = remote == std::string::npos ? remote : text.find(" on node ", remote);
-  if (on == std::string::npos) return "";
-  std::istringstream rest(text.substr(on + 9));
-  std::string node;
-  rest >> node;
-  return node;
-}
-
-// Whether the word that ends at `end` of text is the name Open MPI's starter gives itself (its
-// argv[0]'s base name: mpirun, or Debian's mpirun.openmpi; prterun in Open MPI 5).
-bool starter_word_before(const std::string& text, std::size_t end) {
-  std::size_t begin = text.find_last_of(" \n/", end == 0 ? 0 : end - 1);
-  begin = begin == std::string::npos || end == 0 ? 0 : begin + 1;
-  const std::string word = text.substr(begin, end - begin);
-  return word.rfind("mpirun", 0) == 0 || word.rfind("mpiexec", 0) == 0 ||
-         word.rfind("prterun", 0) == 0;
-}
-
-// "mpirun noticed that process rank 3 with PID 0 on node emu2 exited on signal 9 (Killed)."
-bool read_death(const std::string& text, ProcessDeath& death) {
-  const std::string noticed = " noticed that process rank ";
-  auto at = text.find(noticed);
-  while (at != std::string::npos && !starter_word_before(text, at)) at = text.find(noticed, at + 1);
-  if (at == std::string::npos) return false;
-  std::istringstream words(text.substr(at + noticed.size()));
-  std::string with, pid_word, pid, on, node, host, exited, on2, signal_word;
-  int rank = -1, signal = 0;
-  if (!(words >> rank >> with >> pid_word >> pid >> on >> node >> host >> exited >> on2 >>
-        signal_word >> signal) ||
-      with != "with" || node != "node" || exited != "exited" || signal_word != "signal")
-    return false;
-  std::string name;
-  std::getline(words, name);
-  const auto open = name.find('('), close = name.rfind(')');
-  death.rank = rank;
-  death.host = host;
-  death.signal = signal;
-  death.signal_name = open != std::string::npos && close != std::string::npos && close > open
-                          ? name.substr(open + 1, close - open - 1)
-                          : "";
-  return true;
 }
 
 // The signal named by the library's line for a crashed process ("bspg: process 2: crashed with
@@ -205,13 +142,6 @@ bool is_launcher_gone_line(const std::string& line) {
          line.find("LAUNCHER JOB OBJECT NOT FOUND") != std::string::npos;
 }
 
-// Open MPI 5's starter writes some of its lines with the C string's terminating NUL byte, so
-// that the next line starts with one: NUL bytes at a line's start are never text.
-std::string_view nuls_skipped(std::string_view line) {
-  const std::size_t text = line.find_first_not_of('\0');
-  return text == std::string_view::npos ? std::string_view() : line.substr(text);
-}
-
 int crash_line_signal(const std::string& line) {
   const std::string said = ": crashed with signal ";
   if (line.rfind("bspg: process ", 0) != 0) return 0;
@@ -231,20 +161,6 @@ int crash_line_signal(const std::string& line) {
   }
   const int number = std::atoi(rest.c_str());
   return number > 0 && number < 128 ? number : 0;
-}
-
-// mpirun's preface to the block that names a dead process: "Primary job  terminated normally,
-// but 1 process returned a non-zero exit code. Per user-direction, the job has been aborted."
-// ("Child job 2 ..." for processes a master spawned).
-bool is_death_preface(const std::string& text) {
-  return contains(text, " terminated normally, but ") && contains(text, "non-zero exit code") &&
-         (contains(text, "Primary job") || contains(text, "Child job"));
-}
-
-// What the other processes say when a lost or dead one hangs up on them.
-bool is_peer_hang_up(const std::string& text) {
-  return contains(text, "communication peer process has unexpectedly disconnected") ||
-         contains(text, "failed to TCP connect to a peer MPI process");
 }
 
 // Open MPI's count of notices it did not repeat ("[vm:123] 1 more process has sent help message
@@ -283,36 +199,6 @@ bool may_be_prrte_setpgid_race(std::string_view partial) {
   const std::string_view warning = " plm:ssh: Warning: setpgid(";
   const std::size_t n = std::min(rest.size(), warning.size());
   return rest.substr(0, n) == warning.substr(0, n);
-}
-
-// bsprun's words for a host lost while the job ran ("" when the starter does not say which).
-std::string lost_contact(const std::string& host) {
-  return "lost contact with " + (host.empty() ? std::string("a host") : host) +
-         " while the job ran (the host or its network failed); the job was stopped";
-}
-
-// Whether one of ssh's lines names address ("connect to host 10.1.2.3 port 22", "Connection to
-// 10.1.2.3 closed", "root@10.1.2.3: Permission denied").
-bool names_address(const std::string& line, const std::string& address) {
-  return contains(line, (" " + address + " ").c_str()) ||
-         contains(line, (" " + address + ":").c_str()) ||
-         contains(line, ("@" + address + ":").c_str());
-}
-
-// "X (reason)", the way Hydra ends its lines: {"X", "reason"} ({"X", ""} without one).
-std::pair<std::string, std::string> split_reason(const std::string& text) {
-  const auto open = text.rfind(" (");
-  if (open == std::string::npos) return {text, ""};
-  std::string reason = text.substr(open + 2);
-  if (!reason.empty() && reason.back() == ')') reason.pop_back();
-  return {text.substr(0, open), reason};
-}
-
-// "emu2" of "[proxy:0:1@emu2] ...".
-std::string hydra_host(const std::string& line) {
-  const auto at = line.find('@');
-  const auto end = at == std::string::npos ? at : line.find(']', at);
-  return end == std::string::npos ? "" : line.substr(at + 1, end - at - 1);
 }
 
 }  // namespace
@@ -496,299 +382,10 @@ std::string MpirunStderr::take_line(const std::string& line) {
   return release_ssh_lines() + line + "\n";
 }
 
-std::string MpirunStderr::end_block() {
-  std::vector<std::string> lines;
-  lines.swap(block_);
-  const std::string text = joined(lines);
-  // What the other processes say when a lost one hangs up on them: held until it is known
-  // whether a loss explains it (with restarts), or a death (without).
-  if (is_peer_hang_up(text) && !stopping_) {
-    std::string& held = quiet_losses_ ? consequences_ : unexplained_;
-    if (!quiet_losses_ && death_explained()) return "";
-    for (const auto& line : lines) held += line + "\n";
-    return "";
-  }
-  // A death: its preface and its block are held (see finish()).
-  if (is_death_preface(text)) {
-    preface_.clear();
-    for (const auto& line : lines) preface_ += line + "\n";
-    preface_of_child_ = contains(text, "Child job");
-    return "";
-  }
-  if (ProcessDeath death; read_death(text, death)) {
-    take_death(death);
-    return "";
-  }
-  // Any other block: a preface held before it goes first, as it was.
-  std::string out;
-  if (!quiet_losses_ && !stopping_) out.swap(preface_);
-  preface_.clear();
-  // Open MPI 5's starter (PRRTE) on a process that called MPI_Abort: the process has said why
-  // (bspg's one line, or the program's own bsp_abort message) and the exit status says the rest.
-  if (contains(text, "has exited due to process rank") && contains(text, "calling \"abort\"") &&
-      !std::getenv("BSPG_MPI_ABORT_BANNER"))
-    return out;
-  if (contains(text, "The Slurm process starter requires a minimum Slurm version")) {
-    slurm_starter_refused_ = text;
-    return out;
-  }
-  if (recognise(text, lines)) {
-    if (failure_.exit_status != 0) out += say_failure_once();
-    return out;
-  }
-  if (stopping_) return "";  // whatever Open MPI says while it is being stopped
-  out += release_ssh_lines();
-  for (const auto& line : lines) out += line + "\n";
-  return out;
-}
-
 // The library's line for a process that crashed: it says what mpirun's blocks would.
 void MpirunStderr::note_crash_line(const std::string& line) {
   if (const int signal = crash_line_signal(line); signal != 0 && crash_signal_ == 0)
     crash_signal_ = signal;
-}
-
-// mpirun's block on a process that died of a signal: recorded; said in one line at the end
-// (finish), unless the process said it crashed, restarts will say it, or the job is being stopped.
-void MpirunStderr::take_death(const ProcessDeath& death) {
-  preface_.clear();  // it announced this
-  if (death_.rank < 0) death_ = death;
-  if (!death_line_.empty()) return;  // the first death is the cause; the others follow from it
-  const int pid = death.rank + (preface_of_child_ ? 1 : 0);
-  death_line_ =
-      "bsprun: process " + std::to_string(pid) +
-      (death.host.empty() ? "" : " on " + untrusted::printable(death.host)) + " ended by signal " +
-      std::to_string(death.signal) +
-      (death.signal_name.empty() ? "" : " (" + untrusted::printable(death.signal_name) + ")") +
-      "\n";
-}
-
-// True when the block is one of Open MPI's start-up messages (then it is not passed on).
-bool MpirunStderr::recognise(const std::string& text, const std::vector<std::string>& lines) {
-  const auto set = [&](int status, const std::string& host, const std::string& message) {
-    if (failure_.exit_status == 0) failure_ = StartFailure{status, host, message, false, ""};
-    return true;
-  };
-  // PRRTE 3.0 (Open MPI 5) says "lacked permissions" of a missing program as well as of one that
-  // is not executable.
-  if (contains(text, "could not access or execute an executable") ||
-      contains(text, "lacked permissions to execute an executable")) {
-    const std::string node = field(lines, "Node:");
-    return set(
-        127, node,
-        node + ": program " + field(lines, "Executable:") + " not found there, or not executable");
-  }
-  // ... and this when it cannot change to the working directory (or really ran out of files).
-  if (contains(text, "system limit exceeded on number of files that can be open") &&
-      contains(text, "when attempting to start process")) {
-    const std::string node = field(lines, "Node:");
-    return set(125, node,
-               node +
-                   ": could not start the job there: Open MPI says the limit of open files "
-                   "was reached, which it also says when the working directory does not exist "
-                   "there or cannot be entered");
-  }
-  if (contains(text, "was unable to find the specified executable file")) {
-    const std::string node = field(lines, "Node:");
-    return set(127, node, node + ": program " + field(lines, "Executable:") + " not found there");
-  }
-  if (contains(text, "tried to fork a new process via the \"execve\" system call but failed")) {
-    const std::string node = field(lines, "Local host:");
-    return set(126, node,
-               node + ": cannot execute " + field(lines, "Application name:") + ": " +
-                   field(lines, "Error:"));
-  }
-  if (contains(text, "change to the specified working directory")) {
-    const std::string node = field(lines, "Node:");
-    return set(125, node,
-               node + ": cannot change to the working directory " +
-                   field(lines, "Working directory:") +
-                   " (it does not exist there, or cannot be entered)");
-  }
-  if (contains(text, "unable to reliably start one or more daemons")) {
-    not_started_over_ssh("Open MPI's daemon did not start (mpirun gives no reason)");
-    return true;
-  }
-  if (contains(text, "has lost communication with a remote daemon")) {
-    if (stopping_) return true;
-    const std::string node = remote_node(text);
-    // PRRTE (Open MPI 5) says this too of a daemon that ssh could not start: ssh's held line about
-    // that host's address tells the two apart.
-    for (const auto& [address, name] : address_names_) {
-      if (name != node) continue;
-      for (const auto& line : ssh_lines_) {
-        if (names_address(line, address) && !is_cut_connection(line)) {
-          not_started_over_ssh("");
-          return true;
-        }
-      }
-    }
-    set(125, node, lost_contact(node));
-    failure_.host_lost = failure_.host == node;
-    if (quiet_losses_) reported_ = true;  // bsprun says it when it restarts
-    return true;
-  }
-  // Consequences of a failure already reported.
-  if (failure_.exit_status != 0 &&
-      (contains(text, "was unable to start the specified application as it encountered an error") ||
-       contains(text, "does not know how to route a message"))) {
-    return true;
-  }
-  return false;
-}
-
-// ssh could not start the starter's daemon on a host (the held ssh lines say which, by its
-// address or name): a start failure, 125, and that host's.
-void MpirunStderr::not_started_over_ssh(const std::string& no_reason) {
-  std::string host, reason = ssh_lines_.empty() ? "" : ssh_lines_.front();
-  for (const auto& [address, name] : address_names_) {
-    for (const auto& line : ssh_lines_) {
-      if (host.empty() && names_address(line, address)) {
-        host = name;
-        reason = line;
-      }
-    }
-  }
-  ssh_lines_.clear();
-  if (reason.empty()) reason = no_reason;
-  if (failure_.exit_status == 0)
-    failure_ = StartFailure{125, host,
-                            (host.empty() ? "could not start the job on every host: "
-                                          : host + ": could not start the job there: ") +
-                                reason,
-                            false, ""};
-  // A daemon that did not start is a host's failure (unreachable, or cut off as it started),
-  // whether or not ssh said which.
-  failure_.host_lost = failure_.host == host;
-  if (failure_.host_lost) failure_.cause = reason;
-  if (quiet_losses_ && failure_.host_lost) reported_ = true;  // bsprun says it when it restarts
-}
-
-// A starter that waits for ever after ssh failed (Hydra) says nothing more: ssh's line alone is
-// the failure. A connection that was cut is a host lost while the job ran; any other complaint
-// (refused, no route, a host key, a login) kept the job from starting there.
-std::string MpirunStderr::take_ssh_line_alone() {
-  const std::string line = ssh_lines_.back();
-  const bool cut = is_cut_connection(line);
-  if (failure_.exit_status != 0 || stopping_) {
-    ssh_lines_.clear();
-    return "";
-  }
-  if (!cut) {
-    not_started_over_ssh("ssh failed");
-  } else {
-    std::string host;
-    for (const auto& [address, name] : address_names_)
-      if (host.empty() && names_address(line, address)) host = name;
-    ssh_lines_.clear();
-    failure_ = StartFailure{125, host, lost_contact(host), !host.empty(), line};
-  }
-  if (quiet_losses_ && failure_.host_lost) return "";  // bsprun says it when it restarts
-  return say_failure_once();
-}
-
-std::string MpirunStderr::hosts_gone(const std::vector<std::string>& unreachable) {
-  if (unreachable.empty() || !failure_pending()) return "";
-  // "emu2 (ssh: connect to host ...: Connection refused)", as RemoteStop gives it.
-  const std::string& first = unreachable.front();
-  const auto open = first.find(" (");
-  const std::string host = first.substr(0, open);
-  std::string why = open == std::string::npos ? "" : first.substr(open + 2);
-  if (!why.empty() && why.back() == ')') why.pop_back();
-  if (proxy_not_launched_)
-    failure_ = StartFailure{125, host, host + ": could not start the job there: " + why, true, why};
-  else
-    failure_ = StartFailure{125, host, lost_contact(host), true, "MPICH's proxy there ended"};
-  proxy_ended_ = StartFailure{};
-  if (quiet_losses_) return "";  // bsprun says it when it restarts
-  return say_failure_once();
-}
-
-// MPICH's Hydra speaks in single lines, and waits for ever after some of them: a program that a
-// proxy could not execute, or (after ssh's own complaint) a proxy that never started. Those
-// become the start failure; Hydra's account of its own state, then and while the job is being
-// stopped, is dropped.
-std::string MpirunStderr::take_hydra_line(const std::string& line) {
-  const std::string execvp = "execvp error on file ", wdir = "unable to change wdir to ";
-  if (const auto at = line.find(wdir); at != std::string::npos && line.rfind("[proxy:", 0) == 0) {
-    const std::string directory = split_reason(trim(line.substr(at + wdir.size()))).first;
-    const std::string host = hydra_host(line);
-    if (failure_.exit_status == 0)
-      failure_ = StartFailure{125, host,
-                              host + ": cannot change to the working directory " + directory +
-                                  " (it does not exist there, or cannot be entered)",
-                              false, ""};
-    ssh_lines_.clear();
-    return say_failure_once();
-  }
-  if (const auto at = line.find(execvp); at != std::string::npos && line.rfind("[proxy:", 0) == 0) {
-    const auto [file, reason] = split_reason(trim(line.substr(at + execvp.size())));
-    const std::string host = hydra_host(line);
-    if (failure_.exit_status == 0) {
-      // Hydra says "Permission denied" of a path that does not exist as well.
-      if (reason == "No such file or directory")
-        failure_ =
-            StartFailure{127, host, host + ": program " + file + " not found there", false, ""};
-      else if (reason == "Permission denied")
-        failure_ = StartFailure{127, host,
-                                host + ": program " + file + " not found there, or not executable",
-                                false, ""};
-      else
-        failure_ =
-            StartFailure{126, host, host + ": cannot execute " + file + ": " + reason, false, ""};
-    }
-  } else if (line.rfind("[proxy:", 0) == 0 && failure_.exit_status == 0 &&
-             (contains(line, "unable to connect to server ") ||
-              contains(line, "unable to connect from ") ||
-              contains(line, "unable to get host address for "))) {
-    // A proxy that cannot reach mpiexec back (at the name or address mpiexec gave it: a name the
-    // host cannot resolve, or one it resolves to itself): Hydra then waits for ever.
-    const std::string host = hydra_host(line);
-    const auto said = line.find("): ");
-    std::string detail = said == std::string::npos ? line : trim(line.substr(said + 3));
-    detail = detail.substr(0, detail.find(" (check for firewalls!)"));
-    failure_ =
-        StartFailure{125, host,
-                     host + ": MPICH's proxy there could not connect back to mpiexec (" + detail +
-                         "); where this machine has several networks, name the one the "
-                         "hosts reach in HYDRA_IFACE",
-                     false, ""};
-    ssh_lines_.clear();
-    return say_failure_once();
-  } else if (!ssh_lines_.empty() && failure_.exit_status == 0) {
-    not_started_over_ssh("MPICH's proxy did not start (mpiexec gives no reason)");
-  } else if (failure_.exit_status == 0 && !stopping_ && contains(line, "[mpiexec@") &&
-             contains(line, " control_cb (") && contains(line, "assert (!closed) failed") &&
-             !death_explained()) {
-    // A proxy hung up before anything else was said: its own line (a working directory it could
-    // not enter, above) is often lost as it ends, or cut short by mpiexec's ("[proxy:0:0@emu1]
-    // [mpiexec@vm] control_cb ...", whose start names the proxy's host).
-    // Held for a second (flush): ssh's word that the host's connection was cut may follow it.
-    const std::string host = line.rfind("[proxy:", 0) == 0 ? hydra_host(line) : "";
-    proxy_ended_ =
-        StartFailure{125, host,
-                     "could not start the job" +
-                         (host.empty() ? std::string(": MPICH's proxy on one of the hosts")
-                                       : " on " + host + ": MPICH's proxy there") +
-                         " ended before its processes started (mpiexec gives no reason; a "
-                         "working directory missing there ends it so)",
-                     false, ""};
-    return "";
-  } else if (failure_.exit_status == 0 && !stopping_ && contains(line, "[mpiexec@") &&
-             contains(line, "Launch proxy failed")) {
-    // MPICH 4.2: ssh failed to start a proxy, and ssh's own line may be lost; which host is
-    // learnt when bsprun cannot reach it either (hosts_gone), else said after a second.
-    proxy_not_launched_ = true;
-    proxy_ended_ = StartFailure{125, "",
-                                "could not start the job on every host: MPICH's mpiexec could "
-                                "not start its proxy on one of them (it does not say which)",
-                                true, ""};
-    return "";
-  } else if (failure_.exit_status == 0 && !stopping_ && proxy_ended_.exit_status == 0) {
-    return release_ssh_lines() + line + "\n";
-  }
-  ssh_lines_.clear();
-  return say_failure_once();
 }
 
 // The failure's line, the first time it is asked for ("" after that, or without a failure).
@@ -796,197 +393,6 @@ std::string MpirunStderr::say_failure_once() {
   if (reported_ || failure_.message.empty()) return "";
   reported_ = true;
   return "bsprun: " + untrusted::printable(failure_.message) + "\n";
-}
-
-}  // namespace bspg::launcher
-
-namespace bspg::launcher {
-namespace {
-
-// Hydra's account of a process that ended badly (MPICH's mpiexec, on its stdout), line by line.
-constexpr std::string_view kBadTermination =
-    "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES";
-constexpr std::string_view kHydraBlockLine = "=   ";
-constexpr std::string_view kExitString = "YOUR APPLICATION TERMINATED WITH THE EXIT STRING: ";
-constexpr std::string_view kTypically = "This typically refers to a problem with your application.";
-constexpr std::string_view kFaq = "Please see the FAQ page for debugging suggestions";
-
-// The first lines of Open MPI's blocks that its starter may put on stdout: a spawned process's
-// notice that a peer hung up.
-constexpr std::string_view kOpenMpiFirstLines[] = {
-    "An MPI communication peer process has unexpectedly disconnected.  This",
-};
-
-bool starts_with(std::string_view text, std::string_view start) {
-  return text.substr(0, start.size()) == start;
-}
-
-// Whether the unfinished text may still become a line that starts with `start`.
-bool may_start_with(std::string_view partial, std::string_view start) {
-  const std::size_t n = std::min(partial.size(), start.size());
-  return partial.substr(0, n) == start.substr(0, n);
-}
-
-// Whether an unfinished line may still become one that begins a block (Hydra's too or not).
-bool may_become_beginning(std::string_view partial, bool hydra) {
-  return partial.find_first_not_of('-') == std::string_view::npos ||
-         (hydra && (partial.find_first_not_of('=') == std::string_view::npos ||
-                    may_start_with(partial, kExitString)));
-}
-
-// A quick look at a line's first byte: most of a program's lines cannot begin a block (a rule,
-// Hydra's blank line or exit string; NUL bytes before it).
-bool may_begin_block_at_all(std::string_view line, bool hydra) {
-  return (!line.empty() && (line[0] == '-' || line[0] == '\0')) ||
-         (hydra && (line.empty() || line[0] == '=' || line[0] == 'Y'));
-}
-
-}  // namespace
-
-std::string MpirunStdout::feed(std::string_view bytes) {
-  std::string out;
-  std::string joined;
-  if (!partial_.empty()) {
-    joined.swap(partial_);
-    joined.append(bytes);
-    bytes = joined;
-  }
-  out.reserve(bytes.size());
-  std::size_t pos = 0;
-  // The rest of a line already being passed on.
-  if (passing_partial_) {
-    const std::size_t newline = bytes.find('\n');
-    pos = newline == std::string_view::npos ? bytes.size() : newline + 1;
-    out.append(bytes.substr(0, pos));
-    passing_partial_ = newline == std::string_view::npos;
-  }
-  // Lines that pass as they are go out in one piece from `run` on.
-  std::size_t run = pos;
-  while (pos < bytes.size()) {
-    const void* found = std::memchr(bytes.data() + pos, '\n', bytes.size() - pos);
-    if (!found) break;
-    const std::size_t end =
-        static_cast<std::size_t>(static_cast<const char*>(found) - bytes.data());
-    const std::string_view line = bytes.substr(pos, end - pos);
-    if (state_ != State::kNone || may_begin_block_at_all(line, starter_alone_)) {
-      out.append(bytes.substr(run, pos - run));
-      take_line(line, out);
-      run = end + 1;
-    }
-    pos = end + 1;
-  }
-  out.append(bytes.substr(run, pos - run));
-  const std::string_view rest = bytes.substr(pos);
-  if (!rest.empty()) {
-    if (may_become_line(rest)) {
-      partial_.assign(rest);
-    } else {
-      release(out);
-      out.append(rest);
-      passing_partial_ = true;
-    }
-  }
-  return out;
-}
-
-void MpirunStdout::take_line(std::string_view line, std::string& out) {
-  const std::string_view text = nuls_skipped(line);
-  const auto hold = [&](State next) {
-    tentative_.append(line).push_back('\n');
-    state_ = next;
-  };
-  // A line of a block recognised: from what was held before it on, the block is the starter's.
-  const auto keep = [&](State next) {
-    held_.append(tentative_).append(line).push_back('\n');
-    tentative_.clear();
-    ++block_lines_;
-    state_ = next;
-  };
-  switch (state_) {
-    case State::kBlank:
-      if (is_rule(text, '=')) return hold(State::kEqualsRule);
-      break;
-    case State::kEqualsRule:
-      if (text == kBadTermination) return keep(State::kHydraBlock);
-      break;
-    case State::kHydraBlock:
-      if (block_lines_ < kMaxBlockLines && starts_with(text, kHydraBlockLine))
-        return keep(State::kHydraBlock);
-      if (is_rule(text, '=')) return keep(State::kHydraEnd);
-      break;
-    case State::kHydraEnd:
-      if (starts_with(text, kExitString)) return keep(State::kExitString);
-      break;
-    case State::kExitString:
-      if (text == kTypically) return keep(State::kTypically);
-      break;
-    case State::kTypically:
-      if (text == kFaq) return keep(State::kNone);
-      break;
-    case State::kDashRule:
-      for (std::string_view first : kOpenMpiFirstLines)
-        if (text == first) return keep(State::kOpenMpiBlock);
-      break;
-    case State::kOpenMpiBlock:
-      if (block_lines_ < kMaxBlockLines) return keep(is_rule(text, '-') ? State::kNone : state_);
-      break;
-    case State::kNone:
-      break;
-  }
-  // Not what a block would have next: what was held as its possible beginning goes out, and the
-  // line is looked at afresh.
-  release(out);
-  if (is_rule(text, '-')) return hold(State::kDashRule);
-  if (starter_alone_) {
-    if (text.empty()) return hold(State::kBlank);
-    if (is_rule(text, '=')) return hold(State::kEqualsRule);
-    if (starts_with(text, kExitString)) return keep(State::kExitString);
-  }
-  out.append(line).push_back('\n');
-}
-
-// What was held as a block's possible beginning, to pass on now.
-void MpirunStdout::release(std::string& out) {
-  out += tentative_;
-  tentative_.clear();
-  state_ = State::kNone;
-  block_lines_ = 0;
-}
-
-// Whether an unfinished line may still become one that begins a block or goes on the one held.
-bool MpirunStdout::may_become_line(std::string_view partial) const {
-  if (state_ == State::kOpenMpiBlock) return true;
-  // None of the starters' lines is this long: memory stays bounded.
-  if (partial.size() > kLongestStarterLine) return false;
-  const std::string_view text = nuls_skipped(partial);
-  if (may_become_beginning(text, starter_alone_)) return true;
-  switch (state_) {
-    case State::kEqualsRule:
-      return may_start_with(text, kBadTermination);
-    case State::kHydraBlock:
-      return may_start_with(text, kHydraBlockLine);
-    case State::kExitString:
-      return may_start_with(text, kTypically);
-    case State::kTypically:
-      return may_start_with(text, kFaq);
-    case State::kDashRule:
-      for (std::string_view first : kOpenMpiFirstLines)
-        if (may_start_with(text, first)) return true;
-      return false;
-    default:
-      return false;
-  }
-}
-
-std::string MpirunStdout::flush() {
-  std::string out;
-  release(out);
-  if (!partial_.empty()) {
-    out += partial_;
-    partial_.clear();
-    passing_partial_ = true;
-  }
-  return out;
 }
 
 }  // namespace bspg::launcher
