@@ -111,7 +111,10 @@ case "${1:-}" in
     [ -s "$failed" ] && [ "$(wc -l <"$failed")" -le 5 ] || exit 1
     names=$(sed 's/^[0-9]*:/  /' "$failed")
     say "running the $(wc -l <"$failed") failed test(s) once more, one at a time"
-    ctest --output-on-failure --timeout 600 --rerun-failed || exit 1
+    # By name: --rerun-failed takes the numbers of the log, which under a selection (-LE, -E) may
+    # name other tests.
+    pattern=$(sed -e 's/^[0-9]*://' -e 's/[].*^$+?(){}|\\[]/\\&/g' "$failed" | paste -sd '|')
+    ctest --output-on-failure --timeout 600 -R "^($pattern)\$" || exit 1
     say "WARNING: these tests failed under the parallel run and passed alone (flaky under load):"
     printf '%s\n' "$names" >&2 ;;
   bench)

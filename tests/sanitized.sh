@@ -56,7 +56,10 @@ if ! ctest --output-on-failure --timeout 600 -j "$test_jobs" -LE 'extended|unsan
   failed=Testing/Temporary/LastTestsFailed.log
   if [ -s "$failed" ] && [ "$(wc -l <"$failed")" -le 5 ]; then
     say "running the $(wc -l <"$failed") failed test(s) once more, one at a time"
-    ctest --output-on-failure --timeout 600 --rerun-failed || status=1
+    # By name: --rerun-failed takes the numbers of the log, which under a selection (-LE, -E) may
+    # name other tests.
+    names=$(sed -e 's/^[0-9]*://' -e 's/[].*^$+?(){}|\\[]/\\&/g' "$failed" | paste -sd '|')
+    ctest --output-on-failure --timeout 600 -R "^($names)\$" || status=1
   else
     status=1
   fi

@@ -7,7 +7,7 @@
 #                 points more than it (they wait 90 % on an idle machine); balanced and setup: no process waits 75 % (a
 #                 loaded machine that stops a process now and then makes the others wait);
 #   the scale     setup: the 400 ms set-up superstep is cut and labelled, and the scale's top is
-#                 below 100 ms;
+#                 below half its time;
 #   the pictures  profile.png and traffic.png are PNGs.
 # With KEEP, the two pictures are copied to KEEP-profile.png and KEEP-traffic.png (for the
 # guide's pictures: they are looked at, not compared).
@@ -51,10 +51,13 @@ esac
 
 if [ "$mode" = setup ]; then
   grep -q "cut by the scale" "$prof/profile.gp" || fail "the set-up superstep is not cut"
-  grep -Eq "^set label [0-9]+ '[0-9.]+ ms' at 0(\.0)?, " "$prof/profile.gp" ||
-    fail "the set-up superstep (step 0) has no label with its time"
+  setup_ms=$(sed -En "s/^set label [0-9]+ '([0-9.]+) ms' at 0(\.0)?, .*/\1/p" "$prof/profile.gp" | head -n 1)
+  [ -n "$setup_ms" ] || fail "the set-up superstep (step 0) has no label with its time"
+  # Below half the set-up superstep (400 ms of sleep): the scale is the other steps', which a
+  # loaded machine (or a sanitized build) may stretch to tens of milliseconds.
   top=$(sed -n 's/^set yrange \[0:\([0-9.]*\)\]$/\1/p' "$prof/profile.gp" | head -n 1)
-  awk -v t="$top" 'BEGIN { exit !(t > 0 && t < 100) }' || fail "the scale's top is $top ms, not below 100"
+  awk -v t="$top" -v s="$setup_ms" 'BEGIN { exit !(t > 0 && t < s / 2) }' ||
+    fail "the scale's top is $top ms, not below half the set-up superstep's $setup_ms ms"
 fi
 for picture in profile.png traffic.png; do
   [ "$(head -c 4 "$prof/$picture" | od -An -c | tr -d ' \n')" = '211PNG' ] || fail "$picture is not a PNG"
