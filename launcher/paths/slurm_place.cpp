@@ -1,4 +1,5 @@
 // slurm_place.cpp - the restart loop's place on the nodes of a Slurm allocation (-p N).
+#include <algorithm>
 #include <csignal>
 #include <set>
 
