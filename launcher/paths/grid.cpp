@@ -28,6 +28,7 @@
 #include "safe_paths.h"
 #include "say.h"
 #include "subjob_checks.h"
+#include "write_all.h"
 
 namespace bspg::launcher {
 namespace {
@@ -45,16 +46,11 @@ std::string temp_dir() {
 
 // Writes all of text to fd, then closes it; false (errno set) when a write fails.
 bool write_and_close(int fd, const std::string& text) {
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = write(fd, text.data() + done, text.size() - done);
-    if (n <= 0) {
-      const int saved = errno;
-      close(fd);
-      errno = n == 0 ? EIO : saved;
-      return false;
-    }
-    done += static_cast<size_t>(n);
+  if (!write_all(fd, text)) {
+    const int saved = errno;
+    close(fd);
+    errno = saved;
+    return false;
   }
   return close(fd) == 0;
 }

@@ -22,11 +22,11 @@
 #include "output_lines.h"
 #include "runner.h"
 #include "stopping.h"  // Clock
+#include "write_all.h"
 
 namespace bspg::launcher::runner_internal {
 
-// output_relay.cpp; run_job writes its own lines with write_all too.
-bool write_all(int fd, std::string_view text);
+// output_relay.cpp.
 void empty_directory(const std::string& dir);
 
 // The files the starter writes each process's output to, followed as they grow: Open MPI 4's

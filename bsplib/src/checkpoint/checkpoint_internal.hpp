@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "checkpoint.hpp"
+#include "write_all.h"
 
 namespace bspg::checkpoint_internal {
 
@@ -26,7 +27,6 @@ std::string host_name();
 // ---- directory.cpp: files of the checkpoint directory, never through a symbolic link ----------
 
 Problem problem_at(const std::string& file);
-bool write_all(int fd, const char* data, std::uint64_t n);
 int open_regular(int dir, const std::string& name, std::string& why);
 std::string first_line(int dir, const std::string& name, std::size_t limit = 256);
 std::vector<std::string> entries(int dir);

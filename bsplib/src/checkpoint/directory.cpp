@@ -22,20 +22,6 @@ namespace checkpoint_internal {
 
 Problem problem_at(const std::string& file) { return {file, errno_text()}; }
 
-// Writes n bytes, all of them; false with errno set on failure.
-bool write_all(int fd, const char* data, std::uint64_t n) {
-  while (n > 0) {
-    const ssize_t done = write(fd, data, n < kChunkBytes ? n : kChunkBytes);
-    if (done < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    data += done;
-    n -= static_cast<std::uint64_t>(done);
-  }
-  return true;
-}
-
 // Opens a regular file `name` of directory `dir` for reading, never through a symbolic link and
 // without waiting on a FIFO; -1 with `why` set otherwise.
 int open_regular(int dir, const std::string& name, std::string& why) {

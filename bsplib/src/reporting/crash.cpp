@@ -22,6 +22,7 @@
 
 #include "errors.hpp"
 #include "stop_notice.hpp"
+#include "write_all.h"
 
 namespace bspg {
 namespace {
@@ -96,15 +97,7 @@ class Line {
     if (number < 0) add("-");
     while (count > 0 && length_ < sizeof text_) text_[length_++] = digits[--count];
   }
-  void write_to(int fd) const {
-    std::size_t done = 0;
-    while (done < length_) {
-      const ssize_t n = ::write(fd, text_ + done, length_ - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return;
-      done += static_cast<std::size_t>(n);
-    }
-  }
+  void write_to(int fd) const { write_all(fd, text_, length_); }
 
  private:
   char text_[256];

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "errors.hpp"
+#include "write_all.h"
 
 namespace bspg {
 namespace {
@@ -110,16 +111,6 @@ bool send_to(int pidfd, int value) {
 void pause_ms(long ms) {
   timespec pause{ms / 1000, (ms % 1000) * 1000000};
   nanosleep(&pause, nullptr);
-}
-
-void write_all(int fd, const char* data, std::size_t size) {
-  while (size > 0) {
-    const ssize_t n = write(fd, data, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    data += n;
-    size -= static_cast<std::size_t>(n);
-  }
 }
 
 // Bytes a FILE holds unwritten: glibc keeps them between _IO_write_base and _IO_write_ptr, inside
