@@ -2,6 +2,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -116,6 +117,21 @@ ProcessOutput separate_output(const Options& opt, const Mpi& mpi) {
   return output;
 }
 
+// A program linked with bspg says when each process has started: until all have, the starter's
+// own text waits, and text followed by no start within --host-timeout ends the run (runner.h).
+// Not for --show and --dry-run (they start nothing), nor replays of an RSL file (whose process
+// count is the file's).
+void watch_the_start(const Options& opt, JobOutput& output, std::vector<std::string>& exports) {
+  if (opt.show || opt.dry_run || !opt.rsl_in.empty()) return;
+  const ResolvedProgram program = resolve_program(opt.program);
+  if (program.problem != ResolvedProgram::kNone || !links_bspg(program.path)) return;
+  output.processes_to_start = opt.nprocs > 0 ? opt.nprocs : 1;  // master mode: the master
+  // Not below 10 s: a short --host-timeout is for frozen hosts, and a start over ssh can take
+  // longer while the starter has said something harmless.
+  output.start_bound_s = std::max(opt.host_timeout_s, 10.0);
+  exports.push_back("BSPG_SAY_STARTED=1");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -174,7 +190,9 @@ int main(int argc, char** argv) {
   }
   try {
     settings.output = separate_output(opt, *settings.mpi);
-    set_job_output({settings.output, opt.tag_output});
+    JobOutput output{settings.output, opt.tag_output};
+    watch_the_start(opt, output, settings.exports);
+    set_job_output(output);
     status = launch(opt, settings);
   } catch (const UsageError& e) {
     status = fail(kExitUsage, e.what());

@@ -100,9 +100,9 @@ void take_killed_process(RunResult& result, const ExitNoteSet& notes, bool compl
                          bool other_loss, const std::vector<std::string>& host_of_pid,
                          const std::string& mpi_name) {
   const bool crashed = result.exit_status > 128 && is_crash_signal(result.exit_status - 128);
-  if (!complete || !result.started || result.forwarded_signal || result.timed_out || crashed ||
-      result.death.rank >= 0 || !result.lost.empty() || result.start_failure.host_lost ||
-      other_loss || notes.ended_with_failure())
+  if (!complete || !result.started || result.start_overdue || result.forwarded_signal ||
+      result.timed_out || crashed || result.death.rank >= 0 || !result.lost.empty() ||
+      result.start_failure.host_lost || other_loss || notes.ended_with_failure())
     return;
   const std::vector<int> lost = notes.not_ended();
   if (lost.empty()) return;

@@ -14,6 +14,8 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <string>
+#include <string_view>
 
 #include "cores.h"
 #include "mpi.h"
@@ -162,6 +164,33 @@ std::string run_sh_here(const std::string& script, double timeout_s, std::string
   close(out[0]);
   waitpid(pid, nullptr, 0);
   return text;
+}
+
+bool links_bspg(const std::string& path) {
+  // The dynamic section's strings (DT_NEEDED) sit near the start of an executable.
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) return false;
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return false;
+  }
+  constexpr std::string_view kNeeded = "libbspg.so";
+  std::string window;
+  char buffer[1 << 16];
+  bool found = false;
+  for (std::size_t total = 0; !found && total < (std::size_t{16} << 20);) {
+    const ssize_t n = read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    total += static_cast<std::size_t>(n);
+    // The end of the last piece with this one: a name cut between two reads is found too.
+    window.erase(0, window.size() > kNeeded.size() ? window.size() - kNeeded.size() : 0);
+    window.append(buffer, static_cast<std::size_t>(n));
+    found = window.find(kNeeded) != std::string::npos;
+  }
+  close(fd);
+  return found;
 }
 
 }  // namespace bspg::launcher

@@ -18,6 +18,11 @@ struct ResolvedProgram {
 };
 ResolvedProgram resolve_program(const std::string& name);
 
+// Whether the program at `path` (a regular file) is linked with bspg's library (libbspg.so among
+// what it needs): such a program says when each of its processes has started (runner.h's
+// JobOutput::processes_to_start). Reads at most the file's first 16 MiB.
+bool links_bspg(const std::string& path);
+
 // The working directory ("" when it cannot be told, e.g. removed).
 std::string current_directory();
 

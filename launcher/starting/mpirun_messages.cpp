@@ -215,6 +215,10 @@ std::string MpirunStderr::feed(std::string_view bytes) {
     const std::string line(nuls_skipped(std::string_view(partial_).substr(0, newline)));
     partial_.erase(0, newline + 1);
     if (had_nul && line.empty()) continue;  // NUL bytes alone on a line: nothing to say
+    if (!passing_partial_ && line == "bspg: process started") {
+      ++processes_started_;
+      continue;
+    }
     if (passing_partial_) {                 // the rest of a line already being passed on
       out += line + "\n";
       passing_partial_ = false;

@@ -99,6 +99,9 @@ class MpirunStderr {
   // starter requires a minimum Slurm version", its reading when srun no longer runs, as after
   // the allocation ended): the block is held, not shown; "" when it did not.
   const std::string& slurm_starter_refused() const { return slurm_starter_refused_; }
+  // How many processes said they started ("bspg: process started", the library's under
+  // BSPG_SAY_STARTED; its lines are taken out).
+  int processes_started() const { return processes_started_; }
 
  private:
   std::string take_line(const std::string& line);
@@ -138,6 +141,7 @@ class MpirunStderr {
   int crash_signal_ = 0;
   bool dropping_error_handler_ = false;  // inside an MPI error handler's block after a crash
   bool reported_ = false;                // the failure's line was written
+  int processes_started_ = 0;
   StartFailure failure_;
   StartFailure
       proxy_ended_;  // Hydra's proxy ended without a reason: the failure unless one follows

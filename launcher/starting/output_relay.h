@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -159,17 +160,17 @@ class OutputRelay {
         filter_(filter),
         out_filter_(out_filter),
         out_lines_([this](int pid, std::string_view text) { to_stdout(pid, text); }),
-        err_lines_([this](int pid, std::string_view text) { to_stderr(pid, text); }) {
+        err_lines_([this](int pid, std::string_view text) { to_stderr(pid, text); }),
+        holding_(how.processes_to_start > 0) {
     if (how.separation.how == OutputSeparation::kFiles)
       files_ = std::make_unique<OutputFiles>(how.separation.directory, out_lines_, err_lines_);
   }
 
   // mpirun's own stderr (and, where nothing is separated, the processes' as the starter forwards
   // it).
-  void from_stderr(std::string_view bytes) {
-    err_.append(filter_.feed(bytes));
-    write_out();
-  }
+  void from_stderr(std::string_view bytes) { take_mpirun_stderr(filter_.feed(bytes)); }
+  // Nothing came on mpirun's stderr for a while: what the filter held back.
+  void flush_stderr() { take_mpirun_stderr(filter_.flush()); }
 
   // mpirun's own stdout (and, where nothing is separated, the processes' as the starter forwards
   // it).
@@ -185,8 +186,48 @@ class OutputRelay {
     const bool got = files_ && files_->poll(now);
     out_lines_.flush_waiting(now);
     err_lines_.flush_waiting(now);
+    release_once_started();
     write_out();
     return got;
+  }
+
+  // The starter printed text while not every process had started, and none started within
+  // the bound since the text or the last start (JobOutput::processes_to_start).
+  bool start_overdue(Clock::time_point now) const {
+    return holding_ && starter_spoke_at_ && now - *starter_spoke_at_ > seconds(how_.start_bound_s);
+  }
+  int processes_started() const { return filter_.processes_started(); }
+  // What the starter said before the start, in one line (rules, blank lines and control bytes
+  // left out, at most about 500 bytes); it is not shown otherwise.
+  std::string held_in_one_line() {
+    std::string line, word;
+    auto add_line = [&](std::string_view text) {
+      std::string cleaned;
+      for (char c : text) cleaned += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? ' ' : c;
+      const std::size_t first = cleaned.find_first_not_of(' ');
+      if (first == std::string::npos) return;
+      cleaned = cleaned.substr(first, cleaned.find_last_not_of(' ') - first + 1);
+      if (cleaned.find_first_not_of("-=*") == std::string::npos) return;  // a rule
+      if (!line.empty()) line += ' ';
+      line += cleaned;
+    };
+    const std::string all = held_err_ + held_out_;
+    std::size_t at = 0;
+    while (at < all.size()) {
+      std::size_t end = all.find('\n', at);
+      if (end == std::string::npos) end = all.size();
+      add_line(std::string_view(all).substr(at, end - at));
+      at = end + 1;
+    }
+    // Runs of spaces (the starter's indentation) as one.
+    std::string squeezed;
+    for (char c : line)
+      if (c != ' ' || squeezed.empty() || squeezed.back() != ' ') squeezed += c;
+    if (squeezed.size() > 500) squeezed = squeezed.substr(0, 497) + "...";
+    held_err_.clear();
+    held_out_.clear();
+    holding_ = false;
+    return squeezed;
   }
 
   // mpirun's stderr has ended: everything else, unfinished lines as they are.
@@ -195,17 +236,60 @@ class OutputRelay {
     out_lines_.finish();
     err_lines_.finish();
     out_.append(out_filter_.finish());
+    release_held();
     write_out();
   }
 
  private:
   std::string prefix(int pid) const { return "[" + std::to_string(pid) + "] "; }
 
+  void release_once_started() {
+    if (!holding_) return;
+    const int started = filter_.processes_started();
+    if (started >= how_.processes_to_start) return release_held();
+    // A process started: the starter is at work, and the bound counts from here.
+    if (started > started_seen_ && starter_spoke_at_) starter_spoke_at_ = Clock::now();
+    started_seen_ = started;
+  }
+
   void take_mpirun_stdout(const std::string& passed) {
-    if (passed.empty()) return;
-    out_.append(passed);
-    mpirun_mid_line_ = passed.back() != '\n';
+    release_once_started();
+    if (!passed.empty() && hold(held_out_, passed)) return;
+    if (!passed.empty()) {
+      out_.append(passed);
+      mpirun_mid_line_ = passed.back() != '\n';
+    }
     write_out();
+  }
+
+  void take_mpirun_stderr(const std::string& passed) {
+    release_once_started();
+    if (!passed.empty() && hold(held_err_, passed)) return;
+    err_.append(passed);
+    write_out();
+  }
+
+  // Until every process has said it started, what mpirun itself prints waits in `held`; whether
+  // it did. Once they have, what waited goes out first.
+  bool hold(std::string& held, const std::string& passed) {
+    release_once_started();
+    if (!holding_) return false;
+    if (!starter_spoke_at_) starter_spoke_at_ = Clock::now();
+    // A starter that prints without end before the start: its first megabyte is enough.
+    if (held.size() < (std::size_t{1} << 20)) held += passed;
+    return true;
+  }
+
+  void release_held() {
+    if (!holding_) return;
+    holding_ = false;
+    err_.insert(0, held_err_);
+    if (!held_out_.empty()) {
+      out_.insert(0, held_out_);
+      if (out_.size() == held_out_.size()) mpirun_mid_line_ = held_out_.back() != '\n';
+    }
+    held_err_.clear();
+    held_out_.clear();
   }
 
   // What a chunk of input gave goes out in one write per stream (not one per line).
@@ -266,6 +350,11 @@ class OutputRelay {
   LineAssembler err_lines_;
   std::unique_ptr<OutputFiles> files_;
   std::string out_, err_;  // for bsprun's stdout and stderr, written by write_out
+  // Before every process started: what mpirun printed, held (JobOutput::processes_to_start).
+  bool holding_;
+  std::string held_err_, held_out_;
+  std::optional<Clock::time_point> starter_spoke_at_;
+  int started_seen_ = 0;
 };
 
 }  // namespace bspg::launcher::runner_internal

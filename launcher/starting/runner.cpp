@@ -28,6 +28,7 @@
 #include <chrono>
 #include <climits>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <optional>
@@ -35,6 +36,7 @@
 #include <vector>
 
 #include "mpistart.h"
+#include "options.h"  // kExitLaunchFailed
 #include "output_relay.h"
 #include "stopping.h"
 
@@ -45,6 +47,20 @@ namespace {
 void on_child_signal(int) {}  // only there so SIGCHLD is never discarded
 
 JobOutput job_output;  // set_job_output
+
+// "mpirun" for /usr/bin/mpirun.openmpi: the name users know the starter by.
+std::string starter_name(const std::string& path) {
+  std::string name = path.substr(path.find_last_of('/') + 1);
+  if (const std::size_t dot = name.find('.'); dot != std::string::npos && dot > 0) name.erase(dot);
+  return name;
+}
+
+// 30 for 30.0, 2.5 for 2.5.
+std::string seconds_text(double s) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", s);
+  return text;
+}
 
 // mpirun's stderr or stdout, read without blocking.
 class PipeReader {
@@ -308,7 +324,20 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
     files_growing = relay.poll(Clock::now());
     // Held-back messages go out when nothing followed them for a second.
     if (err_pipe.fd() >= 0 && Clock::now() - err_pipe.last_data() > std::chrono::seconds(1))
-      write_all(STDERR_FILENO, filter.flush());
+      relay.flush_stderr();
+    // The starter said something before every process started, and started none since: it
+    // waits for ever (Open MPI 4.1 after a node name it refuses, say). Its words, in one line.
+    if (!stop_requested && relay.start_overdue(Clock::now())) {
+      result.start_overdue = true;
+      const std::string said = relay.held_in_one_line();
+      write_all(STDERR_FILENO,
+                "bsprun: the job did not start: " + starter_name(argv.front()) + " said \"" + said +
+                    "\", then started " + std::to_string(relay.processes_started()) + " of " +
+                    std::to_string(output.processes_to_start) + " processes within " +
+                    seconds_text(output.start_bound_s) + " s (--host-timeout)\n");
+      kill(target, SIGTERM);
+      request_stop(Clock::now(), true);
+    }
     if (out_pipe.fd() >= 0 && Clock::now() - out_pipe.last_data() > std::chrono::seconds(1))
       relay.flush_stdout();
     signalfd_siginfo info{};
@@ -388,6 +417,7 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
   if (result.start_failure.exit_status != 0 &&
       ((result.exit_status != 0 && !stop_requested) || stopped_for_start_failure || lost_yet_zero))
     result.exit_status = result.start_failure.exit_status;
+  if (result.start_overdue && result.forwarded_signal == 0) result.exit_status = kExitLaunchFailed;
   // A process said it crashed: the job's status is that signal's, as a shell gives, whatever
   // number the starter chose (MPICH's Hydra and Open MPI 5 in master mode choose others; MPICH
   // 4.2's may even say 0).

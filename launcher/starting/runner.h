@@ -36,6 +36,9 @@ struct RunResult {
   int mpirun_signal = 0;                            // mpirun itself ended by this signal
   bool remote_stop_ran = false;  // bsprun went to the hosts to stop the job there
   double stopping_s = 0;         // from a stop request (signal, time limit, watch) to the end
+  // The starter printed text and did not start every process within the bound (JobOutput): the
+  // run was stopped, and bsprun said so with that text (exit_status 125).
+  bool start_overdue = false;
 };
 
 // What else may end a run.
@@ -70,6 +73,13 @@ struct JobOutput {
   // --tag-output: every line (of a separated process) starts with "[pid] ", its BSP pid: the
   // rank, and in master mode the master 0 and the spawned process of rank k k+1.
   bool tag_with_pid = false;
+  // The processes the starter is to start, of a program linked with bspg, which says when each
+  // has started (BSPG_SAY_STARTED); 0: not watched. Until every one has, what the starter itself
+  // prints is held: text from it followed by no start within start_bound_s ends the run, with
+  // that text in one line (a starter that complains and then waits for ever); once they have,
+  // the text goes out as it came, and so it does when the starter ends by itself.
+  int processes_to_start = 0;
+  double start_bound_s = 30;
 };
 // Set once by main before any run; until then a job's output passes as it comes.
 void set_job_output(const JobOutput& output);
