@@ -194,7 +194,8 @@ class OutputRelay {
   // The starter printed text while not every process had started, and none started within
   // the bound since the text or the last start (JobOutput::processes_to_start).
   bool start_overdue(Clock::time_point now) const {
-    return holding_ && starter_spoke_at_ && now - *starter_spoke_at_ > seconds(how_.start_bound_s);
+    return holding_ && !dropping_ && starter_spoke_at_ &&
+           now - *starter_spoke_at_ > seconds(how_.start_bound_s);
   }
   int processes_started() const { return filter_.processes_started(); }
   // What the starter said before the start, in one line (rules, blank lines and control bytes
@@ -226,7 +227,8 @@ class OutputRelay {
     if (squeezed.size() > 500) squeezed = squeezed.substr(0, 497) + "...";
     held_err_.clear();
     held_out_.clear();
-    holding_ = false;
+    // The job is being stopped: what the starter says from now on adds nothing to this line.
+    dropping_ = true;
     return squeezed;
   }
 
@@ -244,7 +246,7 @@ class OutputRelay {
   std::string prefix(int pid) const { return "[" + std::to_string(pid) + "] "; }
 
   void release_once_started() {
-    if (!holding_) return;
+    if (!holding_ || dropping_) return;
     const int started = filter_.processes_started();
     if (started >= how_.processes_to_start) return release_held();
     // A process started: the starter is at work, and the bound counts from here.
@@ -272,6 +274,7 @@ class OutputRelay {
   // Until every process has said it started, what mpirun itself prints waits in `held`; whether
   // it did. Once they have, what waited goes out first.
   bool hold(std::string& held, const std::string& passed) {
+    if (dropping_) return true;
     release_once_started();
     if (!holding_) return false;
     if (!starter_spoke_at_) starter_spoke_at_ = Clock::now();
@@ -281,7 +284,7 @@ class OutputRelay {
   }
 
   void release_held() {
-    if (!holding_) return;
+    if (!holding_ || dropping_) return;
     holding_ = false;
     err_.insert(0, held_err_);
     if (!held_out_.empty()) {
@@ -352,6 +355,7 @@ class OutputRelay {
   std::string out_, err_;  // for bsprun's stdout and stderr, written by write_out
   // Before every process started: what mpirun printed, held (JobOutput::processes_to_start).
   bool holding_;
+  bool dropping_ = false;  // held_in_one_line said it: the starter's text goes no further
   std::string held_err_, held_out_;
   std::optional<Clock::time_point> starter_spoke_at_;
   int started_seen_ = 0;
