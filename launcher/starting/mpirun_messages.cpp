@@ -201,6 +201,14 @@ bool may_be_prrte_setpgid_race(std::string_view partial) {
   return rest.substr(0, n) == warning.substr(0, n);
 }
 
+// The library's word that a process started, taken out of the output (processes_started).
+constexpr std::string_view kStartedLine = "bspg: process started";
+
+// Whether an unfinished line may still become that word: it waits for its end.
+bool may_be_started_line(std::string_view partial) {
+  return partial.size() <= kStartedLine.size() && kStartedLine.substr(0, partial.size()) == partial;
+}
+
 }  // namespace
 
 MpirunStderr::MpirunStderr(std::map<std::string, std::string> address_names)
@@ -215,7 +223,7 @@ std::string MpirunStderr::feed(std::string_view bytes) {
     const std::string line(nuls_skipped(std::string_view(partial_).substr(0, newline)));
     partial_.erase(0, newline + 1);
     if (had_nul && line.empty()) continue;  // NUL bytes alone on a line: nothing to say
-    if (!passing_partial_ && line == "bspg: process started") {
+    if (!passing_partial_ && line == kStartedLine) {
       ++processes_started_;
       continue;
     }
@@ -234,9 +242,10 @@ std::string MpirunStderr::feed(std::string_view bytes) {
   // setpgid warning, which is dropped whole.
   if (!passing_partial_) partial_ = std::string(nuls_skipped(partial_));
   if (!partial_.empty() &&
-      (passing_partial_ || (block_.empty() && partial_[0] != '-' &&
-                            !(waits_on_failure_ && may_be_starter_report(partial_)) &&
-                            !may_be_prrte_setpgid_race(partial_)))) {
+      (passing_partial_ ||
+       (block_.empty() && partial_[0] != '-' &&
+        !(waits_on_failure_ && may_be_starter_report(partial_)) &&
+        !may_be_prrte_setpgid_race(partial_) && !may_be_started_line(partial_)))) {
     out += release_ssh_lines();
     out += partial_;
     // Enough of it to recognise the library's crash line once the line is whole.

@@ -904,3 +904,22 @@ TEST(MpirunStdoutMessages, WhereTheProgramsOutputComesTooOnlyOpenMpisBlocksAreLo
   EXPECT_EQ(filter.finish(), "");
   EXPECT_EQ(filter.held(), kHungUp);
 }
+
+// The library's word that a process started (BSPG_SAY_STARTED) is counted and taken out, whole
+// or in pieces, among other lines; a line that only looks like it stays.
+TEST(MpirunMessages, StartedLinesAreCountedAndTakenOut) {
+  MpirunStderr filter;
+  const std::string text =
+      "bspg: process started\nfirst words\nbspg: process started\n"
+      "said: bspg: process started\nbspg: process started\n";
+  EXPECT_EQ(through(filter, text, 5), "first words\nsaid: bspg: process started\n");
+  EXPECT_EQ(filter.processes_started(), 3);
+}
+
+// Inside a block of the starter's the word still counts, and the block is as it was.
+TEST(MpirunMessages, StartedLineInsideABlockCountsAndLeavesTheBlock) {
+  MpirunStderr filter;
+  const std::string body = "Some notice of the starter's.\n";
+  EXPECT_EQ(through(filter, kRule + "bspg: process started\n" + body + kRule), block(body));
+  EXPECT_EQ(filter.processes_started(), 1);
+}
