@@ -9,14 +9,11 @@
 // message, which names the part to run, instead of ending at bsp_end; they end when process 0
 // ends. A program that starts MPI itself, or a plain run without a starter, runs main everywhere.
 //
-// The one direction inside sections/ (each file calls only those below it):
-//
-//   section.cpp, startup.cpp (this rule; startup.cpp runs before main)
-//     -> all_at_once.cpp (the starter's world)     master.cpp (master mode: spawning, the pool)
-//       -> start_message.cpp, part_location.cpp, spmd_part.cpp, mpi_state.cpp, exit_notes.cpp
-//         -> globals.cpp (and its pieces), which bsp_begin's step calls last
-//
-// The one call up, ending a section whose part returned, is the API layer's hook.
+// This file and startup.cpp are the top of sections/: they call down into all_at_once.cpp and
+// master.cpp, which call neither each other nor up, and all into the pieces both share
+// (start_message, part_location, spmd_part, mpi_state, exit_notes) and the globals
+// (docs/code-layout.md draws it). The one call up, ending a section whose SPMD part returned, is
+// the API layer's hook (set_end_section_hook).
 #include "section.hpp"
 
 #include <fcntl.h>
