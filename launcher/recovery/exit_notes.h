@@ -1,8 +1,9 @@
 // exit_notes.h - which processes of a job ended by exit, for MPIs whose starter does not say which
 // process was killed (MPICH's Hydra; 4.2's may even report success). The library leaves a note per
-// process in the directory named by BSPG_EXIT_NOTES (bsplib/src/sections/job.cpp): RANK.begun when
-// MPI starts, RANK with its status when it ends by exit. On this machine bsprun reads the directory
-// (ExitNotes); on the grid path each host's are listed over ssh (exit_notes_script).
+// process in the directory named by BSPG_EXIT_NOTES (bsplib/src/sections/exit_notes.cpp):
+// RANK.begun when MPI starts, RANK with its status when it ends by exit. On this machine bsprun
+// reads the directory (ExitNotes); on the grid path each host's are listed over ssh
+// (exit_notes_script).
 #ifndef BSPG_LAUNCHER_EXIT_NOTES_H
 #define BSPG_LAUNCHER_EXIT_NOTES_H
 

@@ -13,11 +13,9 @@
 #include "bspg.h"
 #include "crash.hpp"
 #include "errors.hpp"
-#include "globals.hpp"
-#include "job.hpp"
 #include "profile.hpp"
 #include "runtime.hpp"
-#include "stop_notice.hpp"
+#include "section.hpp"
 
 using bspg::fail;
 using bspg::g_phase;
@@ -27,10 +25,9 @@ using bspg::Runtime;
 
 namespace {
 
-int last_nprocs = 1;       // the last section's processes
 bool init_called = false;  // bsp_init named the SPMD function
 
-using bspg::start_mpi;
+using bspg::section::start_mpi;
 
 [[noreturn]] void outside_spmd(const char* call) {
   // Make sure MPI runs, so that one process reports and all stop, even before bsp_begin.
@@ -186,14 +183,10 @@ int end_section(bool ended_by_exit) {
   }
   rt.finish();
   const int pid = rt.pid;
-  last_nprocs = rt.nprocs;
   delete g_runtime;
   g_runtime = nullptr;
   g_phase = Phase::After;
-  bspg::leave_job();
-  // MPI stays up where a later section may follow; the program's end finalizes it then.
-  if (bspg::bspg_owns_mpi() && !bspg::later_sections_possible() && !bspg::parks_between_sections())
-    MPI_Finalize();
+  bspg::section::leave();
   return pid;
 }
 
@@ -207,11 +200,17 @@ void end_at_exit(int status, void* /*unused*/) {
   end_section(true);
 }
 
-}  // namespace
-
-void bspg::end_section_after_return() {
+// The sections part's hook, set before main: an SPMD part that the sections part ran on a process
+// that runs SPMD parts only returned without bsp_end.
+void end_section_after_return() {
   if (g_phase == Phase::Inside && g_runtime != nullptr) end_section(true);
 }
+
+__attribute__((constructor)) void set_sections_hook() {
+  bspg::section::set_end_section_hook(end_section_after_return);
+}
+
+}  // namespace
 
 #pragma GCC visibility push(default)
 extern "C" {
@@ -219,32 +218,8 @@ extern "C" {
 void bsp_begin(int maxprocs) {
   if (g_phase == Phase::Inside)
     fail("bsp_begin", "called twice (inside the SPMD section it started; bsp_end it first)");
-  // The others run a later section's part, which only bsp_init can name to them.
-  if (g_phase == Phase::After && !bspg::parks_between_sections() &&
-      (!bspg::later_sections_possible() || bspg::current_spmd_part() == nullptr))
-    fail("bsp_begin",
-         "called twice: a later SPMD section needs its SPMD part in a function named by bsp_init, "
-         "called before this bsp_begin%s",
-         bspg::bspg_owns_mpi() ? ""
-                               : ", and MPI started by bspg (this program started MPI itself, "
-                                 "so its other processes ended at the first bsp_end)");
-  start_mpi();
-  bspg::Membership member = bspg::join_job(maxprocs);
-  if (member.comm == MPI_COMM_NULL) {
-    // Not needed for this run: wait for the others to finish, then leave quietly.
-    g_phase = Phase::After;
-    last_nprocs = member.nprocs;
-    if (bspg::bspg_owns_mpi()) {
-      MPI_Finalize();
-      std::exit(0);
-    }
-    return;
-  }
-  bspg::set_reporting_pid(member.pid);
-  // Before the first check that can stop the job (the globals'): a process that stops it tells
-  // the others on its machine, which is what ends Open MPI 5's master when a spawned one stops.
-  bspg::know_stop_peers(member.comm);
-  bspg::share_globals(member.comm, 0);
+  const bspg::Membership member = bspg::section::begin(maxprocs);
+  if (member.comm == MPI_COMM_NULL) return;  // not needed: as after bsp_end
   g_runtime = new Runtime(member.comm, member.pid, member.nprocs);
   g_phase = Phase::Inside;
   bspg::g_profiler = bspg::Profiler::start(member.comm, member.pid, member.nprocs);
@@ -257,11 +232,7 @@ void bsp_begin(int maxprocs) {
 
 void bsp_end(void) {
   spmd("bsp_end");
-  const int pid = end_section(false);
-  // The standard: all processes but 0 end here; process 0 continues sequentially. Under
-  // bsp_init the others wait here for a later section instead, until process 0 ends.
-  if (pid != 0 && bspg::parks_between_sections()) bspg::wait_for_next_section();
-  if (bspg::bspg_owns_mpi() && pid != 0) std::exit(0);
+  bspg::section::after_bsp_end(end_section(false));
 }
 
 void bsp_init(void (*spmd_part)(void), int argc, char* argv[]) {
@@ -269,27 +240,13 @@ void bsp_init(void (*spmd_part)(void), int argc, char* argv[]) {
   (void)argv;
   if (g_phase == Phase::Inside) fail("bsp_init", "called inside an SPMD section");
   if (spmd_part == nullptr) fail("bsp_init", "the SPMD function is NULL");
-  start_mpi();
-  if (g_phase == Phase::After && !bspg::later_sections_possible())
-    fail("bsp_init",
-         "called after an SPMD section in a program that started MPI itself: its other "
-         "processes ended at that section's bsp_end (let bspg start MPI to have several)");
-  const bool first = !init_called;
-  init_called = true;
-  // Where the program started MPI itself, every process runs main: the others go straight to the
-  // SPMD part here (elsewhere they never ran main: before_main).
-  if (first && bspg::runs_spmd_part_at_once())
-    bspg::run_spmd_part_only(bspg::spmd_part_to_run(spmd_part));
-  bspg::name_spmd_part(spmd_part);
+  init_called = true;  // before the part runs: its return is reported as the SPMD function's
+  bspg::section::init(spmd_part);
 }
 
 int bsp_nprocs(void) {
   if (g_runtime) return g_runtime->nprocs;
-  // After a section: that section's processes, as the standard says, until bsp_init names the
-  // next part; then what a later section could have (MulticoreBSP's examples expect that).
-  if (g_phase == Phase::After && !bspg::part_named_since_last_section()) return last_nprocs;
-  start_mpi();
-  return bspg::processes_available();
+  return bspg::section::nprocs();
 }
 
 int bsp_pid(void) { return spmd("bsp_pid").pid; }

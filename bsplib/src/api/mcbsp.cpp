@@ -6,12 +6,12 @@
 
 #include "bsp.h"
 #include "errors.hpp"
-#include "job.hpp"
 #include "mcbsp-affinity.h"
 // The declarations with bsp.h's int calls, not the size_t forms programs get.
 #define MCBSP_COMPATIBILITY_MODE
 #include "mcbsp.h"
 #include "runtime.hpp"
+#include "section.hpp"
 
 using bspg::fail;
 
@@ -45,12 +45,12 @@ void bsp_init_with_user_data(void (*spmd)(void*), int argc, char** argv, void* d
          "others (bspg starts one SPMD section with user data per program)");
   user_spmd = spmd;
   user_data = data;
-  bspg::let_others_run_main();  // each process passes its own data, from its own main
+  bspg::section::let_others_run_main();  // each process passes its own data, from its own main
   bsp_init(run_user_spmd, argc, argv);
 }
 
 void bspg_mcbsp_name_section(void (*section)(void)) {
-  bspg::let_others_run_main();
+  bspg::section::let_others_run_main();
   bsp_init(section, 0, nullptr);
 }
 

@@ -45,7 +45,7 @@ void drain_output();
 void set_before_abort(void (*hook)(int status));
 
 // Called by stop_job first, before the output is drained (nullptr for none): this process's exit
-// note (job.cpp), which an abort would not leave otherwise.
+// note (exit_notes.cpp), which an abort would not leave otherwise.
 void set_exit_note(void (*hook)(int status));
 
 // This process's id for messages (world rank before bsp_begin, -1 when MPI is not running).

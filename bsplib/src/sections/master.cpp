@@ -17,6 +17,9 @@
 #include <vector>
 
 #include "errors.hpp"
+#include "mpi_state.hpp"
+#include "part_location.hpp"
+#include "spmd_part.hpp"
 #include "transport.hpp"
 
 namespace bspg::master {
@@ -496,7 +499,7 @@ void stop_before_begin(int status) {
 
 bool pool_stays() {
   if (read_settings("bsp_begin").role == Role::Spawned) return spawn_mark("bsp_begin").stays;
-  return later_sections_possible();
+  return bspg_owns_mpi();  // the master's: a later section may follow
 }
 
 Role role(const char* call) { return read_settings(call).role; }
@@ -569,6 +572,21 @@ void leave() {
   set_abort_comm(MPI_COMM_WORLD);
   if (pool_comm != MPI_COMM_NULL) MPI_Comm_free(&pool_comm);
   if (link != MPI_COMM_NULL) MPI_Comm_disconnect(&link);
+}
+
+void (*spmd_part_from_master(void (*named)(void)))(void) {
+  // The master names it in the environment as OBJECT:OFFSET (hexadecimal).
+  const char* text = std::getenv("BSPG_SPMD_PART");
+  if (text == nullptr || *text == '\0' || role("bsp_init") != Role::Spawned) return named;
+  PartLocation where;
+  char* end = nullptr;
+  where.object = static_cast<int>(std::strtol(text, &end, 10));
+  if (*end != ':' || where.object < 0)
+    fail("bsp_init", "environment variable BSPG_SPMD_PART='%.40s' is not OBJECT:OFFSET", text);
+  where.offset = std::strtoull(end + 1, &end, 16);
+  if (*end != '\0')
+    fail("bsp_init", "environment variable BSPG_SPMD_PART='%.40s' is not OBJECT:OFFSET", text);
+  return find_part(where);
 }
 
 MPI_Comm pool() { return pool_comm; }

@@ -2,9 +2,9 @@
 // one process, the master. Its bsp_begin(P) starts the other P-1 with MPI_Comm_spawn_multiple,
 // on the slots bsprun chose, and merges them with itself into one communicator in which the
 // master is pid 0. The spawned processes run the SPMD part bsp_init named (BSPG_SPMD_PART, before
-// main: job.hpp's before_main), or main from its start where there is none, and join at their
-// bsp_begin; between sections they wait in the pool (BSPG_SPAWNED_BY_MASTER=AVAILABLE:STAYS). bsprun describes the slots to the master
-// in its environment:
+// main: section.cpp's before_main), or main from its start where there is none, and join at their
+// bsp_begin; between sections they wait in the pool (BSPG_SPAWNED_BY_MASTER=AVAILABLE:STAYS).
+// bsprun describes the slots to the master in its environment:
 //   BSPG_MASTER_PROCS=N       the processes available: bsp_nprocs() before bsp_begin
 //   BSPG_MASTER_SLOTS=h/g,... (grid path) the N slots in the order processes take them, the
 //                             master's own first; g numbers the subjob of host h (hosts of one
@@ -15,7 +15,7 @@
 
 #include <mpi.h>
 
-#include "job.hpp"
+#include "start_message.hpp"
 
 namespace bspg::master {
 
@@ -39,6 +39,11 @@ Role role(const char* call);
 // bsp_nprocs() before bsp_begin, for the master and the spawned processes.
 int available(const char* call);
 
+// The SPMD part a spawned process runs at once: the one its master named in BSPG_SPMD_PART (a
+// process spawned for a later section runs that section's part, not the first one main names),
+// else `named`.
+void (*spmd_part_from_master(void (*named)(void)))(void);
+
 // bsp_begin(maxprocs) of the master or of a spawned process (whose maxprocs is ignored: the
 // master's rules, as under bsp_init). The section has min(maxprocs, available) processes. The
 // master spawns those it does not have yet: all but itself in the first section; in a later one
@@ -54,7 +59,8 @@ Membership join(int maxprocs, const StartMessage* received);  // comm: the maste
 void leave();
 
 // Whether the master and the processes it spawned stay together between sections: bspg owns MPI
-// on the master, so a later section may follow (it tells the spawned processes so).
+// on the master, so a later section may follow (it tells the spawned processes so). For the
+// master or a spawned process only.
 bool pool_stays();
 
 // The master and every process it spawned so far, master first (MPI_COMM_NULL: none spawned).

@@ -1,0 +1,12 @@
+// exit_notes.hpp - BSPG_EXIT_NOTES: a directory where each process leaves a file RANK.begun when
+// MPI starts and a file RANK, holding its status, when it ends by exit (not when killed). bsprun
+// asks for them where the MPI's starter does not say which process was killed (MPICH's Hydra).
+#pragma once
+
+namespace bspg {
+
+// Once bspg started MPI: where BSPG_EXIT_NOTES asks, leaves RANK.begun now and RANK at the
+// program's end (an on_exit handler: it runs after those installed later), or at a stop.
+void start_exit_notes();
+
+}  // namespace bspg

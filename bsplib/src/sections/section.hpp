@@ -1,0 +1,52 @@
+// section.hpp - the start and end of SPMD sections, as the API layer sees them: who runs main,
+// who runs which SPMD part, who takes part in each section, and what a process does after it.
+// One call per BSPlib call that starts or ends something; section.cpp holds the rule behind them.
+#pragma once
+
+#include "start_message.hpp"
+
+namespace bspg::section {
+
+// The hook the API layer sets before main (it owns the Runtime): ends the SPMD section of an SPMD
+// part that returned without bsp_end, as bsp_end would, with a line that says so. The processes
+// that run SPMD parts only are called from here, so their parts return here.
+void set_end_section_hook(void (*end_section)());
+
+// Starts MPI unless someone already has (bspg then owns it and finalizes it). A call that may
+// report an error before bsp_begin starts it first, so that process 0 speaks for all.
+void start_mpi();
+
+// bsp_init(part): names the SPMD part. On a process that runs SPMD parts only (every process but
+// 0 of a program that starts MPI itself, every process a master spawned) the first call runs the
+// part at once, and later sections' parts after it, and never returns. Fails after a section
+// where no later one can follow (the program started MPI itself).
+void init(void (*part)(void));
+
+// MulticoreBSP's C++ begin and bsp_init_with_user_data, before init: the others run main up to
+// their SPMD part too (it needs what main builds on each process).
+void let_others_run_main();
+
+// bsp_begin(maxprocs): starts MPI where needed and returns who takes part (under bsp_init only
+// process 0's maxprocs counts), once the sequential part's globals reached every process in it;
+// comm is the caller's. A process this section does not need waits for a later one (never
+// returns) or ends where bspg owns MPI; else its comm is null and it goes on as after bsp_end.
+// Fails where a later section cannot start (its part needs bsp_init, and MPI started by bspg).
+Membership begin(int maxprocs);
+
+// After the section's Runtime is gone (bsp_end, or a section ended at exit or by its part's
+// return): leaves the section, and finalizes MPI where no later section can follow.
+void leave();
+
+// bsp_end's last step on the process with pid `pid`: process 0 returns to main; another waits for
+// a later section (never returns), or ends where bspg owns MPI, or returns where it does not.
+void after_bsp_end(int pid);
+
+// bsp_nprocs() outside a section: after one, its processes until bsp_init names the next part;
+// else those started, or in master mode those available.
+int nprocs();
+
+// Before main (startup.cpp): returns where this process runs main; the others run SPMD parts
+// only, and end when process 0 ends.
+void before_main();
+
+}  // namespace bspg::section
