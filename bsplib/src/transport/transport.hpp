@@ -222,10 +222,13 @@ class Transport {
   // delivering the next round's.
   // Wide: on_arrival, where given, sees every stream chunk of the round as it arrives, and may
   // answer it at once with reply(): the stream round then also brings every reply, and ends only
-  // once they have all arrived (incoming(Reply) lists them; no reply round follows).
+  // once they have all arrived (incoming(Reply) lists them; no reply round follows). replies:
+  // how many reply chunks other ranks send this process in the round (each chunk whose receiver
+  // answers it with reply() is answered exactly once, so the sender knows): in a small group the
+  // round then ends after one reduction, once this process's chunks and replies are here.
   using Arrival = std::function<void(const Incoming&)>;
   void round(ChunkKind kind, const std::vector<Outgoing>& out, std::uint64_t* words, int nwords,
-             const Arrival* on_arrival = nullptr);
+             const Arrival* on_arrival = nullptr, std::uint64_t replies = 0);
   // Wide only, from on_arrival: sends a reply chunk now. The stream must stay as it is until the
   // round ends.
   void reply(const Outgoing& chunk);
@@ -280,7 +283,7 @@ class Transport {
   void scan();
   int counter_index() const { return 2 * channel_ + parity_; }
   void round_wide(const std::vector<Outgoing>& out, std::uint64_t* words, int nwords,
-                  const Arrival* on_arrival);
+                  const Arrival* on_arrival, std::uint64_t replies);
   int wide_tag(int channel) const;
   // Sends a chunk of `kind` (or keeps it, for ourselves).
   void send_wide(ChunkKind kind, const Outgoing& chunk);
