@@ -12,11 +12,14 @@
 //
 // A group whose processes are on more than one node (sites of a grid, hosts of a cluster) moves its
 // chunks two-sided instead ("wide"): each chunk is one message (MPI_Isend), taken in wherever it
-// comes from (MPI_Improbe, MPI_Imrecv), and the round ends with reductions that also sum the chunks
-// sent and received, until the sums agree. A data superstep then costs about one round trip between
-// the farthest processes (the data and the first reduction travel together; the second confirms),
-// against three for a reservation, a put with its flush, and the reduction: what a wide-area
-// network makes expensive. BSPG_TRANSPORT=one-sided or two-sided chooses for every group.
+// comes from (MPI_Improbe, MPI_Imrecv), and the round ends with a reduction that also counts the
+// chunks each process is sent (in groups of up to kMaxExactCountProcesses; beyond, reductions sum
+// the chunks sent and received until the sums agree). A put superstep then costs about half a
+// round trip between the farthest processes (the data and the reduction travel together), and a
+// get one round trip (the request goes with the data, its receiver answers at once, and the asker
+// knows how many answers it is owed), against three for a reservation, a put with its flush, and
+// the reduction: what a wide-area network makes expensive. BSPG_TRANSPORT=one-sided or two-sided
+// chooses for every group.
 //
 // A one-sided group whose processes share one node makes the same rounds with no MPI call but
 // the reduction: its windows are shared memory that every process maps (MPI_Win_allocate_shared),
