@@ -38,7 +38,8 @@ struct Options : bench::CommonOptions {
   }
 };
 
-constexpr const char* kCases[] = {"sync", "put", "get", "get8k", "get64k", "get1m", "bulk", "group"};
+constexpr const char* kCases[] = {"sync",   "put",   "get",  "get8k",
+                                  "get64k", "get1m", "bulk", "group"};
 
 // --cases a,b,c: names from kCases.
 std::string read_cases(const std::string& text, std::vector<std::string>& cases) {
@@ -260,41 +261,41 @@ void run_words(const Options& opt, const Layout& l, Table& table) {
     return t;
   };
   if (opt.runs("put"))
-  table.add("put", "h single-word bsp_puts to the partner",
-            bench::time_alternating(
-                opt.reps, kWarmupRepetitions,
-                [&](int rep) {
-                  prepare(rep);
-                  const double t = timed([&] {
-                    for (long i = 0; i < h; ++i)
-                      bsp_put(l.partner, &mine[static_cast<std::size_t>(i)], area.data(),
-                              static_cast<int>((l.pid * h + i) * sizeof(double)), sizeof(double));
-                    bsp_sync();
-                  });
-                  check_area(area, h, senders, rep, "bsp_put");
-                  return t;
-                },
-                mpi_once),
-            1.25);
+    table.add("put", "h single-word bsp_puts to the partner",
+              bench::time_alternating(
+                  opt.reps, kWarmupRepetitions,
+                  [&](int rep) {
+                    prepare(rep);
+                    const double t = timed([&] {
+                      for (long i = 0; i < h; ++i)
+                        bsp_put(l.partner, &mine[static_cast<std::size_t>(i)], area.data(),
+                                static_cast<int>((l.pid * h + i) * sizeof(double)), sizeof(double));
+                      bsp_sync();
+                    });
+                    check_area(area, h, senders, rep, "bsp_put");
+                    return t;
+                  },
+                  mpi_once),
+              1.25);
   if (opt.runs("get"))
-  table.add("get", "h single-word bsp_gets from the partner",
-            bench::time_alternating(
-                opt.reps, kWarmupRepetitions,
-                [&](int rep) {
-                  prepare(rep);
-                  const double t = timed([&] {
+    table.add("get", "h single-word bsp_gets from the partner",
+              bench::time_alternating(
+                  opt.reps, kWarmupRepetitions,
+                  [&](int rep) {
+                    prepare(rep);
+                    const double t = timed([&] {
+                      for (long i = 0; i < h; ++i)
+                        bsp_get(l.partner, mine.data(), static_cast<int>(i * sizeof(double)),
+                                &got[static_cast<std::size_t>(i)], sizeof(double));
+                      bsp_sync();
+                    });
                     for (long i = 0; i < h; ++i)
-                      bsp_get(l.partner, mine.data(), static_cast<int>(i * sizeof(double)),
-                              &got[static_cast<std::size_t>(i)], sizeof(double));
-                    bsp_sync();
-                  });
-                  for (long i = 0; i < h; ++i)
-                    check(got[static_cast<std::size_t>(i)] == value(rep, l.partner, i), "bsp_get",
-                          rep, "get", i);
-                  return t;
-                },
-                mpi_once),
-            1.5);
+                      check(got[static_cast<std::size_t>(i)] == value(rep, l.partner, i), "bsp_get",
+                            rep, "get", i);
+                    return t;
+                  },
+                  mpi_once),
+              1.5);
   bsp_pop_reg(mine.data());
   bsp_pop_reg(area.data());
   bsp_sync();
