@@ -32,12 +32,36 @@ const char* const kUsage = bspg::bench::kBspwanManual;
 struct Options : bench::CommonOptions {
   std::string csv;
   long words = 1000;
+  std::vector<std::string> cases;  // --cases: the rows to run (empty: all)
+  bool runs(const char* name) const {
+    return cases.empty() || std::find(cases.begin(), cases.end(), name) != cases.end();
+  }
 };
+
+constexpr const char* kCases[] = {"sync",   "put",   "get",  "get8k",
+                                  "get64k", "get1m", "bulk", "group"};
+
+// --cases a,b,c: names from kCases.
+std::string read_cases(const std::string& text, std::vector<std::string>& cases) {
+  std::size_t from = 0;
+  for (;;) {
+    const std::size_t comma = text.find(',', from);
+    const std::string name = text.substr(from, comma == std::string::npos ? comma : comma - from);
+    if (std::find(std::begin(kCases), std::end(kCases), name) == std::end(kCases))
+      return "option --cases: unknown case '" + name +
+             "' (sync, put, get, get8k, get64k, get1m, bulk, group)";
+    cases.push_back(name);
+    if (comma == std::string::npos) return "";
+    from = comma + 1;
+  }
+}
 
 std::optional<int> parse_options(int argc, char** argv, Options& opt) {
   const std::string error = bench::read_options(
       argc, argv, kProgram, opt,
-      {bench::text("csv", "file name", &opt.csv), bench::count("words", 1, 1000000, &opt.words)});
+      {bench::text("csv", "file name", &opt.csv), bench::count("words", 1, 1000000, &opt.words),
+       bench::text("cases", "list of cases",
+                   [&opt](const std::string& value) { return read_cases(value, opt.cases); })});
   if (opt.quick && !opt.reps_given) opt.reps = 3;
   if (!opt.quick && !opt.reps_given) opt.reps = 11;
   return bench::exit_before_begin(error, opt, kProgram, kUsage);
@@ -236,42 +260,117 @@ void run_words(const Options& opt, const Layout& l, Table& table) {
     check_area(area, h, senders, rep, "MPI exchange");
     return t;
   };
-  table.add("put", "h single-word bsp_puts to the partner",
-            bench::time_alternating(
-                opt.reps, kWarmupRepetitions,
-                [&](int rep) {
-                  prepare(rep);
-                  const double t = timed([&] {
+  if (opt.runs("put"))
+    table.add("put", "h single-word bsp_puts to the partner",
+              bench::time_alternating(
+                  opt.reps, kWarmupRepetitions,
+                  [&](int rep) {
+                    prepare(rep);
+                    const double t = timed([&] {
+                      for (long i = 0; i < h; ++i)
+                        bsp_put(l.partner, &mine[static_cast<std::size_t>(i)], area.data(),
+                                static_cast<int>((l.pid * h + i) * sizeof(double)), sizeof(double));
+                      bsp_sync();
+                    });
+                    check_area(area, h, senders, rep, "bsp_put");
+                    return t;
+                  },
+                  mpi_once),
+              1.25);
+  if (opt.runs("get"))
+    table.add("get", "h single-word bsp_gets from the partner",
+              bench::time_alternating(
+                  opt.reps, kWarmupRepetitions,
+                  [&](int rep) {
+                    prepare(rep);
+                    const double t = timed([&] {
+                      for (long i = 0; i < h; ++i)
+                        bsp_get(l.partner, mine.data(), static_cast<int>(i * sizeof(double)),
+                                &got[static_cast<std::size_t>(i)], sizeof(double));
+                      bsp_sync();
+                    });
                     for (long i = 0; i < h; ++i)
-                      bsp_put(l.partner, &mine[static_cast<std::size_t>(i)], area.data(),
-                              static_cast<int>((l.pid * h + i) * sizeof(double)), sizeof(double));
-                    bsp_sync();
-                  });
-                  check_area(area, h, senders, rep, "bsp_put");
-                  return t;
-                },
-                mpi_once),
-            1.25);
-  table.add("get", "h single-word bsp_gets from the partner",
-            bench::time_alternating(
-                opt.reps, kWarmupRepetitions,
-                [&](int rep) {
-                  prepare(rep);
-                  const double t = timed([&] {
-                    for (long i = 0; i < h; ++i)
-                      bsp_get(l.partner, mine.data(), static_cast<int>(i * sizeof(double)),
-                              &got[static_cast<std::size_t>(i)], sizeof(double));
-                    bsp_sync();
-                  });
-                  for (long i = 0; i < h; ++i)
-                    check(got[static_cast<std::size_t>(i)] == value(rep, l.partner, i), "bsp_get",
-                          rep, "get", i);
-                  return t;
-                },
-                mpi_once),
-            1.5);
+                      check(got[static_cast<std::size_t>(i)] == value(rep, l.partner, i), "bsp_get",
+                            rep, "get", i);
+                    return t;
+                  },
+                  mpi_once),
+              1.5);
   bsp_pop_reg(mine.data());
   bsp_pop_reg(area.data());
+  bsp_sync();
+}
+
+// One bsp_get of `bytes` from the partner's registered area, against the exchange an MPI program
+// writes when each process owes data to those that ask for it: the counts by MPI_Alltoall, the
+// bytes by MPI_Alltoallv, from the process that has them to the one that asked.
+void run_large_get(const Options& opt, const Layout& l, Table& table, const char* name,
+                   long bytes) {
+  const long n = bytes / static_cast<long>(sizeof(double));
+  std::vector<double> mine(static_cast<std::size_t>(n)), got(static_cast<std::size_t>(n));
+  bsp_push_reg(mine.data(), static_cast<int>(bytes));
+  bsp_sync();
+  const std::vector<int> askers = senders_to(l);  // whose partner this process is
+  const int p = l.nprocs;
+  const auto up = static_cast<std::size_t>(p);
+  auto prepare = [&](int rep) {
+    for (long i = 0; i < n; ++i) mine[static_cast<std::size_t>(i)] = value(rep, l.pid, i);
+    std::fill(got.begin(), got.end(), -1.0);
+    bsp_sync();  // everybody's area is ready before anybody reads it
+  };
+  auto verify = [&](int rep, const char* variant) {
+    for (long i = 0; i < n; ++i)
+      check(got[static_cast<std::size_t>(i)] == value(rep, l.partner, i), variant, rep, "get", i);
+  };
+  std::vector<int> send_counts(up), recv_counts(up), send_offsets(up), recv_offsets(up);
+  std::vector<double> outgoing(askers.size() * static_cast<std::size_t>(n));
+  char what[64];
+  std::snprintf(what, sizeof what, "one bsp_get of %ld KiB from the partner", bytes / 1024);
+  table.add(name, what,
+            bench::time_alternating(
+                opt.reps, kWarmupRepetitions,
+                [&](int rep) {
+                  prepare(rep);
+                  const double t = timed([&] {
+                    bsp_get(l.partner, mine.data(), 0, got.data(), static_cast<int>(bytes));
+                    bsp_sync();
+                  });
+                  verify(rep, "bsp_get");
+                  return t;
+                },
+                [&](int rep) {
+                  prepare(rep);
+                  const double t = timed([&] {
+                    // The owner packs what each asker wants (its own words, here) and says how
+                    // much; the askers learn it, then the words move.
+                    std::fill(send_counts.begin(), send_counts.end(), 0);
+                    int at = 0;
+                    for (std::size_t k = 0; k < askers.size(); ++k) {
+                      const auto q = static_cast<std::size_t>(askers[k]);
+                      send_counts[q] = static_cast<int>(n);
+                      std::copy(mine.begin(), mine.end(),
+                                outgoing.begin() + static_cast<long>(k) * n);
+                    }
+                    for (std::size_t q = 0; q < up; ++q) {
+                      send_offsets[q] = at;
+                      at += send_counts[q];
+                    }
+                    MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT,
+                                 MPI_COMM_WORLD);
+                    at = 0;
+                    for (std::size_t q = 0; q < up; ++q) {
+                      recv_offsets[q] = at;
+                      at += recv_counts[q];
+                    }
+                    MPI_Alltoallv(outgoing.data(), send_counts.data(), send_offsets.data(),
+                                  MPI_DOUBLE, got.data(), recv_counts.data(), recv_offsets.data(),
+                                  MPI_DOUBLE, MPI_COMM_WORLD);
+                  });
+                  verify(rep, "MPI exchange");
+                  return t;
+                }),
+            1.5);
+  bsp_pop_reg(mine.data());
   bsp_sync();
 }
 
@@ -374,10 +473,13 @@ int main(int argc, char** argv) {
         bsp_nprocs(), bspg_nsubjobs(), opt.reps, opt.words);
   {
     Table table(opt.csv);
-    run_sync(opt, table);
-    run_words(opt, layout, table);
-    run_bulk(opt, layout, table);
-    run_group(opt, layout, table);
+    if (opt.runs("sync")) run_sync(opt, table);
+    if (opt.runs("put") || opt.runs("get")) run_words(opt, layout, table);
+    if (opt.runs("get8k")) run_large_get(opt, layout, table, "get8k", 8 * 1024);
+    if (opt.runs("get64k")) run_large_get(opt, layout, table, "get64k", 64 * 1024);
+    if (opt.runs("get1m")) run_large_get(opt, layout, table, "get1m", 1024 * 1024);
+    if (opt.runs("bulk")) run_bulk(opt, layout, table);
+    if (opt.runs("group")) run_group(opt, layout, table);
     table.finish();
   }
   MPI_Comm_free(&layout.site);

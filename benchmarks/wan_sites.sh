@@ -4,6 +4,7 @@
 #
 #   benchmarks/wan_sites.sh [--build DIR] [--delays "0 5 25"] [--reps N] [--words H] [--procs P]
 #                           [--transport one-sided|two-sided] [--bspbench] [--startup]
+#                           [--sites "1 1 2 2 3 3"] [--cases LIST]
 #
 # Starts 2P emulated hosts (tests/launcher/emuhosts.sh: an sshd each, in namespaces of its own),
 # P at site 1 and P at site 2, one slot each, the sites' packets held D ms one way by
@@ -18,9 +19,11 @@
 # `bsprun -p 2P --hostfile hosts.yaml hello` interleaved with plain `mpirun -np 2P` of the same
 # hello and of benchmarks/mpi_hello.c (no bspg) on the same hosts over the same ssh
 # configuration; medians, and bsprun's ratio to mpirun of the same program.
+# --sites gives each host's site instead (one process a host; e.g. "1 1 2 2 3 3": three sites of
+# two), --procs is then ignored; --cases passes bspwan's --cases (rows to run).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build=$here/build delays="0 5 25" reps=11 words=1000 procs=2 transport= program=bspwan
+build=$here/build delays="0 5 25" reps=11 words=1000 procs=2 transport= program=bspwan sites= cases=
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=$(cd "$2" && pwd); shift 2 ;;
@@ -29,6 +32,8 @@ while [ $# -gt 0 ]; do
     --words) words=$2; shift 2 ;;
     --procs) procs=$2; shift 2 ;;
     --transport) transport=$2; shift 2 ;;
+    --sites) sites=$2; shift 2 ;;
+    --cases) cases=$2; shift 2 ;;
     --bspbench) program=bspbench; shift ;;
     --startup) program=startup; shift ;;
     -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
@@ -37,17 +42,22 @@ while [ $# -gt 0 ]; do
 done
 [[ $delays =~ ^[0-9]+( [0-9]+)*$ ]] || { echo "wan_sites.sh: --delays takes whole milliseconds, e.g. \"0 5 25\"" >&2; exit 2; }
 [[ $procs =~ ^[1-4]$ ]] || { echo "wan_sites.sh: --procs must be 1 to 4" >&2; exit 2; }
+[[ -z $sites || $sites =~ ^[1-9]( [1-9]){1,7}$ ]] || { echo "wan_sites.sh: --sites takes 2 to 8 site numbers 1-9, e.g. \"1 1 2 2 3 3\"" >&2; exit 2; }
+[[ $cases =~ ^[a-z0-9,]*$ ]] || { echo "wan_sites.sh: --cases takes names separated by commas" >&2; exit 2; }
 case "$transport" in ""|one-sided|two-sided) ;; *) echo "wan_sites.sh: --transport must be one-sided or two-sided" >&2; exit 2 ;; esac
 for f in "$build/bin/bsprun" "$build/bin/bspwan" "$build/tests/launcher/netdelay"; do
   [ -x "$f" ] || { echo "wan_sites.sh: $f is missing: build first (./bspg.sh build; netdelay needs libnetfilter-queue-dev)" >&2; exit 1; }
 done
-if ! "$here/tests/sealed.sh" --check; then exec "$here/tests/sealed.sh" "$0" --build "$build" --delays "$delays" --reps "$reps" --words "$words" --procs "$procs" ${transport:+--transport "$transport"} $([ "$program" = bspbench ] && echo --bspbench) $([ "$program" = startup ] && echo --startup); fi
+if ! "$here/tests/sealed.sh" --check; then exec "$here/tests/sealed.sh" "$0" --build "$build" --delays "$delays" --reps "$reps" --words "$words" --procs "$procs" ${transport:+--transport "$transport"} ${sites:+--sites "$sites"} ${cases:+--cases "$cases"} $([ "$program" = bspbench ] && echo --bspbench) $([ "$program" = startup ] && echo --startup); fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/bspg-wan-XXXXXX")
 cleanup() { "$here/tests/launcher/emuhosts.sh" stop "$work/hosts" >/dev/null 2>&1 || true; rm -rf "$work"; }
 trap cleanup EXIT
 site_list=$(for ((i = 0; i < procs; i++)); do printf '1 '; done; for ((i = 0; i < procs; i++)); do printf '2 '; done)
-loads=$(for ((i = 0; i < 2 * procs; i++)); do printf '0.1 '; done)
+[ -z "$sites" ] || site_list=$sites
+nhosts=$(wc -w <<<"$site_list")
+nsites=$(tr " " "\n" <<<"${site_list% }" | sort -u | wc -l)
+loads=$(for ((i = 0; i < nhosts; i++)); do printf '0.1 '; done)
 export OMPI_MCA_mpi_yield_when_idle=1
 for d in $delays; do
   echo "== $d ms one way between the sites" >&2
@@ -61,33 +71,33 @@ for d in $delays; do
   if [ "$program" = startup ]; then
     [ -x "$work/mpi_hello" ] || "$(sed -n 's/^MPI_C_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")" -O2 \
       -o "$work/mpi_hello" "$here/benchmarks/mpi_hello.c"
-    hostlist=$(for ((i = 1; i <= 2 * procs; i++)); do printf 'emu%d:1,' "$i"; done)
+    hostlist=$(for ((i = 1; i <= nhosts; i++)); do printf 'emu%d:1,' "$i"; done)
     root=(); [ "$(id -u)" -ne 0 ] || root=(--allow-run-as-root)
     for ((r = 0; r < reps; r++)); do
       t0=$(date +%s.%N)
-      timeout 300 "$build/bin/bsprun" -p $((2 * procs)) --hostfile "$work/hosts/hosts.yaml" "$build/bin/hello" >/dev/null 2>&1
+      timeout 300 "$build/bin/bsprun" -p $nhosts --hostfile "$work/hosts/hosts.yaml" "$build/bin/hello" >/dev/null 2>&1
       t1=$(date +%s.%N)
       timeout 300 mpirun "${root[@]}" --mca plm_rsh_agent "ssh -F $work/hosts/ssh_config" --mca plm_rsh_no_tree_spawn 1 \
-        -host "${hostlist%,}" -np $((2 * procs)) "$work/mpi_hello" >/dev/null 2>&1
+        -host "${hostlist%,}" -np $nhosts "$work/mpi_hello" >/dev/null 2>&1
       t2=$(date +%s.%N)
       timeout 300 mpirun "${root[@]}" --mca plm_rsh_agent "ssh -F $work/hosts/ssh_config" --mca plm_rsh_no_tree_spawn 1 \
-        --mca osc sm,pt2pt -host "${hostlist%,}" -np $((2 * procs)) "$build/bin/hello" >/dev/null 2>&1
+        --mca osc sm,pt2pt -host "${hostlist%,}" -np $nhosts "$build/bin/hello" >/dev/null 2>&1
       t3=$(date +%s.%N)
       echo "$t0 $t1 $t2 $t3"
     done >"$work/startup-$d"
   elif [ "$program" = bspbench ]; then
-    timeout 1800 "$build/bin/bsprun" -p $((2 * procs)) --hostfile "$work/hosts/hosts.yaml" ${transport:+-x BSPG_TRANSPORT="$transport"} ${UCX_TLS:+-x UCX_TLS} \
+    timeout 1800 "$build/bin/bsprun" -p $nhosts --hostfile "$work/hosts/hosts.yaml" ${transport:+-x BSPG_TRANSPORT="$transport"} ${UCX_TLS:+-x UCX_TLS} \
       "$build/bin/bspbench" --hmax "$words" --reps "$reps" --no-plot --out "$work/bench-$d" | tee "$work/bench-$d.out" >&2
   else
-    timeout 900 "$build/bin/bsprun" -p $((2 * procs)) --hostfile "$work/hosts/hosts.yaml" ${transport:+-x BSPG_TRANSPORT="$transport"} ${UCX_TLS:+-x UCX_TLS} \
-      "$build/bin/bspwan" --reps "$reps" --words "$words" --csv "$work/wan-$d.csv" >&2
+    timeout 900 "$build/bin/bsprun" -p "$nhosts" --hostfile "$work/hosts/hosts.yaml" ${transport:+-x BSPG_TRANSPORT="$transport"} ${UCX_TLS:+-x UCX_TLS} \
+      "$build/bin/bspwan" --reps "$reps" --words "$words" ${cases:+--cases "$cases"} --csv "$work/wan-$d.csv" >&2
   fi
   "$here/tests/launcher/emuhosts.sh" stop "$work/hosts" >&2
 done
 if [ "$program" = startup ]; then
   echo
-  echo "start-up across 2 emulated sites of $procs host(s) each, bsprun at site 1, medians of $reps runs:"
-  echo "| delay | bsprun -p $((2 * procs)) hello | mpirun -np $((2 * procs)) hello | ratio | mpirun of plain MPI mpi_hello |"
+  echo "start-up across $nsites emulated sites (hosts' sites: ${site_list% }), bsprun at site 1, medians of $reps runs:"
+  echo "| delay | bsprun -p $nhosts hello | mpirun -np $nhosts hello | ratio | mpirun of plain MPI mpi_hello |"
   echo "|---|---|---|---|---|"
   for d in $delays; do
     awk -v d="$d" '
@@ -103,7 +113,7 @@ if [ "$program" = startup ]; then
 fi
 if [ "$program" = bspbench ]; then
   echo
-  echo "bspbench across 2 emulated sites of $procs host(s) each, one process per host, hmax = $words, $reps repetitions (g in us per word, l in us):"
+  echo "bspbench across $nsites emulated sites (hosts' sites: ${site_list% }), one process per host, hmax = $words, $reps repetitions (g in us per word, l in us):"
   printf '%-9s | %-34s | %-34s | %s\n' delay "all processes (bspg / raw MPI)" "inside sites" "across sites"
   for d in $delays; do
     # g and l in us of: bspg, raw MPI, inside subjobs, across subjobs (bspbench's order).
@@ -114,11 +124,12 @@ if [ "$program" = bspbench ]; then
   exit 0
 fi
 echo
-echo "bspwan across 2 emulated sites of $procs host(s) each, one process per host, h = $words, $reps repetitions${transport:+, BSPG_TRANSPORT=$transport} (medians, ms):"
+echo "bspwan across $nsites emulated sites (hosts' sites: ${site_list% }), one process per host, h = $words, $reps repetitions${transport:+, BSPG_TRANSPORT=$transport} (medians, ms):"
 printf '%-7s' case
 for d in $delays; do printf ' | %22s' "$d ms: bspg / MPI (x)"; done
 echo
-for c in sync put get bulk group; do
+for c in sync put get get8k get64k get1m bulk group; do
+  grep -q "^$c," "$work/wan-${delays%% *}.csv" || continue
   printf '%-7s' "$c"
   for d in $delays; do
     awk -F, -v c="$c" '$1 == c { printf " | %8.2f / %7.2f (%4.2f)", $2, $3, $4 }' "$work/wan-$d.csv"

@@ -342,15 +342,19 @@ void Runtime::sync(Group& group, SyncCall call) {
   }
 
   outgoing_.clear();
+  std::uint64_t replies = 0;  // servers other than this process that answer requests of ours
   for (int d : touched_) {
     Peer& p = peers_[static_cast<std::size_t>(d)];
     if (p.stream.empty() && p.mailbox_bytes == 0) continue;
     if (!p.stream.empty()) pad_to_8(p.stream.records());
     // Whether the stream holds more than messages: the receiver's sync then walks it for puts.
     const bool not_only_messages = p.way == Way::Stream || !p.gets.empty();
+    if (!p.gets.empty() && d != pid) ++replies;
     outgoing_.push_back({group.rank_of(d),
                          &p.stream,
-                         {p.mailbox_bytes, p.messages | (not_only_messages ? kNotOnlyMessages : 0),
+                         {p.mailbox_bytes,
+                          p.messages | (not_only_messages ? kNotOnlyMessages : 0) |
+                              (p.gets.empty() ? 0 : kHoldsGets),
                           p.message_bytes}});
   }
   if (mailbox_written_) mailbox_.publish();
@@ -364,7 +368,7 @@ void Runtime::sync(Group& group, SyncCall call) {
     serve_gets(group, chunk);
   };
   group.transport.round(ChunkKind::Stream, outgoing_, words, Header::kWords,
-                        group.transport.wide() ? &serve_early : nullptr);
+                        group.transport.wide() ? &serve_early : nullptr, replies);
   const Agreement agreement(words);
   if (!agreement.unanimous()) report_disagreement(group, header);
   if (agreement.any(Header::kMailbox)) mailbox_.acquire();
@@ -401,7 +405,7 @@ void Runtime::sync(Group& group, SyncCall call) {
 
 void Runtime::serve_gets(Group& group, const Transport::Incoming& chunk) {
   // Read this process's memory now, as it was when the superstep ended (no put has landed yet).
-  if (!(chunk.notes[1] & kNotOnlyMessages)) return;  // messages alone: nothing asked
+  if (!(chunk.notes[1] & kHoldsGets)) return;  // puts and messages alone: nothing asked
   if (replies_used_ == replies_.size()) replies_.emplace_back();
   Stream& reply = replies_[replies_used_];
   bool ok = unpack_stream(
@@ -412,7 +416,7 @@ void Runtime::serve_gets(Group& group, const Transport::Incoming& chunk) {
       },
       [](const char*, std::uint32_t, const char*, std::uint32_t) {});
   if (!ok) fail("bsp_sync", "internal error: malformed data stream from process %d", chunk.src);
-  if (reply.empty()) return;
+  // Every chunk that holds gets has one reply, empty or not: the asker counts on it (sync()).
   ++replies_used_;
   ByteBuffer& bytes = reply.records();
   // Replies are read by length: the padding is never read.
@@ -488,7 +492,7 @@ void Runtime::apply_puts_and_messages(Group& group,
     if ((messages & kNotOnlyMessages) &&
         !unpack_stream(records, chunk.bytes, apply_put, no_get, no_message))
       fail("bsp_sync", "internal error: malformed data stream from process %d", chunk.src);
-    queue.add_stream(chunk.src, records, chunk.bytes, messages & ~kNotOnlyMessages, chunk.notes[2]);
+    queue.add_stream(chunk.src, records, chunk.bytes, messages & ~kNoteFlags, chunk.notes[2]);
   }
 }
 

@@ -125,8 +125,11 @@ class Runtime {
   static constexpr std::uint32_t kDirectBytes = 64 * 1024;      // and from here: straight
   static constexpr std::uint32_t kHpputMailboxBytes = 1 << 20;  // bsp_hpput: mailbox up to here
   static constexpr std::uint32_t kUnbufferedSendBytes = 1024;   // hpsend payloads left in place
-  // A stream's second note: its message count, with this bit when it also holds puts or gets.
+  // A stream's second note: its message count, with this bit when it also holds puts or gets,
+  // and this one when it holds gets (its receiver answers it with exactly one reply).
   static constexpr std::uint64_t kNotOnlyMessages = std::uint64_t{1} << 63;
+  static constexpr std::uint64_t kHoldsGets = std::uint64_t{1} << 62;
+  static constexpr std::uint64_t kNoteFlags = kNotOnlyMessages | kHoldsGets;
 
  private:
   // How this process's puts to one destination travel this superstep. They are applied there in

@@ -79,11 +79,11 @@ void Transport::put_chunk(const Outgoing& chunk, std::uint64_t offset) {
 void Transport::flush_targets() { flush_each(touched_, buffers_[channel_][parity_].win); }
 
 void Transport::round(ChunkKind kind, const std::vector<Outgoing>& out, std::uint64_t* words,
-                      int nwords, const Arrival* on_arrival) {
+                      int nwords, const Arrival* on_arrival, std::uint64_t replies) {
   if (!open_) open();
   kind_ = kind;
   channel_ = channel(kind);
-  if (wide_) return round_wide(out, words, nwords, on_arrival);
+  if (wide_) return round_wide(out, words, nwords, on_arrival, replies);
   if (!channel_open_[channel_]) open_channel(channel_);
   // The caller's words and "something is late".
   const auto count = static_cast<std::size_t>(nwords) + 1;

@@ -12,11 +12,14 @@
 //
 // A group whose processes are on more than one node (sites of a grid, hosts of a cluster) moves its
 // chunks two-sided instead ("wide"): each chunk is one message (MPI_Isend), taken in wherever it
-// comes from (MPI_Improbe, MPI_Imrecv), and the round ends with reductions that also sum the chunks
-// sent and received, until the sums agree. A data superstep then costs about one round trip between
-// the farthest processes (the data and the first reduction travel together; the second confirms),
-// against three for a reservation, a put with its flush, and the reduction: what a wide-area
-// network makes expensive. BSPG_TRANSPORT=one-sided or two-sided chooses for every group.
+// comes from (MPI_Improbe, MPI_Imrecv), and the round ends with a reduction that also counts the
+// chunks each process is sent (in groups of up to kMaxExactCountProcesses; beyond, reductions sum
+// the chunks sent and received until the sums agree). A put superstep then costs about half a
+// round trip between the farthest processes (the data and the reduction travel together), and a
+// get one round trip (the request goes with the data, its receiver answers at once, and the asker
+// knows how many answers it is owed), against three for a reservation, a put with its flush, and
+// the reduction: what a wide-area network makes expensive. BSPG_TRANSPORT=one-sided or two-sided
+// chooses for every group.
 //
 // A one-sided group whose processes share one node makes the same rounds with no MPI call but
 // the reduction: its windows are shared memory that every process maps (MPI_Win_allocate_shared),
@@ -222,10 +225,13 @@ class Transport {
   // delivering the next round's.
   // Wide: on_arrival, where given, sees every stream chunk of the round as it arrives, and may
   // answer it at once with reply(): the stream round then also brings every reply, and ends only
-  // once they have all arrived (incoming(Reply) lists them; no reply round follows).
+  // once they have all arrived (incoming(Reply) lists them; no reply round follows). replies:
+  // how many reply chunks other ranks send this process in the round (each chunk whose receiver
+  // answers it with reply() is answered exactly once, so the sender knows): in a small group the
+  // round then ends after one reduction, once this process's chunks and replies are here.
   using Arrival = std::function<void(const Incoming&)>;
   void round(ChunkKind kind, const std::vector<Outgoing>& out, std::uint64_t* words, int nwords,
-             const Arrival* on_arrival = nullptr);
+             const Arrival* on_arrival = nullptr, std::uint64_t replies = 0);
   // Wide only, from on_arrival: sends a reply chunk now. The stream must stay as it is until the
   // round ends.
   void reply(const Outgoing& chunk);
@@ -280,7 +286,7 @@ class Transport {
   void scan();
   int counter_index() const { return 2 * channel_ + parity_; }
   void round_wide(const std::vector<Outgoing>& out, std::uint64_t* words, int nwords,
-                  const Arrival* on_arrival);
+                  const Arrival* on_arrival, std::uint64_t replies);
   int wide_tag(int channel) const;
   // Sends a chunk of `kind` (or keeps it, for ourselves).
   void send_wide(ChunkKind kind, const Outgoing& chunk);

@@ -112,7 +112,7 @@ void Transport::take_in_wide(int channel, const Arrival* on_arrival) {
 }
 
 void Transport::round_wide(const std::vector<Outgoing>& out, std::uint64_t* words, int nwords,
-                           const Arrival* on_arrival) {
+                           const Arrival* on_arrival, std::uint64_t replies) {
   // Channels this round carries: its own, and with early replies the reply channel too.
   const int last = on_arrival ? 1 : channel_;
   for (int c = channel_; c <= last; ++c) {
@@ -124,13 +124,15 @@ void Transport::round_wide(const std::vector<Outgoing>& out, std::uint64_t* word
   }
   WideChannel& own = wide_channels_[channel_];
   const std::size_t first = own.used;
-  // A small group without early replies also sums, per process, the chunks it is sent (one word
-  // each): every process then knows after the first reduction how many chunks to wait for, and
-  // no second reduction confirms (a wide-area round trip saved where the first one overtook the
-  // data). Replies are sent as requests arrive, so their number is not known ahead: with them,
-  // and in larger groups (a word per process in every reduction), the sums must agree instead.
+  // A small group also sums, per process, the chunks it is sent (one word each): every process
+  // then knows after the first reduction how many chunks to wait for, and no second reduction
+  // confirms (a wide-area round trip saved where the first one overtook the data). Early
+  // replies need no word: each answers one chunk this process sent, and the caller counted
+  // those (`replies`), so a get costs the request's way there and the reply's way back, both
+  // within the reduction's own wide-area step and the one after it. In larger groups (a word
+  // per process in every reduction would be too many) the sums must agree instead.
   const std::size_t group = pids_.size();
-  const bool exact = on_arrival == nullptr && group <= kMaxExactCountProcesses;
+  const bool exact = group <= kMaxExactCountProcesses;
   sent_to_.assign(exact ? group : 0, 0);
   for (const Outgoing& chunk : out) {
     send_wide(kind_, chunk);
@@ -166,14 +168,19 @@ void Transport::round_wide(const std::vector<Outgoing>& out, std::uint64_t* word
     reduction->run(words_.data(), &meanwhile);
     metadata_ += reduction->bytes_per_run();
     if (exact) {
-      // Every chunk sent to this process was counted before the reduction: wait for them all.
+      // Every chunk sent to this process was counted before the reduction, and every reply it
+      // is owed by the caller: wait for them all (serving the chunks as they come, so that the
+      // replies others wait for leave here).
       const std::uint64_t expected = words_[static_cast<std::size_t>(nwords + 2 * channels + rank_)];
+      const WideChannel& answers = wide_channels_[last];
+      const std::uint64_t answers_expected = on_arrival ? replies : 0;
       IdlePacer pacer;
       for (;;) {
-        const std::uint64_t before = own.received;
+        const std::uint64_t before = own.received + answers.received;
         take_in();
-        if (own.received >= expected) break;
-        if (own.received != before) pacer.reset();
+        if (own.received >= expected && (!on_arrival || answers.received >= answers_expected))
+          break;
+        if (own.received + answers.received != before) pacer.reset();
         pacer.idle();
       }
       break;
