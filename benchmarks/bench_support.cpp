@@ -69,6 +69,24 @@ Option text(const std::string& name, const std::string& what, std::string* targe
   });
 }
 
+Option cases(const std::vector<std::string>& known, std::set<std::string>* chosen) {
+  return text("cases", "list of cases", [known, chosen](const std::string& list) {
+    std::size_t begin = 0;
+    while (begin <= list.size()) {
+      const std::size_t end = std::min(list.find(',', begin), list.size());
+      const std::string name = list.substr(begin, end - begin);
+      if (std::find(known.begin(), known.end(), name) == known.end()) {
+        std::string all;
+        for (const std::string& k : known) all += (all.empty() ? "" : ", ") + k;
+        return "--cases: unknown case '" + name + "' (the cases are " + all + ")";
+      }
+      chosen->insert(name);
+      begin = end + 1;
+    }
+    return std::string();
+  });
+}
+
 std::string read_options(int argc, char** argv, const char* program,
                          const std::vector<Option>& options) {
   std::vector<bspg::command_line::Option> table;

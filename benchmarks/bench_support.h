@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,9 @@ Option text(const std::string& name, const std::string& what,
             std::function<std::string(const std::string& value)> use);
 // The same into *target.
 Option text(const std::string& name, const std::string& what, std::string* target);
+// --cases A,B,...: the rows to run, each one of `known`, into *chosen ("--cases: unknown case
+// 'X' (the cases are A, B, ...)").
+Option cases(const std::vector<std::string>& known, std::set<std::string>* chosen);
 
 // Reads the whole command line (getopt_long, names in full: command_line.h). An argument that
 // is no option is an error: the benchmarks take options only. Returns the first error, or "".

@@ -45,31 +45,12 @@ struct Options : bench::CommonOptions {
   bool wants(const std::string& name) const { return cases.empty() || cases.count(name) > 0; }
 };
 
-std::string read_cases(const std::string& list, std::set<std::string>& cases) {
-  std::size_t begin = 0;
-  while (begin <= list.size()) {
-    const std::size_t end = std::min(list.find(',', begin), list.size());
-    const std::string name = list.substr(begin, end - begin);
-    bool known = false;
-    for (const std::string& k : kCaseNames) known = known || k == name;
-    if (!known) {
-      std::string all;
-      for (const std::string& k : kCaseNames) all += (all.empty() ? "" : ", ") + k;
-      return "--cases: unknown case '" + name + "' (the cases are " + all + ")";
-    }
-    cases.insert(name);
-    begin = end + 1;
-  }
-  return "";
-}
-
 std::optional<int> parse_options(int argc, char** argv, Options& opt) {
   const std::string error = bench::read_options(
       argc, argv, kProgram, opt,
       {bench::text("csv", "file name", &opt.csv),
        bench::count("hmax", 16, 65536, &opt.hmax, &opt.hmax_given),
-       bench::text("cases", "list of cases",
-                   [&](const std::string& list) { return read_cases(list, opt.cases); })});
+       bench::cases(kCaseNames, &opt.cases)});
   if (opt.quick && !opt.hmax_given) opt.hmax = 256;
   if (!opt.reps_given && !opt.quick) opt.reps = 21;
   return bench::exit_before_begin(error, opt, kProgram, kUsage);

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,36 +33,18 @@ const char* const kUsage = bspg::bench::kBspwanManual;
 struct Options : bench::CommonOptions {
   std::string csv;
   long words = 1000;
-  std::vector<std::string> cases;  // --cases: the rows to run (empty: all)
-  bool runs(const char* name) const {
-    return cases.empty() || std::find(cases.begin(), cases.end(), name) != cases.end();
-  }
+  std::set<std::string> cases;  // --cases: the rows to run (empty: all)
+  bool runs(const char* name) const { return cases.empty() || cases.count(name) > 0; }
 };
 
-constexpr const char* kCases[] = {"sync",   "put",   "get",  "get8k",
-                                  "get64k", "get1m", "bulk", "group"};
-
-// --cases a,b,c: names from kCases.
-std::string read_cases(const std::string& text, std::vector<std::string>& cases) {
-  std::size_t from = 0;
-  for (;;) {
-    const std::size_t comma = text.find(',', from);
-    const std::string name = text.substr(from, comma == std::string::npos ? comma : comma - from);
-    if (std::find(std::begin(kCases), std::end(kCases), name) == std::end(kCases))
-      return "option --cases: unknown case '" + name +
-             "' (sync, put, get, get8k, get64k, get1m, bulk, group)";
-    cases.push_back(name);
-    if (comma == std::string::npos) return "";
-    from = comma + 1;
-  }
-}
+const std::vector<std::string> kCases = {"sync",   "put",   "get",  "get8k",
+                                         "get64k", "get1m", "bulk", "group"};
 
 std::optional<int> parse_options(int argc, char** argv, Options& opt) {
   const std::string error = bench::read_options(
       argc, argv, kProgram, opt,
       {bench::text("csv", "file name", &opt.csv), bench::count("words", 1, 1000000, &opt.words),
-       bench::text("cases", "list of cases",
-                   [&opt](const std::string& value) { return read_cases(value, opt.cases); })});
+       bench::cases(kCases, &opt.cases)});
   if (opt.quick && !opt.reps_given) opt.reps = 3;
   if (!opt.quick && !opt.reps_given) opt.reps = 11;
   return bench::exit_before_begin(error, opt, kProgram, kUsage);
