@@ -3,6 +3,8 @@
 
 #include <unistd.h>
 
+#include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "untrusted.h"
@@ -16,6 +18,13 @@ inline void say(const std::string& line) {
   const std::string text = "bsprun: " + untrusted::printable(line) + "\n";
   const ssize_t ignored = write(STDERR_FILENO, text.data(), text.size());
   (void)ignored;
+}
+
+// Seconds as bsprun's lines say them: to a tenth, without trailing zeros ("30", "2.5").
+inline std::string seconds_text(double s) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", std::round(s * 10) / 10);
+  return text;
 }
 
 // More processes than cores (`where`: "4 processes on this machine's 2 cores", ...): said once,

@@ -6,14 +6,13 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 #include <sstream>
 
 #include "hosts.h"
+#include "say.h"
 #include "untrusted.h"
 
 namespace bspg::launcher {
@@ -60,12 +59,6 @@ std::string uts_namespace(const std::string& pid) {
   char target[128];
   const ssize_t n = readlink(("/proc/" + pid + "/ns/uts").c_str(), target, sizeof target - 1);
   return n > 0 ? std::string(target, static_cast<std::size_t>(n)) : "";
-}
-
-std::string seconds_text(double s) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", std::round(s * 10) / 10);
-  return text;
 }
 
 }  // namespace

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 
 #include "checkpoints.h"
@@ -24,12 +23,6 @@ constexpr double kShortestProbe = 0.5;
 // A host whose silence is this close to --host-timeout when its probe fails is lost (seconds):
 // the round that ends at the deadline may end a little before it.
 constexpr double kDeadlineSlack = 0.05;
-
-std::string seconds_text(double s) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", std::round(s * 10) / 10);
-  return text;
-}
 
 // One round on the hosts: the probe's figures and, with a marker line, the job's processes
 // there (frozen.h) from the same login; `processes[i]` is empty when host i did not list them.

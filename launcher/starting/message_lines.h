@@ -1,12 +1,13 @@
 // message_lines.h - what the readers of the starters' messages share: the longest block, rules,
-// trimming, NUL bytes, Open MPI's starter's name, ssh's cut connections and the words for a host
-// lost. Each is described where it is defined. Private to starting/.
+// trimming, NUL bytes, a block in one line, Open MPI's starter's name, ssh's cut connections and
+// the words for a host lost. Each is described where it is defined. Private to starting/.
 #ifndef BSPG_LAUNCHER_MESSAGE_LINES_H
 #define BSPG_LAUNCHER_MESSAGE_LINES_H
 
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace bspg::launcher::messages_internal {
 
@@ -18,6 +19,7 @@ bool is_rule(std::string_view line, char c = '-');
 std::string trim(const std::string& text);
 bool contains(const std::string& text, const char* part);
 std::string_view nuls_skipped(std::string_view line);
+std::string joined(const std::vector<std::string>& lines);
 
 // openmpi_blocks.cpp
 bool starter_word_before(const std::string& text, std::size_t end);

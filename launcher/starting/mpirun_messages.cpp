@@ -6,9 +6,11 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "message_lines.h"
 #include "untrusted.h"
@@ -38,6 +40,19 @@ bool contains(const std::string& text, const char* part) {
 std::string_view nuls_skipped(std::string_view line) {
   const std::size_t text = line.find_first_not_of('\0');
   return text == std::string_view::npos ? std::string_view() : line.substr(text);
+}
+
+// The lines' words, one space apart, without the rules that frame them (Open MPI's of '-',
+// Hydra's of '=').
+std::string joined(const std::vector<std::string>& lines) {
+  std::string text;
+  for (const auto& line : lines) {
+    if (is_rule(line) || is_rule(line, '=')) continue;
+    std::istringstream words(line);
+    std::string word;
+    while (words >> word) text += (text.empty() ? "" : " ") + word;
+  }
+  return text;
 }
 
 }  // namespace messages_internal

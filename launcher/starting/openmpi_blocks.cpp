@@ -36,17 +36,6 @@ std::string field(const std::vector<std::string>& lines, const std::string& key)
   return "";
 }
 
-std::string joined(const std::vector<std::string>& lines) {
-  std::string text;
-  for (const auto& line : lines) {
-    if (is_rule(line)) continue;
-    std::istringstream words(line);
-    std::string word;
-    while (words >> word) text += (text.empty() ? "" : " ") + word;
-  }
-  return text;
-}
-
 // "emu2" in "... Remote daemon: [[1867,0],2] on node emu2 ..." (the HNP's node comes first).
 std::string remote_node(const std::string& text) {
   const auto remote = text.find("Remote daemon:");

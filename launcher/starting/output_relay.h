@@ -15,14 +15,17 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "message_lines.h"
 #include "mpirun_messages.h"
 #include "output_lines.h"
 #include "runner.h"
 #include "stopping.h"  // Clock
+#include "untrusted.h"
 #include "write_all.h"
 
 namespace bspg::launcher::runner_internal {
@@ -198,38 +201,17 @@ class OutputRelay {
            now - *starter_spoke_at_ > seconds(how_.start_bound_s);
   }
   int processes_started() const { return filter_.processes_started(); }
-  // What the starter said before the start, in one line (rules, blank lines and control bytes
-  // left out, at most about 500 bytes); it is not shown otherwise.
+  // What the starter said before the start, in one line (its frames left out, shown escaped, at
+  // most 500 bytes); it is not shown otherwise.
   std::string held_in_one_line() {
-    std::string line, word;
-    auto add_line = [&](std::string_view text) {
-      std::string cleaned;
-      for (char c : text) cleaned += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? ' ' : c;
-      const std::size_t first = cleaned.find_first_not_of(' ');
-      if (first == std::string::npos) return;
-      cleaned = cleaned.substr(first, cleaned.find_last_not_of(' ') - first + 1);
-      if (cleaned.find_first_not_of("-=*") == std::string::npos) return;  // a rule
-      if (!line.empty()) line += ' ';
-      line += cleaned;
-    };
-    const std::string all = held_err_ + held_out_;
-    std::size_t at = 0;
-    while (at < all.size()) {
-      std::size_t end = all.find('\n', at);
-      if (end == std::string::npos) end = all.size();
-      add_line(std::string_view(all).substr(at, end - at));
-      at = end + 1;
-    }
-    // Runs of spaces (the starter's indentation) as one.
-    std::string squeezed;
-    for (char c : line)
-      if (c != ' ' || squeezed.empty() || squeezed.back() != ' ') squeezed += c;
-    if (squeezed.size() > 500) squeezed = squeezed.substr(0, 497) + "...";
+    std::vector<std::string> lines;
+    std::istringstream held(held_err_ + held_out_);
+    for (std::string line; std::getline(held, line);) lines.push_back(line);
     held_err_.clear();
     held_out_.clear();
     // The job is being stopped: what the starter says from now on adds nothing to this line.
     dropping_ = true;
-    return squeezed;
+    return untrusted::excerpt(messages_internal::joined(lines), 500);
   }
 
   // mpirun's stderr has ended: everything else, unfinished lines as they are.
@@ -271,11 +253,10 @@ class OutputRelay {
     write_out();
   }
 
-  // Until every process has said it started, what mpirun itself prints waits in `held`; whether
-  // it did. Once they have, what waited goes out first.
+  // Until every process has said it started (release_once_started, called first), what mpirun
+  // itself prints waits in `held`; whether it did.
   bool hold(std::string& held, const std::string& passed) {
     if (dropping_) return true;
-    release_once_started();
     if (!holding_) return false;
     if (!starter_spoke_at_) starter_spoke_at_ = Clock::now();
     // A starter that prints without end before the start: its first megabyte is enough.

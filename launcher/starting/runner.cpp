@@ -28,7 +28,6 @@
 #include <chrono>
 #include <climits>
 #include <csignal>
-#include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <optional>
@@ -38,6 +37,7 @@
 #include "mpistart.h"
 #include "options.h"  // kExitLaunchFailed
 #include "output_relay.h"
+#include "say.h"
 #include "stopping.h"
 
 namespace bspg::launcher {
@@ -53,13 +53,6 @@ std::string starter_name(const std::string& path) {
   std::string name = path.substr(path.find_last_of('/') + 1);
   if (const std::size_t dot = name.find('.'); dot != std::string::npos && dot > 0) name.erase(dot);
   return name;
-}
-
-// 30 for 30.0, 2.5 for 2.5.
-std::string seconds_text(double s) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", s);
-  return text;
 }
 
 // mpirun's stderr or stdout, read without blocking.
