@@ -1,0 +1,34 @@
+// Misuse of a nested run: its pid 0 puts to an address registered only in the outer section.
+// One line says so, and the job ends with a non-zero status.
+#include <bsp.h>
+#include <stdio.h>
+
+static int outer_only;
+
+static void nested(void) {
+  bsp_begin(2);
+  const int x = 5;
+  if (bsp_pid() == 0) bsp_put(1, &x, &outer_only, 0, sizeof x);
+  bsp_sync();
+  printf("FAIL nested_misuse: the put went through\n");
+  bsp_end();
+}
+
+static void outer(void) {
+  bsp_begin(bsp_nprocs());
+  bsp_push_reg(&outer_only, sizeof outer_only);
+  bsp_sync();
+  if (bsp_pid() == 0) {
+    bsp_init(nested, 0, NULL);
+    nested();
+  }
+  bsp_sync();
+  printf("FAIL nested_misuse: the outer section went on\n");
+  bsp_end();
+}
+
+int main(int argc, char** argv) {
+  bsp_init(outer, argc, argv);
+  outer();
+  return 0;
+}
