@@ -375,6 +375,7 @@ void leave() {
     if (!outer.part_named_since_last_section) forget_part_named_since_last_section();
     return;
   }
+  nested_part = nullptr;  // named inside the section, but no nested run started
   forget_part_named_since_last_section();
   master::leave();
   // MPI stays up where a later section may follow; the program's end finalizes it then.
