@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum { K = 4 };
 
@@ -110,8 +111,12 @@ static void outer(void) {
   outer_pid = op;
   nested_size = two_each ? 2 : 1 + op % 3;
   bsp_init(nested, 0, NULL);
-  if (bsp_nprocs() < 1) {
-    printf("FAIL outer %d: bsp_nprocs() is %d before the nested bsp_begin\n", op, bsp_nprocs());
+  // Between the nested bsp_init and bsp_begin: what a nested run may have, this machine's
+  // processors.
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  if (bsp_nprocs() != online) {
+    printf("FAIL outer %d: bsp_nprocs() is %d before the nested bsp_begin, want %ld\n", op,
+           bsp_nprocs(), online);
     bad = 1;
   }
   nested();
