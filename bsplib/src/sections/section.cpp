@@ -355,6 +355,7 @@ Membership begin_nested(int maxprocs) {
   const Membership member = master::join(maxprocs, nullptr);
   last_nprocs = member.nprocs;
   set_reporting_pid(member.pid);
+  set_aside_stop_peers();
   know_stop_peers(member.comm);
   share_globals(member.comm, 0);
   return member;
@@ -371,6 +372,7 @@ void leave() {
     outer_sections.pop_back();
     last_nprocs = outer.last_nprocs;
     set_reporting_pid(outer.reporting_pid);
+    bring_back_stop_peers();
     name_spmd_part(outer.part);
     if (!outer.part_named_since_last_section) forget_part_named_since_last_section();
     return;
