@@ -649,8 +649,6 @@ void end_nested() {
   outer_states.pop_back();
 }
 
-bool nested() { return settings.nested; }
-
 void end_pool() {
   if (pool_comm == MPI_COMM_NULL) return;
   if (read_settings("exit").role == Role::Master) exchange_start_message(pool_comm, {kEnd, 0, {}});

@@ -77,7 +77,4 @@ void end_pool();
 void begin_nested(int available);
 void end_nested();
 
-// Whether this process is a nested run's spawner, between begin_nested and end_nested.
-bool nested();
-
 }  // namespace bspg::master

@@ -5,6 +5,9 @@
 //     instead of main; no part: they run main too) or when its program ends (they end too);
 //   - a master, started alone by bsprun: it runs main; its bsp_begin spawns the others;
 //   - a process a master spawned: it runs the part the master named, or main where there is none.
+//   - inside a section, a process whose bsp_begin starts a nested run: it spawns the others as a
+//     master does (from MPI_COMM_SELF, no pool), which run as a master's spawned processes, and
+//     goes on in its own section after the nested bsp_end (begin_nested, leave).
 // Between sections the processes that run SPMD parts only wait ("park") for the next start
 // message, which names the part to run, instead of ending at bsp_end; they end when process 0
 // ends. A program that starts MPI itself, or a plain run without a starter, runs main everywhere.
@@ -360,8 +363,6 @@ Membership begin_nested(int maxprocs) {
   share_globals(member.comm, 0);
   return member;
 }
-
-bool inside_nested_run() { return !outer_sections.empty(); }
 
 void leave() {
   if (!outer_sections.empty()) {
