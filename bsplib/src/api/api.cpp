@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "bsp.h"
 #include "bspg.h"
@@ -26,6 +28,14 @@ using bspg::Runtime;
 namespace {
 
 bool init_called = false;  // bsp_init named the SPMD function
+
+// Nested runs: each nested bsp_begin sets the outer section's Runtime and profiler aside here
+// (innermost last); its bsp_end brings them back.
+struct OuterRun {
+  Runtime* runtime;
+  bspg::Profiler* profiler;
+};
+std::vector<OuterRun> outer_runs;
 
 using bspg::section::start_mpi;
 
@@ -57,6 +67,12 @@ inline void check_transfer(const char* call, const Runtime& rt, int pid, int off
   if (g_runtime->registry.is_pending_push(address))
     fail(call, "%s %p is registered, but the registration takes effect at the next bsp_sync", role,
          address);
+  for (const OuterRun& outer : outer_runs)
+    if (outer.runtime->registry.lookup(address) >= 0)
+      fail(call,
+           "%s %p is registered in an outer SPMD section, not in this nested run (its bsp_begin "
+           "started with no registrations; bsp_push_reg it here, then bsp_sync, before use)",
+           role, address);
   fail(call, "%s %p is not registered (bsp_push_reg it, then bsp_sync, before use)", role, address);
 }
 
@@ -187,6 +203,13 @@ int end_section(bool ended_by_exit) {
   g_runtime = nullptr;
   g_phase = Phase::After;
   bspg::section::leave();
+  if (!outer_runs.empty()) {
+    // A nested run ended: the outer section goes on, as it was.
+    g_runtime = outer_runs.back().runtime;
+    bspg::g_profiler = outer_runs.back().profiler;
+    outer_runs.pop_back();
+    g_phase = Phase::Inside;
+  }
   return pid;
 }
 
@@ -197,7 +220,25 @@ int end_section(bool ended_by_exit) {
 void end_at_exit(int status, void* /*unused*/) {
   if (g_phase != Phase::Inside || g_runtime == nullptr) return;
   if (status != 0) bspg::stop_after_exit(status);
-  end_section(true);
+  // Inside a nested run: it ends first, then each outer section around it.
+  while (g_phase == Phase::Inside && g_runtime != nullptr) end_section(true);
+}
+
+// bsp_begin inside a section: a nested run, with processes of its own, this one its pid 0. Not
+// profiled (the outer section's profile goes on after it): its pid 0 tells the others, in the
+// profiler's start, that there is no profile directory.
+void begin_nested(int maxprocs) {
+  outer_runs.push_back({g_runtime, bspg::g_profiler});
+  g_runtime = nullptr;
+  bspg::g_profiler = nullptr;
+  const bspg::Membership member = bspg::section::begin_nested(maxprocs);
+  g_runtime = new Runtime(member.comm, member.pid, member.nprocs);
+  const char* set = std::getenv(bspg::profile::kProfileVariable);
+  const bool profiled = set != nullptr;
+  const std::string directory = profiled ? set : "";
+  if (profiled) unsetenv(bspg::profile::kProfileVariable);
+  bspg::g_profiler = bspg::Profiler::start(member.comm, member.pid, member.nprocs);
+  if (profiled) setenv(bspg::profile::kProfileVariable, directory.c_str(), 1);
 }
 
 // The sections part's hook, set before main: an SPMD part that the sections part ran on a process
@@ -216,8 +257,7 @@ __attribute__((constructor)) void set_sections_hook() {
 extern "C" {
 
 void bsp_begin(int maxprocs) {
-  if (g_phase == Phase::Inside)
-    fail("bsp_begin", "called twice (inside the SPMD section it started; bsp_end it first)");
+  if (g_phase == Phase::Inside) return begin_nested(maxprocs);
   const bspg::Membership member = bspg::section::begin(maxprocs);
   if (member.comm == MPI_COMM_NULL) return;  // not needed: as after bsp_end
   g_runtime = new Runtime(member.comm, member.pid, member.nprocs);
@@ -238,14 +278,20 @@ void bsp_end(void) {
 void bsp_init(void (*spmd_part)(void), int argc, char* argv[]) {
   (void)argc;
   (void)argv;
-  if (g_phase == Phase::Inside) fail("bsp_init", "called inside an SPMD section");
   if (spmd_part == nullptr) fail("bsp_init", "the SPMD function is NULL");
+  // Inside a section: names the part of a nested run, which the next bsp_begin starts.
+  if (g_phase == Phase::Inside) return bspg::section::init_nested(spmd_part);
   init_called = true;  // before the part runs: its return is reported as the SPMD function's
   bspg::section::init(spmd_part);
 }
 
 int bsp_nprocs(void) {
-  if (g_runtime) return g_runtime->nprocs;
+  if (g_runtime) {
+    // Between bsp_init inside a section and its nested bsp_begin: what that run may have.
+    if (__builtin_expect(bspg::section::nested_part_named(), 0))
+      return bspg::section::nested_available();
+    return g_runtime->nprocs;
+  }
   return bspg::section::nprocs();
 }
 

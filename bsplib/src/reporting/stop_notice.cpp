@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
@@ -43,6 +44,8 @@ std::atomic<pid_t> section_thread{0};
 
 Peer peers[kMaxPeers];
 std::atomic<int> peer_count{0};
+// The peers of outer sections while nested runs go on (innermost last): set_aside_stop_peers.
+std::vector<std::vector<Peer>> set_aside;
 
 std::atomic<int> answers{0};
 std::atomic<bool> stopping{false};
@@ -240,6 +243,21 @@ void forget_stop_peers() {
   const int count = peer_count.exchange(0);
   for (int i = 0; i < count; ++i) close(peers[i].pidfd);
   section_thread.store(0);
+}
+
+void set_aside_stop_peers() {
+  const int count = peer_count.exchange(0);  // no notice goes to them meanwhile
+  set_aside.emplace_back(peers, peers + count);
+}
+
+void bring_back_stop_peers() {
+  forget_stop_peers();
+  if (set_aside.empty()) return;
+  const std::vector<Peer>& outer = set_aside.back();
+  std::copy(outer.begin(), outer.end(), peers);
+  section_thread.store(static_cast<pid_t>(syscall(SYS_gettid)));
+  peer_count.store(static_cast<int>(outer.size()));
+  set_aside.pop_back();
 }
 
 void tell_peers_stopping(int status) {

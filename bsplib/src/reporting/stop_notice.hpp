@@ -27,6 +27,12 @@ void know_stop_peers(MPI_Comm comm);
 // The section is over: no notices to its processes any more.
 void forget_stop_peers();
 
+// A nested run (a bsp_begin inside a section): the outer section's peers wait aside while
+// know_stop_peers takes the nested run's, and come back once that run is over (its Runtime gone),
+// with no collective call.
+void set_aside_stop_peers();
+void bring_back_stop_peers();
+
 // Called by stop_job before it aborts: notices to the peers, then at most 2 s for their answers.
 // Where the abort then does not reach a peer within 3 s, that peer stops the job with `status`.
 void tell_peers_stopping(int status);

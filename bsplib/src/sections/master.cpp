@@ -14,6 +14,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "errors.hpp"
@@ -49,12 +50,23 @@ struct Settings {
   int available = 1;
   std::vector<Slot> slots;             // empty: every process on this machine
   std::vector<std::string> passed_on;  // NAME=VALUE for the spawned processes
+  bool nested = false;  // a nested run's spawner: one section, spawned from MPI_COMM_SELF
 };
 
 Settings settings;
 MPI_Comm joined = MPI_COMM_NULL;  // the section's processes, master first, while inside
 MPI_Comm link = MPI_COMM_NULL;    // the intercommunicator of the spawn (the parent's, if spawned)
 MPI_Comm pool_comm = MPI_COMM_NULL;  // master and all it spawned so far, master first
+
+// What a nested run's spawner set aside at begin_nested, for end_nested: its own section's state,
+// and the subjob variables the nested bsp_begin sets (name, value; unset where it had none).
+struct OuterState {
+  Settings settings;
+  MPI_Comm joined, link, pool_comm;
+  std::vector<std::pair<bool, std::string>> subjob_variables;  // in kSubjobVariables' order
+};
+std::vector<OuterState> outer_states;
+constexpr const char* kSubjobVariables[] = {"BSPG_SUBJOB", "BSPG_NSUBJOBS", "BSPG_SUBJOB_SIZES"};
 
 // Before the merge every spawned process tells the master (over `link`) that it is there, or that
 // it stops: an MPI_Abort in a spawned process does not end the master on every MPI (Open MPI 5
@@ -403,6 +415,10 @@ MPI_Comm spawn(const Plan& plan, int count, MPI_Comm parents, std::vector<std::s
     MPI_Info_create(&info);
     if (!app.hosts.empty()) MPI_Info_set(info, "host", app.hosts.c_str());
     MPI_Info_set(info, "wdir", directory);
+#if defined(OPEN_MPI)
+    // A nested run's processes join those of the outer run on this machine, whatever its slots.
+    if (settings.nested) MPI_Info_set(info, "map_by", ":OVERSUBSCRIBE");
+#endif
     const SpawnEnvironment environment = environment_for(app.subjob, plan);
     if (environment.at_spawn.size() >= MPI_MAX_INFO_VAL)
       fail("bsp_begin",
@@ -427,6 +443,11 @@ MPI_Comm spawn(const Plan& plan, int count, MPI_Comm parents, std::vector<std::s
   for (MPI_Info& info : infos) MPI_Info_free(&info);
   for (int code : codes)
     if (rc == MPI_SUCCESS && code != MPI_SUCCESS) rc = code;
+  if (rc != MPI_SUCCESS && settings.nested)
+    fail("bsp_begin",
+         "a nested run needs process spawning, which %s lacks here (MPI_Comm_spawn failed: %s); "
+         "could not start %d more process%s for the nested bsp_begin(%d)",
+         BSPG_MPI_NAME, error_text(rc).c_str(), nprocs - 1, nprocs == 2 ? "" : "es", nprocs);
   if (rc != MPI_SUCCESS)
     fail("bsp_begin",
          "could not start %d more process%s of %s: %s's MPI_Comm_spawn failed (%s); master mode "
@@ -498,6 +519,7 @@ void stop_before_begin(int status) {
 }
 
 bool pool_stays() {
+  if (settings.nested) return false;  // a nested run has one section: its processes end with it
   if (read_settings("bsp_begin").role == Role::Spawned) return spawn_mark("bsp_begin").stays;
   return bspg_owns_mpi();  // the master's: a later section may follow
 }
@@ -522,7 +544,7 @@ Membership join(int maxprocs, const StartMessage* received) {
     if (pool_comm != MPI_COMM_NULL)
       exchange_start_message(pool_comm, {kBegin, nprocs, locate(current_spmd_part())});
     if (nprocs == 1 && pool_comm == MPI_COMM_NULL) {
-      MPI_Comm_dup(MPI_COMM_WORLD, &joined);
+      MPI_Comm_dup(s.nested ? MPI_COMM_SELF : MPI_COMM_WORLD, &joined);
     } else {
       if (nprocs > have) {
         MPI_Comm parents = pool_comm == MPI_COMM_NULL ? MPI_COMM_SELF : pool_comm;
@@ -590,6 +612,42 @@ void (*spmd_part_from_master(void (*named)(void)))(void) {
 }
 
 MPI_Comm pool() { return pool_comm; }
+
+void begin_nested(int available) {
+  read_settings("bsp_begin");
+  OuterState outer{settings, joined, link, pool_comm, {}};
+  for (const char* name : kSubjobVariables) {
+    const char* value = std::getenv(name);
+    outer.subjob_variables.emplace_back(value != nullptr, value != nullptr ? value : "");
+  }
+  outer_states.push_back(outer);
+  Settings inner;
+  inner.read = true;
+  inner.role = Role::Master;
+  inner.available = available;
+  inner.passed_on = settings.passed_on;
+  inner.nested = true;
+  settings = inner;
+  joined = link = pool_comm = MPI_COMM_NULL;
+}
+
+void end_nested() {
+  if (outer_states.empty()) return;
+  const OuterState& outer = outer_states.back();
+  settings = outer.settings;
+  joined = outer.joined;
+  link = outer.link;
+  pool_comm = outer.pool_comm;
+  for (std::size_t i = 0; i < outer.subjob_variables.size(); ++i) {
+    if (outer.subjob_variables[i].first)
+      setenv(kSubjobVariables[i], outer.subjob_variables[i].second.c_str(), 1);
+    else
+      unsetenv(kSubjobVariables[i]);
+  }
+  // The outer section's: its processes' communicator where a master started them, else the job's.
+  set_abort_comm(joined != MPI_COMM_NULL ? joined : MPI_COMM_WORLD);
+  outer_states.pop_back();
+}
 
 void end_pool() {
   if (pool_comm == MPI_COMM_NULL) return;

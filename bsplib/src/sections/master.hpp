@@ -69,4 +69,12 @@ MPI_Comm pool();
 // At the program's end: the master tells the waiting processes to end, and all part.
 void end_pool();
 
+// Nested runs (MulticoreBSP 2's hierarchical BSP): inside a section, a process's bsp_begin(P)
+// spawns P-1 processes from MPI_COMM_SELF for a run of its own, whose pid 0 it is (join, as a
+// master's, with no pool: they end at its bsp_end). begin_nested sets this process's state for
+// its own section aside and makes it such a spawner of up to `available` processes; end_nested,
+// after the nested run's leave, brings the outer section's state back.
+void begin_nested(int available);
+void end_nested();
+
 }  // namespace bspg::master

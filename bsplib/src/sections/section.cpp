@@ -5,6 +5,9 @@
 //     instead of main; no part: they run main too) or when its program ends (they end too);
 //   - a master, started alone by bsprun: it runs main; its bsp_begin spawns the others;
 //   - a process a master spawned: it runs the part the master named, or main where there is none.
+//   - inside a section, a process whose bsp_begin starts a nested run: it spawns the others as a
+//     master does (from MPI_COMM_SELF, no pool), which run as a master's spawned processes, and
+//     goes on in its own section after the nested bsp_end (begin_nested, leave).
 // Between sections the processes that run SPMD parts only wait ("park") for the next start
 // message, which names the part to run, instead of ending at bsp_end; they end when process 0
 // ends. A program that starts MPI itself, or a plain run without a starter, runs main everywhere.
@@ -24,6 +27,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <vector>
 
 #include "all_at_once.hpp"
 #include "crash.hpp"
@@ -51,6 +55,17 @@ StartMessage first_start{};
 bool sections_begun = false;  // this process took part in a section already
 bool init_called = false;     // bsp_init ran on this process
 int last_nprocs = 1;          // the last section's processes
+
+// Nested runs: the part bsp_init named inside a section (for the next nested bsp_begin), and what
+// each nested bsp_begin set aside of the outer section, for its bsp_end.
+void (*nested_part)(void) = nullptr;
+struct OuterSection {
+  int last_nprocs;
+  int reporting_pid;
+  void (*part)(void);
+  bool part_named_since_last_section;
+};
+std::vector<OuterSection> outer_sections;
 
 void end_section_after_return() {
   if (end_section_hook != nullptr) end_section_hook();
@@ -322,7 +337,48 @@ Membership begin(int maxprocs) {
   return member;
 }
 
+void init_nested(void (*part)(void)) { nested_part = part; }
+
+bool nested_part_named() { return nested_part != nullptr; }
+
+int nested_available() {
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  return online > 0 ? static_cast<int>(online) : 1;
+}
+
+Membership begin_nested(int maxprocs) {
+  if (maxprocs < 1) fail("bsp_begin", "maxprocs is %d; it must be at least 1", maxprocs);
+  outer_sections.push_back(
+      {last_nprocs, reporting_pid_if_set(), current_spmd_part(), part_named_since_last_section()});
+  // The nested run's processes run the part bsp_init named in this section, else this section's
+  // own part (or main, where none was named): the rules of a master's bsp_begin.
+  if (nested_part != nullptr) name_spmd_part(nested_part);
+  nested_part = nullptr;
+  master::begin_nested(maxprocs);
+  const Membership member = master::join(maxprocs, nullptr);
+  last_nprocs = member.nprocs;
+  set_reporting_pid(member.pid);
+  set_aside_stop_peers();
+  know_stop_peers(member.comm);
+  share_globals(member.comm, 0);
+  return member;
+}
+
 void leave() {
+  if (!outer_sections.empty()) {
+    // A nested run's end: its processes part from this one, which goes on in the outer section.
+    master::leave();
+    master::end_nested();
+    const OuterSection outer = outer_sections.back();
+    outer_sections.pop_back();
+    last_nprocs = outer.last_nprocs;
+    set_reporting_pid(outer.reporting_pid);
+    bring_back_stop_peers();
+    name_spmd_part(outer.part);
+    if (!outer.part_named_since_last_section) forget_part_named_since_last_section();
+    return;
+  }
+  nested_part = nullptr;  // named inside the section, but no nested run started
   forget_part_named_since_last_section();
   master::leave();
   // MPI stays up where a later section may follow; the program's end finalizes it then.

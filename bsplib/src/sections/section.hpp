@@ -45,6 +45,17 @@ void after_bsp_end(int pid);
 // else those started, or in master mode those available.
 int nprocs();
 
+// Nested runs (MulticoreBSP 2's hierarchical BSP), inside a section. init_nested: bsp_init named
+// the part the next nested bsp_begin's other processes run; until that bsp_begin, bsp_nprocs()
+// is nested_available(), the processors of this machine. begin_nested: bsp_begin(maxprocs) spawns
+// maxprocs-1 processes for a run of this process's own, whose pid 0 it is (fails in one line where
+// the MPI cannot spawn); the outer section's state waits for leave(), after the nested run's
+// Runtime is gone, which brings it back.
+void init_nested(void (*part)(void));
+bool nested_part_named();
+int nested_available();
+Membership begin_nested(int maxprocs);
+
 // Before main (startup.cpp): returns where this process runs main; the others run SPMD parts
 // only, and end when process 0 ends.
 void before_main();
