@@ -257,7 +257,15 @@ __attribute__((constructor)) void set_sections_hook() {
 extern "C" {
 
 void bsp_begin(int maxprocs) {
-  if (g_phase == Phase::Inside) return begin_nested(maxprocs);
+  if (g_phase == Phase::Inside) {
+    // A nested run starts only where bsp_init named its part in this section: a second
+    // bsp_begin of a program written for one level is a mistake, not a run of its own.
+    if (!bspg::section::nested_part_named())
+      fail("bsp_begin",
+           "called twice (inside the SPMD section it started; bsp_end it first, or name a nested "
+           "run's SPMD part with bsp_init before its bsp_begin)");
+    return begin_nested(maxprocs);
+  }
   const bspg::Membership member = bspg::section::begin(maxprocs);
   if (member.comm == MPI_COMM_NULL) return;  // not needed: as after bsp_end
   g_runtime = new Runtime(member.comm, member.pid, member.nprocs);
