@@ -260,6 +260,17 @@ __attribute__((constructor)) void set_sections_hook() {
   bspg::section::set_end_section_hook(end_section_after_return);
 }
 
+// Checkpoints are a job's (bsprun restarts the job from one): a nested run, whose processes end
+// with it, has none.
+Runtime& checkpointing_run(const char* call) {
+  Runtime& rt = spmd(call);
+  if (__builtin_expect(bspg::section::in_nested_run(), 0))
+    fail(call,
+         "checkpoints are not supported inside a nested run (its processes end with it); "
+         "checkpoint in the outer section, after the nested bsp_end");
+  return rt;
+}
+
 }  // namespace
 
 #pragma GCC visibility push(default)
@@ -473,13 +484,13 @@ int bspg_group_member(int group, int rank) {
 }
 
 void bspg_persist(void* addr, size_t nbytes) {
-  Runtime& rt = spmd("bspg_persist");
+  Runtime& rt = checkpointing_run("bspg_persist");
   if (addr == nullptr && nbytes > 0) fail("bspg_persist", "NULL address with size %zu", nbytes);
   rt.checkpointing().persist(addr, nbytes);
 }
 
 int bspg_resume(void) {
-  Runtime& rt = spmd("bspg_resume");
+  Runtime& rt = checkpointing_run("bspg_resume");
   bspg::Checkpoints& checkpoints = rt.checkpointing();
   const int from = checkpoints.resume();
   // A restarted attempt's profile numbers its supersteps on from the checkpoint's (which the
@@ -490,7 +501,7 @@ int bspg_resume(void) {
 }
 
 int bspg_checkpoint(void) {
-  Runtime& rt = spmd("bspg_checkpoint");
+  Runtime& rt = checkpointing_run("bspg_checkpoint");
   int number = 0;
   // Ends the superstep exactly as bsp_sync does, then saves it.
   profiled_sync(rt, bspg::profile::SyncKind::Checkpoint, [&] {
