@@ -421,6 +421,11 @@ MPI_Comm spawn(const Plan& plan, int count, MPI_Comm parents, std::vector<std::s
 #if defined(OPEN_MPI)
     // A nested run's processes join those of the outer run on this machine, whatever its slots.
     if (settings.nested) MPI_Info_set(info, "map_by", ":OVERSUBSCRIBE");
+#if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5
+    // And unbound: PRRTE otherwise refuses to place more processes than the allocation's cpus
+    // ("binding processes to more cpus than are available"), even with binding policy NONE.
+    if (settings.nested) MPI_Info_set(info, "bind_to", "none:overload-allowed");
+#endif
 #endif
     const SpawnEnvironment environment = environment_for(app.subjob, plan);
     if (environment.at_spawn.size() >= MPI_MAX_INFO_VAL)
