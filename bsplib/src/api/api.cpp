@@ -181,9 +181,16 @@ void profiled_sync(Runtime& rt, bspg::profile::SyncKind kind, SyncFunction&& syn
     profiler->record_sync(kind, handle, group->members.front(), group->size(), call_s, superstep);
 }
 
-// bsp_end's work, also for a program that ends without it (ended_by_exit): the last superstep's
-// communication is delivered, and the lowest pid that ended so says it once. Returns the pid.
-int end_section(bool ended_by_exit) {
+// How a section ends: bsp_end, its SPMD part's return (a process that runs parts only), or the
+// program's end (exit, or main's return) inside it.
+enum class Ending { BspEnd, PartReturned, ProgramEnded };
+
+// bsp_end's work, also for a section that ends without it: the last superstep's communication is
+// delivered, and the lowest pid that ended so says it once (for a nested run, naming it so that
+// an exit that ends it and the sections around it says so once for each). Returns the pid.
+int end_section(Ending ending) {
+  const bool ended_by_exit = ending != Ending::BspEnd;
+  const bool nested = ended_by_exit && bspg::section::in_nested_run();
   Runtime& rt = *g_runtime;
   profiled_sync(rt, bspg::profile::SyncKind::End, [&] { rt.sync(bspg::SyncCall::End); });
   delete bspg::g_profiler;  // the last records are on disk before anything can go wrong
@@ -192,9 +199,11 @@ int end_section(bool ended_by_exit) {
   MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, rt.comm);
   if (ended_by_exit && first == rt.pid) {
     std::fflush(stdout);
-    std::fprintf(
-        stderr, "bspg: process %d: %s without bsp_end; ending the SPMD section as bsp_end would\n",
-        rt.pid, init_called ? "the SPMD function returned" : "the program ended (status 0)");
+    std::fprintf(stderr, "bspg: process %d: %s without bsp_end; ending the %s as bsp_end would\n",
+                 rt.pid,
+                 ending == Ending::PartReturned || init_called ? "the SPMD function returned"
+                                                               : "the program ended (status 0)",
+                 nested ? "nested run" : "SPMD section");
     std::fflush(stderr);
   }
   rt.finish();
@@ -221,7 +230,7 @@ void end_at_exit(int status, void* /*unused*/) {
   if (g_phase != Phase::Inside || g_runtime == nullptr) return;
   if (status != 0) bspg::stop_after_exit(status);
   // Inside a nested run: it ends first, then each outer section around it.
-  while (g_phase == Phase::Inside && g_runtime != nullptr) end_section(true);
+  while (g_phase == Phase::Inside && g_runtime != nullptr) end_section(Ending::ProgramEnded);
 }
 
 // bsp_begin inside a section: a nested run, with processes of its own, this one its pid 0. Not
@@ -244,11 +253,22 @@ void begin_nested(int maxprocs) {
 // The sections part's hook, set before main: an SPMD part that the sections part ran on a process
 // that runs SPMD parts only returned without bsp_end.
 void end_section_after_return() {
-  if (g_phase == Phase::Inside && g_runtime != nullptr) end_section(true);
+  if (g_phase == Phase::Inside && g_runtime != nullptr) end_section(Ending::PartReturned);
 }
 
 __attribute__((constructor)) void set_sections_hook() {
   bspg::section::set_end_section_hook(end_section_after_return);
+}
+
+// Checkpoints are a job's (bsprun restarts the job from one): a nested run, whose processes end
+// with it, has none.
+Runtime& checkpointing_run(const char* call) {
+  Runtime& rt = spmd(call);
+  if (__builtin_expect(bspg::section::in_nested_run(), 0))
+    fail(call,
+         "checkpoints are not supported inside a nested run (its processes end with it); "
+         "checkpoint in the outer section, after the nested bsp_end");
+  return rt;
 }
 
 }  // namespace
@@ -280,7 +300,7 @@ void bsp_begin(int maxprocs) {
 
 void bsp_end(void) {
   spmd("bsp_end");
-  bspg::section::after_bsp_end(end_section(false));
+  bspg::section::after_bsp_end(end_section(Ending::BspEnd));
 }
 
 void bsp_init(void (*spmd_part)(void), int argc, char* argv[]) {
@@ -472,13 +492,13 @@ int bspg_group_member(int group, int rank) {
 }
 
 void bspg_persist(void* addr, size_t nbytes) {
-  Runtime& rt = spmd("bspg_persist");
+  Runtime& rt = checkpointing_run("bspg_persist");
   if (addr == nullptr && nbytes > 0) fail("bspg_persist", "NULL address with size %zu", nbytes);
   rt.checkpointing().persist(addr, nbytes);
 }
 
 int bspg_resume(void) {
-  Runtime& rt = spmd("bspg_resume");
+  Runtime& rt = checkpointing_run("bspg_resume");
   bspg::Checkpoints& checkpoints = rt.checkpointing();
   const int from = checkpoints.resume();
   // A restarted attempt's profile numbers its supersteps on from the checkpoint's (which the
@@ -489,7 +509,7 @@ int bspg_resume(void) {
 }
 
 int bspg_checkpoint(void) {
-  Runtime& rt = spmd("bspg_checkpoint");
+  Runtime& rt = checkpointing_run("bspg_checkpoint");
   int number = 0;
   // Ends the superstep exactly as bsp_sync does, then saves it.
   profiled_sync(rt, bspg::profile::SyncKind::Checkpoint, [&] {

@@ -31,6 +31,8 @@ namespace {
 // bsp_begin) and whether they wait between sections (1) or end at bsp_end (0). Short: Open MPI
 // takes at most 255 bytes of environment with a spawn (see read_after_join).
 constexpr const char* kSpawnedMark = "BSPG_SPAWNED_BY_MASTER";
+// Set in the processes a nested run's pid 0 spawns: they know their run is a nested one.
+constexpr const char* kNestedMark = "BSPG_NESTED_RUN";
 // The spawn info key of the spawned processes' environment (NAME=VALUE lines): Open MPI 5 renamed
 // it, and warns about the old name.
 #if defined(OPEN_MPI) && defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5
@@ -359,6 +361,7 @@ SpawnEnvironment environment_for(int subjob, const Plan& plan) {
          (pool_stays() ? ":1" : ":0") + "\nBSPG_SUBJOB=" + std::to_string(subjob) +
          "\nBSPG_NSUBJOBS=" + std::to_string(plan.sizes.size()) +
          "\nBSPG_SUBJOB_SIZES=" + sizes_text(plan);
+  if (settings.nested) text += "\n" + std::string(kNestedMark) + "=1";
   for (const std::string& variable : settings.passed_on) {
     std::string& part = read_after_join(variable) ? environment.after_join : text;
     part += (part.empty() ? "" : "\n") + variable;
@@ -418,6 +421,11 @@ MPI_Comm spawn(const Plan& plan, int count, MPI_Comm parents, std::vector<std::s
 #if defined(OPEN_MPI)
     // A nested run's processes join those of the outer run on this machine, whatever its slots.
     if (settings.nested) MPI_Info_set(info, "map_by", ":OVERSUBSCRIBE");
+#if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5
+    // And unbound: PRRTE otherwise refuses to place more processes than the allocation's cpus
+    // ("binding processes to more cpus than are available"), even with binding policy NONE.
+    if (settings.nested) MPI_Info_set(info, "bind_to", "none:overload-allowed");
+#endif
 #endif
     const SpawnEnvironment environment = environment_for(app.subjob, plan);
     if (environment.at_spawn.size() >= MPI_MAX_INFO_VAL)
@@ -647,6 +655,12 @@ void end_nested() {
   // The outer section's: its processes' communicator where a master started them, else the job's.
   set_abort_comm(joined != MPI_COMM_NULL ? joined : MPI_COMM_WORLD);
   outer_states.pop_back();
+}
+
+bool in_nested_run() {
+  if (settings.nested) return true;
+  const char* mark = std::getenv(kNestedMark);
+  return mark != nullptr && std::string(mark) == "1";
 }
 
 void end_pool() {

@@ -77,4 +77,8 @@ void end_pool();
 void begin_nested(int available);
 void end_nested();
 
+// Whether this process's current run is a nested one: its pid 0 between begin_nested and
+// end_nested, or a process that pid 0 spawned for it (which ends with it).
+bool in_nested_run();
+
 }  // namespace bspg::master

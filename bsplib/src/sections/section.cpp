@@ -364,6 +364,8 @@ Membership begin_nested(int maxprocs) {
   return member;
 }
 
+bool in_nested_run() { return master::in_nested_run(); }
+
 void leave() {
   if (!outer_sections.empty()) {
     // A nested run's end: its processes part from this one, which goes on in the outer section.

@@ -55,6 +55,8 @@ void init_nested(void (*part)(void));
 bool nested_part_named();
 int nested_available();
 Membership begin_nested(int maxprocs);
+// Whether this process's current run is a nested one (on any of its processes).
+bool in_nested_run();
 
 // Before main (startup.cpp): returns where this process runs main; the others run SPMD parts
 // only, and end when process 0 ends.
