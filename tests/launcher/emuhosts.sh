@@ -357,10 +357,6 @@ MaxStartups 100:30:200
 MaxSessions 50
 Subsystem sftp internal-sftp
 LogLevel VERBOSE
-# Sessions do not read the user's ~/.bashrc (bash reads it for sshd's command only at shell level
-# 1): what a user's shell set-up does at each login (pyenv's rehash, which waits for ever on the
-# lock file a killed session leaves) is not the emulated host's.
-SetEnv SHLVL=1
 EOF
     # EMU_PATH: the PATH of sessions on the host (e.g. to put a test's tools there).
     [ -z "${EMU_PATH:-}" ] || echo "SetEnv PATH=$EMU_PATH" >>"$h/sshd_config"
