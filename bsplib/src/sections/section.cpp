@@ -347,12 +347,11 @@ int nested_available() {
 }
 
 Membership begin_nested(int maxprocs) {
-  if (maxprocs < 1) fail("bsp_begin", "maxprocs is %d; it must be at least 1", maxprocs);
   outer_sections.push_back(
       {last_nprocs, reporting_pid_if_set(), current_spmd_part(), part_named_since_last_section()});
-  // The nested run's processes run the part bsp_init named in this section, else this section's
-  // own part (or main, where none was named): the rules of a master's bsp_begin.
-  if (nested_part != nullptr) name_spmd_part(nested_part);
+  // The nested run's processes run the part bsp_init named in this section (the API layer starts
+  // no nested run without one); master::join checks maxprocs as a master's bsp_begin does.
+  name_spmd_part(nested_part);
   nested_part = nullptr;
   master::begin_nested(maxprocs);
   const Membership member = master::join(maxprocs, nullptr);
