@@ -12,7 +12,8 @@
 # number of cores), BSPG_TESTS (all, the default, or core: the library's behaviour tests, the local
 # launcher, one grid and one restart scenario; ctest -LE extended), BSPG_TESTS_MAX_PROCS (a test
 # that runs on several process counts, NAME.p1, NAME.p2, ..., runs only on those up to this one;
-# default: all).
+# default: all), BSPG_CCACHE (an absolute directory: compile through ccache, installed when
+# missing, keeping its cache there; for builds from scratch that repeat, as CI's one per MPI).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 mpi=${BSPG_MPI:-}
@@ -35,6 +36,12 @@ case "$max_procs" in
   *) echo "bspg.sh: BSPG_TESTS_MAX_PROCS='$max_procs': choose a process count from 1 to 9 (or leave it unset for all)" >&2
      exit 2 ;;
 esac
+ccache_dir=${BSPG_CCACHE:-}
+case "$ccache_dir" in
+  ""|/*) ;;
+  *) echo "bspg.sh: BSPG_CCACHE='$ccache_dir': give an absolute directory (or leave it unset)" >&2
+     exit 2 ;;
+esac
 # Tests side by side. Open MPI's processes sleep while they wait (the tests ask it to yield when
 # idle), so most tests leave the cores idle and three per core finish in two thirds of the time;
 # MPICH's poll, and more tests than cores only slow each other down.
@@ -51,6 +58,7 @@ packages=(cmake g++ make pkg-config libssh-dev libhwloc-dev libdw-dev nlohmann-j
 # Only `test` installs the database a test's emulated cluster keeps its accounts in (sacct):
 # Debian enables its service, and nothing else of bspg needs it.
 if [ "${1:-}" = test ] || [ "${1:-}" = setup ]; then packages+=(slurmdbd mariadb-server); fi
+[ -z "$ccache_dir" ] || packages+=(ccache)
 if [ "$mpi" = mpich ]; then
   packages+=(libmpich-dev mpich)
 else
@@ -80,7 +88,16 @@ install_missing() {
 build() {
   install_missing
   say "configuring and building in $build"
-  cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release -DBSPG_MPI="$mpi" -DBSPG_TESTS=ON >/dev/null
+  local launcher=()
+  if [ -n "$ccache_dir" ]; then
+    mkdir -p -- "$ccache_dir"
+    # The sources' absolute paths are the same in every build directory: builds for the other MPI
+    # find what does not include mpi.h (most of it) in the cache.
+    export CCACHE_DIR=$ccache_dir CCACHE_BASEDIR=$here
+    launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  fi
+  cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release -DBSPG_MPI="$mpi" -DBSPG_TESTS=ON \
+    "${launcher[@]}" >/dev/null
   if [ $# -eq 0 ]; then cmake --build "$build" -j "$jobs"
   else cmake --build "$build" -j "$jobs" --target "$@"; fi
 }

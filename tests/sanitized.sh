@@ -9,6 +9,7 @@
 # Environment: BSPG_MPI (openmpi, the default, or mpich), JOBS (default: the number of cores),
 # BSPG_TESTS_MAX_PROCS (default 2: see below).
 # Installs what ./bspg.sh test needs where it is missing (./bspg.sh setup).
+# `tests/sanitized.sh build` builds and runs nothing (CI builds while something else downloads).
 #
 # Left out of this run (they run in every other build):
 #   crash.heap.*  AddressSanitizer's allocator catches the double free itself (label unsanitized).
@@ -19,6 +20,10 @@
 # Leaks are not reported here: MPI libraries keep what they allocate until exit. The readers of
 # untrusted input are checked for leaks by tests/fuzz/run.sh.
 set -euo pipefail
+case "${1:-}" in
+  "" | build) ;;
+  *) echo "usage: tests/sanitized.sh [build]" >&2; exit 2 ;;
+esac
 here=$(cd "$(dirname "$0")/.." && pwd)
 mpi=${BSPG_MPI:-openmpi}
 case $mpi in
@@ -41,6 +46,7 @@ cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBSPG_SANITIZE=O
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
   -DBSPG_MPI="$mpi_option" >/dev/null
 cmake --build "$build" -j "$jobs" >/dev/null
+[ "${1:-}" != build ] || exit 0
 
 reports=$build/sanitizer-reports
 rm -rf "$reports"
