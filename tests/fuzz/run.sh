@@ -38,8 +38,11 @@ if ! command -v clang++ >/dev/null || ! fuzzer_runtime; then
 fi
 
 start=$SECONDS
+# -O1 and line tables: libFuzzer's usual build, fast enough to fuzz, with file and line in every
+# report, in about half the compile time of -O2 -g.
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -DBSPG_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  >/dev/null
+  -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" >/dev/null
 cmake --build build-fuzz --target fuzz_targets -j "$(nproc)" >/dev/null
 echo "fuzz targets built in $((SECONDS - start)) s"
 
