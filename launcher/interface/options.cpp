@@ -155,6 +155,14 @@ void check_checkpoint_options(const Options& opt) {
     throw UsageError(
         "--resume needs the job's --job-id ID or --checkpoint-dir DIR (bsprun printed them when "
         "the job started)");
+  if (opt.copies_given && opt.nprocs > 0 && opt.copies >= opt.nprocs)
+    throw UsageError("--copies " + std::to_string(opt.copies) + " needs more than " +
+                     std::to_string(opt.copies) +
+                     " processes (-p): each copy is kept by another process of the job");
+  if (opt.copies_given && opt.nprocs == 0)
+    throw UsageError(
+        "--copies needs -p N: the copies are kept by the job's processes, which "
+        "master mode starts later, from the master");
   if (opt.migrate_load > 0 && opt.hostfile.empty())
     throw UsageError(
         "--migrate-load needs a host file (--hostfile or BSPG_HOSTFILE): it moves the job between "
@@ -165,7 +173,7 @@ void check_checkpoint_options(const Options& opt) {
 
 bool uses_checkpoints(const Options& opt) {
   return opt.restarts > 0 || opt.resume || !opt.checkpoint_dir.empty() || opt.job_id_given ||
-         opt.migrate_load > 0;
+         opt.migrate_load > 0 || opt.copies_given;
 }
 
 // Hand-written, not getopt_long: -np/-npes need getopt_long_only, which then also takes -hostfile,
@@ -201,9 +209,11 @@ Options parse_options(int argc, char** argv) {
            throw UsageError("bsprun sets " + name +
                             " for every process itself (it names the run "
                             "whose checkpoints the process writes); it cannot be given with -x");
-         if (name == "BSPG_CHECKPOINT_DIR" || name == "BSPG_RESUME")
+         if (name == "BSPG_CHECKPOINT_DIR" || name == "BSPG_RESUME" || name == "BSPG_COPIES")
            throw UsageError("bsprun sets " + name + " for every process itself: use " +
-                            (name == "BSPG_RESUME" ? "--resume" : "--checkpoint-dir DIR") +
+                            (name == "BSPG_RESUME"   ? "--resume"
+                             : name == "BSPG_COPIES" ? "--copies K"
+                                                     : "--checkpoint-dir DIR") +
                             " instead of -x");
          opt.exports.push_back(v);
        }},
@@ -213,6 +223,15 @@ Options parse_options(int argc, char** argv) {
          opt.starter_args.push_back(v);
        }},
       {"--restarts", [&](auto& n, auto& v) { opt.restarts = parse_count(v, n, 1000); }},
+      {"--copies",
+       [&](auto& n, auto& v) {
+         const auto value = whole_number(v, 1, 1000);
+         if (!value)
+           throw UsageError(n + " needs a whole number of copies from 1 to 1000, not '" +
+                            untrusted::printable(v) + "'");
+         opt.copies = static_cast<int>(*value);
+         opt.copies_given = true;
+       }},
       {"--host-timeout",
        [&](auto& n, auto& v) { opt.host_timeout_s = parse_seconds(v, n, 86400); }},
       {"--checkpoint-dir",

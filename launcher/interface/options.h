@@ -51,6 +51,8 @@ struct Options {
   bool allow_new_args = false;       // --allow-new-args: --resume with other program arguments
   bool clean_up = false;             // --clean-up: end what a job (--job-id) left behind
   double migrate_load = 0;           // --migrate-load X; 0: off
+  int copies = 1;                    // --copies K: copies of each checkpoint, on other hosts
+  bool copies_given = false;         // (then BSPG_COPIES=K for every process)
   std::vector<std::string> exports;  // -x NAME[=VALUE]
   std::vector<std::string> starter_args;  // --mpirun-arg ARG, for the MPI's starter
   std::vector<std::pair<std::string, std::string>> mca;  // --mca KEY VALUE

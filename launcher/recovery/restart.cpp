@@ -175,6 +175,7 @@ MpiSettings run_settings(const MpiSettings& settings, const std::string& dir, st
   run.exports.push_back("BSPG_JOB_ID=" + opt.job_id);
   run.exports.push_back("BSPG_RUN=" + run_id);
   run.exports.push_back("BSPG_PROGRAM_ID=" + program_id(opt.program, opt.program_args));
+  if (opt.copies_given) run.exports.push_back("BSPG_COPIES=" + std::to_string(opt.copies));
   // bsprun's default directory is the job's alone: the processes remove it at bsp_end, so that
   // bsprun need not log in to every host after a job that ended well (clean_up).
   if (opt.checkpoint_dir.empty()) run.exports.push_back("BSPG_CHECKPOINT_CLEANUP=end");

@@ -234,6 +234,28 @@ TEST(Options, Errors) {
   EXPECT_EQ(with({"--fanout", "0"}), "--fanout needs a positive whole number of hosts, not '0'");
 }
 
+// --copies K: checkpoint copies on K other hosts (BSPG_COPIES for every process).
+TEST(Options, Copies) {
+  const Options o = parse({"-p", "4", "--copies", "2", "--hostfile", "h.yaml", "./prog"});
+  EXPECT_EQ(o.copies, 2);
+  EXPECT_TRUE(o.copies_given);
+  EXPECT_TRUE(uses_checkpoints(o));
+  EXPECT_EQ(parse({"-p", "4", "./prog"}).copies, 1);
+  EXPECT_FALSE(parse({"-p", "4", "./prog"}).copies_given);
+  EXPECT_EQ(message({"-p", "4", "--copies", "0", "./prog"}),
+            "--copies needs a whole number of copies from 1 to 1000, not '0'");
+  EXPECT_EQ(message({"-p", "4", "--copies", "two", "./prog"}),
+            "--copies needs a whole number of copies from 1 to 1000, not 'two'");
+  EXPECT_EQ(message({"-p", "2", "--copies", "2", "./prog"}),
+            "--copies 2 needs more than 2 processes (-p): each copy is kept by another process "
+            "of the job");
+  EXPECT_EQ(message({"--copies", "1", "./prog"}),
+            "--copies needs -p N: the copies are kept by the job's processes, which master mode "
+            "starts later, from the master");
+  EXPECT_EQ(message({"-p", "4", "-x", "BSPG_COPIES=3", "./prog"}),
+            "bsprun sets BSPG_COPIES for every process itself: use --copies K instead of -x");
+}
+
 TEST(Options, HostfileFromEnvironment) {
   setenv("BSPG_HOSTFILE", "/etc/hosts.yaml", 1);
   Options o = parse({"-p", "2", "prog"});

@@ -23,6 +23,10 @@
 #                   (exit 75) and the command that continues it, which works once there is room
 #   copy_fails      the spare the job restarts on cannot take the shards: left out, the job
 #                   restarts on the next spare
+#   two_hosts_lost  --copies 2, one process a host: two hosts killed at once (each the other's
+#                   only holder with one copy): the job finishes on spares from the copies
+#   copy_and_holder_lost  the same two hosts killed with one copy (the default): no whole
+#                   checkpoint, one line that names the shard missing everywhere, exit 125
 #   logins          a job that ends well: two ssh logins a host (probe, MPI daemon), and its
 #                   default checkpoint directory removed by its processes at bsp_end
 set -u
@@ -59,6 +63,21 @@ on_host() {
   [ -n "$p" ] || { fail "host $i runs nothing"; return 1; }
   nsenter -t "$p" -m -r -- "$@"
 }
+
+# crash_hosts_of_pids A B: kills the hosts that pids A and B run on (one process a host), both at
+# once; their numbers in lost_a and lost_b.
+crash_hosts_of_pids() {
+  local crashing
+  lost_a=$(sed -n "s/^pid $1 of [0-9]* on emu\([0-9]*\)$/\1/p" "$out" | head -n 1)
+  lost_b=$(sed -n "s/^pid $2 of [0-9]* on emu\([0-9]*\)$/\1/p" "$out" | head -n 1)
+  [ -n "$lost_a" ] && [ -n "$lost_b" ] || fail "pids $1 and $2 said no host"
+  "$EMUHOSTS" crash "$dir" "$lost_a" &
+  crashing=$!
+  "$EMUHOSTS" crash "$dir" "$lost_b"
+  wait "$crashing"
+}
+# The hosts of 1-6 not killed by crash_hosts_of_pids, as "emuI|emuJ|...".
+kept_hosts() { local i; for i in 1 2 3 4 5 6; do [ "$i" = "$lost_a" ] || [ "$i" = "$lost_b" ] || echo "emu$i"; done | paste -sd '|'; }
 
 restarted_from() { sed -n 's/^bsprun: restart [0-9]* of [0-9]*: from checkpoint \([0-9]*\) .*/\1/p' "$err" | tail -n 1; }
 
@@ -352,6 +371,43 @@ copy_fails)
   expect_last_run_on 4 "emu1|emu4"
   expect_answer "$want"
   expect_nothing_left 4
+  ;;
+
+two_hosts_lost)
+  # One process a host: four of emu1-emu4 take the job, emu5 and emu6, busy, are the spares.
+  # The hosts of pids 1 and 2 are killed at once: with two copies, pid 1's shard is also with
+  # pids 2 and 3, pid 2's with pids 3 and 0.
+  export EMU_SLOTS=1
+  start_hosts 0.1 0.1 0.1 0.1 3.5 3.6
+  want=$(reference 4)
+  start_job -p 4 --copies 2 --hostfile hosts.yaml --restarts 2 --checkpoint-dir "$ckpt" "${job[@]}"
+  wait_for "$out" "^checkpoint 2 at step" 60
+  crash_hosts_of_pids 1 2
+  wait_job 120
+  show
+  expect_status 0
+  expect_match "$err" "^bsprun: lost .*emu($lost_a|$lost_b)"
+  expect_match "$err" "^bsprun: restart [12] of 2: from checkpoint [0-9]+ on "
+  expect_match "$out" "^resumed from checkpoint $(restarted_from) at step "
+  expect_last_run_on 4 "$(kept_hosts)"
+  expect_answer "$want"
+  expect_nothing_left $(kept_hosts | tr -d emu | tr '|' ' ')
+  ;;
+
+copy_and_holder_lost)
+  # The same two hosts lost with one copy (the default): pid 1's copy was with pid 2.
+  export EMU_SLOTS=1
+  start_hosts 0.1 0.1 0.1 0.1 3.5 3.6
+  start_job -p 4 --hostfile hosts.yaml --restarts 2 --checkpoint-dir "$ckpt" "${job[@]}"
+  wait_for "$out" "^checkpoint 2 at step" 60
+  crash_hosts_of_pids 1 2
+  wait_job 120
+  show
+  expect_status 125
+  expect_match "$err" "^bsprun: no whole checkpoint to restart from: checkpoint [0-9]+ lacks a whole shard of process 1 on the reachable hosts$"
+  expect_count "$out" "^resumed from checkpoint" 0
+  expect_count "$out" "^RESULT" 0
+  expect_nothing_left $(kept_hosts | tr -d emu | tr '|' ' ')
   ;;
 
 logins)

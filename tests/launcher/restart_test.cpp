@@ -367,3 +367,22 @@ TEST(Restart, ASecondBsprunOnOneJobIdIsRefused) {
   after.runs = {exited(0)};
   EXPECT_EQ(run_restartable(opt, after), 0);
 }
+
+// --copies K reaches every process as BSPG_COPIES=K; without it the library's default (one).
+TEST(Restart, CopiesReachEveryProcess) {
+  Options opt;
+  opt.nprocs = 4;
+  opt.job_id = "copies";
+  opt.program = "prog";
+  const auto copies_exported = [&] {
+    const MpiSettings run = run_settings(MpiSettings{}, "/ckpt", 0, "65a1b2c3d4e5f607", opt);
+    std::string found;
+    for (const std::string& e : run.exports)
+      if (e.rfind("BSPG_COPIES=", 0) == 0) found = e;
+    return found;
+  };
+  EXPECT_EQ(copies_exported(), "");
+  opt.copies = 2;
+  opt.copies_given = true;
+  EXPECT_EQ(copies_exported(), "BSPG_COPIES=2");
+}

@@ -1,20 +1,20 @@
 // checkpoint.hpp - superstep checkpoints (bspg_persist, bspg_checkpoint, bspg_resume): what the
 // state of a BSP program is at a superstep boundary, and how it is kept so that losing any one host
-// loses nothing.
+// (or, with K copies, any K hosts) loses nothing.
 //
 // At a checkpoint every process writes its shard (its persisted areas, its registered sizes, the
 // message queue just delivered, the tag size in force and the world supersteps so far, which a
 // resumed run's profile numbers on from) to its host's checkpoint directory, and
-// sends the same bytes to its buddy, a process on another host (another subjob where there are
-// several), which writes them as a copy. Only when every process has written and fsync'ed its
-// shard and the copies it holds, and all have said so (one reduction), does the checkpoint count:
-// each process then writes its "complete" marker and removes its files of the checkpoint before.
-// Every write is checked; three agreements (files open, data durable, markers durable) make sure
-// that no process waits for one that failed, and on failure the previous checkpoint is kept and
-// the job ends with one line and exit 75 (1 when there is none). Everything inside the checkpoint
-// directory is done relative to its descriptor and never follows a symbolic link.
-// The file layout is the contract with bsprun (which restarts jobs on other hosts and brings each
-// process's shard there): see shard.hpp and docs/checkpoints.md.
+// sends the same bytes to its copy holders, by default one process on another host (another
+// subjob where there are several; BSPG_COPIES=K: on K others), each of which writes them as a copy.
+// Only when every process has written and fsync'ed its shard and the copies it holds, and all have
+// said so (one reduction), does the checkpoint count: each process then writes its "complete"
+// marker and removes its files of the checkpoint before. Every write is checked; three agreements
+// (files open, data durable, markers durable) make sure that no process waits for one that failed,
+// and on failure the previous checkpoint is kept and the job ends with one line and exit 75 (1 when
+// there is none). Everything inside the checkpoint directory is done relative to its descriptor and
+// never follows a symbolic link. The file layout is the contract with bsprun (which restarts jobs
+// on other hosts and brings each process's shard there): see shard.hpp and docs/checkpoints.md.
 #pragma once
 
 #include <mpi.h>
@@ -34,7 +34,7 @@ constexpr int kStoppedAfterCheckpoint = 75;
 
 class Checkpoints {
  public:
-  // Reads BSPG_CHECKPOINT_DIR, BSPG_RESUME, BSPG_RUN and BSPG_PROGRAM_ID. Local.
+  // Reads BSPG_CHECKPOINT_DIR, BSPG_RESUME, BSPG_RUN, BSPG_PROGRAM_ID and BSPG_COPIES. Local.
   explicit Checkpoints(Runtime& runtime);
 
   void persist(void* address, std::uint64_t bytes);  // local, in the same order on every run
@@ -103,7 +103,9 @@ class Checkpoints {
   bool lowest_on_host_ = false;    // the lowest pid on this host (set by plan)
   bool remove_at_end_ = false;     // BSPG_CHECKPOINT_CLEANUP=end: the directory goes at bsp_end
   bool say_whole_ = false;         // BSPG_SAY_WHOLE=1: pid 0 says each whole checkpoint (bsprun)
-  int buddy_ = -1;                 // who keeps our copy (-1: nobody, p = 1)
+  int copies_asked_ = 1;           // BSPG_COPIES (bsprun --copies)
+  int copies_ = 0;                 // copies each shard has (plan: at most the other groups)
+  std::vector<int> holders_;       // who keep copies of our shard (none: p = 1)
   std::vector<int> wards_;         // whose copies we keep
   MPI_Comm comm_ = MPI_COMM_NULL;  // a communicator of its own for shard traffic
   ByteBuffer restored_queue_;      // storage of a restored message queue

@@ -23,6 +23,19 @@ constexpr std::uint64_t kChunkBytes = std::uint64_t{8} << 20;  // shard traffic 
 std::string hex_id(std::uint64_t id);
 std::uint64_t id_value(const std::string& hex);
 std::string host_name();
+// Copies of each shard (bsprun --copies, BSPG_COPIES). groups[q] names process q's group (its
+// subjob where there are several, else its host), hosts[q] its host (the host's lowest pid).
+// Each process's copies go to the next groups, cyclically, one in each, to the process at the
+// same index there (modulo the group's size), or the next member on a host that holds no shard or
+// copy of that process yet, and only then other hosts of its own group: no host holds two of one
+// shard (they would share a file name), so any `copies` hosts lost at once leave a shard or a
+// copy of every process. With one host, the
+// next process keeps the one copy there; more would share its directory and add nothing.
+std::size_t distinct_groups(const std::vector<int>& keys);
+// holders[pid]: who keep pid's copies (fewer than `copies` where the hosts run out: at most
+// hosts - 1). O(p copies) time.
+std::vector<std::vector<int>> copy_holders(const std::vector<int>& groups,
+                                           const std::vector<int>& hosts, int copies);
 
 // ---- directory.cpp: files of the checkpoint directory, never through a symbolic link ----------
 

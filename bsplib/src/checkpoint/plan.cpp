@@ -36,6 +36,56 @@ std::string host_name() {
   return name;
 }
 
+std::size_t distinct_groups(const std::vector<int>& keys) {
+  std::vector<int> sorted(keys);
+  std::sort(sorted.begin(), sorted.end());
+  return static_cast<std::size_t>(std::unique(sorted.begin(), sorted.end()) - sorted.begin());
+}
+
+std::vector<std::vector<int>> copy_holders(const std::vector<int>& groups,
+                                           const std::vector<int>& hosts, int copies) {
+  const int p = static_cast<int>(groups.size());
+  std::vector<std::vector<int>> holders(static_cast<std::size_t>(p));
+  if (p <= 1 || copies <= 0) return holders;
+  const auto at = [](const std::vector<int>& v, int q) { return v[static_cast<std::size_t>(q)]; };
+  if (distinct_groups(hosts) == 1) {
+    for (int pid = 0; pid < p; ++pid) holders[static_cast<std::size_t>(pid)] = {(pid + 1) % p};
+    return holders;
+  }
+  std::vector<int> group_keys(groups);
+  std::sort(group_keys.begin(), group_keys.end());
+  group_keys.erase(std::unique(group_keys.begin(), group_keys.end()), group_keys.end());
+  // Each group's members in pid order, each process's group and its index there.
+  std::vector<std::vector<int>> members(group_keys.size());
+  std::vector<std::size_t> group_of(static_cast<std::size_t>(p)), index_of(group_of.size());
+  for (int q = 0; q < p; ++q) {
+    const std::size_t g = static_cast<std::size_t>(
+        std::lower_bound(group_keys.begin(), group_keys.end(), at(groups, q)) - group_keys.begin());
+    group_of[static_cast<std::size_t>(q)] = g;
+    index_of[static_cast<std::size_t>(q)] = members[g].size();
+    members[g].push_back(q);
+  }
+  for (int pid = 0; pid < p; ++pid) {
+    std::vector<int>& mine = holders[static_cast<std::size_t>(pid)];
+    std::vector<int> used_hosts{at(hosts, pid)};
+    // The other groups in turn, then pid's own (a subjob may span hosts) as the last resort.
+    for (std::size_t k = 1; k <= group_keys.size() && static_cast<int>(mine.size()) < copies; ++k) {
+      const std::vector<int>& in =
+          members[(group_of[static_cast<std::size_t>(pid)] + k) % group_keys.size()];
+      // The member at pid's index, else the next one on a host that holds nothing of pid's yet.
+      for (std::size_t tried = 0; tried < in.size(); ++tried) {
+        const int q = in[(index_of[static_cast<std::size_t>(pid)] + tried) % in.size()];
+        if (std::find(used_hosts.begin(), used_hosts.end(), at(hosts, q)) != used_hosts.end())
+          continue;
+        mine.push_back(q);
+        used_hosts.push_back(at(hosts, q));
+        break;
+      }
+    }
+  }
+  return holders;
+}
+
 }  // namespace checkpoint_internal
 
 using namespace checkpoint_internal;  // what the checkpoint files share (checkpoint_internal.hpp)
@@ -94,6 +144,14 @@ Checkpoints::Checkpoints(Runtime& runtime) : rt_(runtime) {
   if (const char* cleanup = std::getenv("BSPG_CHECKPOINT_CLEANUP"))
     remove_at_end_ = std::strcmp(cleanup, "end") == 0;
   if (const char* say = std::getenv("BSPG_SAY_WHOLE")) say_whole_ = std::strcmp(say, "1") == 0;
+  if (const char* copies = std::getenv("BSPG_COPIES"); copies && *copies) {
+    char* end = nullptr;
+    errno = 0;
+    const long asked = std::strtol(copies, &end, 10);
+    if (*end != '\0' || errno != 0 || asked < 1 || asked > 1000 || copies[0] == '+')
+      fail("bspg_checkpoint", "BSPG_COPIES='%s' is not a number of copies (1 to 1000)", copies);
+    copies_asked_ = static_cast<int>(asked);
+  }
   const char* program = std::getenv("BSPG_PROGRAM_ID");
   program_id_ = program ? program : kNoProgram;
   if (!is_hex_id(program_id_))
@@ -122,49 +180,55 @@ std::string Checkpoints::shard_path(std::uint64_t n, const char* kind, int pid) 
   return directory_ + "/c" + std::to_string(n) + "/" + kind + "-" + std::to_string(pid);
 }
 
-// Buddies: processes are grouped by subjob where there are several, else by host; each keeps a
-// copy of a process in the next group (the same index there, cyclically), so losing one group
-// (host) loses no shard that has no copy elsewhere. On a single host the next process keeps it.
+// Copy holders: processes are grouped by subjob where there are several, else by host; the
+// copies of a process's shard go to the next groups, each on a host of its own
+// (checkpoint_internal.hpp: copy_holders), so losing as many hosts as there are copies loses no
+// shard that has no copy elsewhere.
 void Checkpoints::plan(const char* call) {
   if (planned_) return;
   planned_ = true;
   MPI_Comm_dup(rt_.comm, &comm_);
   const int p = rt_.nprocs, me = rt_.pid;
-  int key = rt_.subjob;
   MPI_Comm node;
   MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL, &node);
   int node_rank = 0;
   MPI_Comm_rank(node, &node_rank);
   lowest_on_host_ = node_rank == 0;  // ranks follow pids: it alone clears the host's directory
-  if (rt_.subjob_sizes.size() <= 1) {
-    int leader = me;
-    MPI_Allreduce(&me, &leader, 1, MPI_INT, MPI_MIN, node);  // the host's lowest pid names it
-    key = leader;
-  }
+  int host = me;
+  MPI_Allreduce(&me, &host, 1, MPI_INT, MPI_MIN, node);  // the host's lowest pid names it
   MPI_Comm_free(&node);
-  std::vector<int> keys(static_cast<std::size_t>(p));
-  MPI_Allgather(&key, 1, MPI_INT, keys.data(), 1, MPI_INT, comm_);
-  std::vector<int> group_keys(keys);
-  std::sort(group_keys.begin(), group_keys.end());
-  group_keys.erase(std::unique(group_keys.begin(), group_keys.end()), group_keys.end());
-  auto buddy_of = [&](int pid) {
-    if (p == 1) return -1;
-    if (group_keys.size() == 1) return (pid + 1) % p;
-    const auto g = std::lower_bound(group_keys.begin(), group_keys.end(),
-                                    keys[static_cast<std::size_t>(pid)]) -
-                   group_keys.begin();
-    const int next_key = group_keys[static_cast<std::size_t>(g + 1) % group_keys.size()];
-    int index = 0;  // pid's position in its own group
-    for (int q = 0; q < pid; ++q)
-      index += keys[static_cast<std::size_t>(q)] == keys[static_cast<std::size_t>(pid)];
-    std::vector<int> next;
-    for (int q = 0; q < p; ++q)
-      if (keys[static_cast<std::size_t>(q)] == next_key) next.push_back(q);
-    return next[static_cast<std::size_t>(index) % next.size()];
-  };
-  buddy_ = buddy_of(me);
-  for (int q = 0; q < p; ++q)
-    if (q != me && buddy_of(q) == me) wards_.push_back(q);
+  // Groups: subjobs where there are several, else hosts.
+  const int mine[2] = {rt_.subjob_sizes.size() <= 1 ? host : rt_.subjob, host};
+  std::vector<int> both(2 * static_cast<std::size_t>(p));
+  MPI_Allgather(mine, 2, MPI_INT, both.data(), 2, MPI_INT, comm_);
+  std::vector<int> groups(static_cast<std::size_t>(p)), hosts(static_cast<std::size_t>(p));
+  for (std::size_t q = 0; q < groups.size(); ++q)
+    groups[q] = both[2 * q], hosts[q] = both[2 * q + 1];
+  const std::vector<std::vector<int>> holders = copy_holders(groups, hosts, copies_asked_);
+  holders_ = holders[static_cast<std::size_t>(me)];
+  copies_ = copies_asked_;
+  for (int q = 0; q < p; ++q) {
+    const std::vector<int>& of_q = holders[static_cast<std::size_t>(q)];
+    copies_ = std::min(copies_, static_cast<int>(of_q.size()));
+    if (q != me && std::find(of_q.begin(), of_q.end(), me) != of_q.end()) wards_.push_back(q);
+  }
+  // More copies asked than other hosts can hold: pid 0 says how many the fewest-kept shard has.
+  if (me == 0 && p > 1 && copies_ < copies_asked_) {
+    const std::size_t host_count = distinct_groups(hosts);
+    if (host_count <= 1)
+      std::fprintf(stderr,
+                   "bspg: BSPG_COPIES=%d (bsprun --copies): the job runs on one host, so each "
+                   "checkpoint has one copy, with the next process there\n",
+                   copies_asked_);
+    else
+      std::fprintf(stderr,
+                   "bspg: BSPG_COPIES=%d (bsprun --copies): the job runs on %zu hosts (%zu %s), "
+                   "so some shards have only %d %s, each on another host\n",
+                   copies_asked_, host_count, distinct_groups(groups),
+                   rt_.subjob_sizes.size() > 1 ? "subjobs" : "groups", copies_,
+                   copies_ == 1 ? "copy" : "copies");
+    std::fflush(stderr);
+  }
   // The run: bsprun's (BSPG_RUN, and bsprun holds the lock), else one that pid 0 makes (seconds
   // since the epoch, then random bits, so that a newer run has a larger id).
   std::uint64_t said[3] = {0, 0, 0};  // run id, given by BSPG_RUN, BSPG_RUN malformed

@@ -1,5 +1,6 @@
-// writing.cpp - a checkpoint written: this process's shard (its bytes), sent to the buddy, and the
-// copies it keeps for its wards, each made durable; then its complete marker.
+// writing.cpp - a checkpoint written: this process's shard (its bytes), sent to its copy holders
+// (its buddy, or K of them with BSPG_COPIES=K), and the copies it keeps for its wards, each made
+// durable; then its complete marker.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -96,9 +97,10 @@ Problem Checkpoints::prepare(std::uint64_t n, Files& files) {
   return {};
 }
 
-// Writes our shard, sends it to the buddy and writes the copies we keep, interleaving file writes
-// with MPI progress so that the transfers overlap the disk. Every process takes part in the whole
-// exchange even after a write failed, so that nobody waits for it; the first problem is returned.
+// Writes our shard, sends it to the copy holders and writes the copies we keep, interleaving file
+// writes with MPI progress so that the transfers overlap the disk. Every process takes part in the
+// whole exchange even after a write failed, so that nobody waits for it; the first problem is
+// returned.
 Problem Checkpoints::write_data(std::uint64_t n, Files& files) {
   ByteBuffer head, tail;
   const std::vector<Piece> pieces = serialize(n, head, tail);
@@ -109,17 +111,17 @@ Problem Checkpoints::write_data(std::uint64_t n, Files& files) {
     if (problem.empty()) problem = problem_at(file);
   };
 
-  // To the buddy: the size, then the pieces in messages of at most kChunkBytes, straight from
-  // memory.
+  // To each copy holder: the size, then the pieces in messages of at most kChunkBytes, straight
+  // from memory.
   std::vector<MPI_Request> sends;
-  if (buddy_ >= 0) {
+  for (const int holder : holders_) {
     sends.emplace_back();
-    MPI_Isend(&total, 1, MPI_UINT64_T, buddy_, kSizeTag, comm_, &sends.back());
+    MPI_Isend(&total, 1, MPI_UINT64_T, holder, kSizeTag, comm_, &sends.back());
     for (const Piece& piece : pieces)
       for (std::uint64_t at = 0; at < piece.bytes; at += kChunkBytes) {
         sends.emplace_back();
         MPI_Isend(piece.data + at, static_cast<int>(std::min(kChunkBytes, piece.bytes - at)),
-                  MPI_BYTE, buddy_, kDataTag, comm_, &sends.back());
+                  MPI_BYTE, holder, kDataTag, comm_, &sends.back());
       }
   }
   // From each ward: the size, then chunks into two alternating buffers.
