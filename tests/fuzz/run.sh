@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# tests/fuzz/run.sh [SECONDS_PER_TARGET] - builds the fuzz targets of tests/fuzz with clang's
+# tests/fuzz/run.sh [SECONDS_PER_TARGET | build] - builds the fuzz targets of tests/fuzz with clang's
 # libFuzzer under AddressSanitizer and UndefinedBehaviorSanitizer (build-fuzz/, -DBSPG_FUZZ=ON),
 # replays every target's seed corpus and findings, then fuzzes each target for SECONDS_PER_TARGET
 # (default 20) on a copy of its corpus (the repository's corpus does not grow). Installs clang
 # when it is missing. Exits non-zero when a target crashes, naming the input that did it.
+# `build` only builds them (CI builds them while other tests run).
 #
 # Targets run side by side, one per core. One target, longer, keeping what it finds in a corpus
 # of your own (new inputs go into the first directory):
@@ -16,8 +17,9 @@
 # fuzz.replay.<target> replays every file there from then on, and so does this script.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-seconds=${1:-20}
-case $seconds in '' | *[!0-9]*) echo "usage: $0 [SECONDS_PER_TARGET]" >&2; exit 2;; esac
+seconds=${1:-20} build_only=
+[ "$seconds" != build ] || build_only=1 seconds=0
+case $seconds in '' | *[!0-9]*) echo "usage: $0 [SECONDS_PER_TARGET | build]" >&2; exit 2;; esac
 targets=(rsl hostfile probe_answer host_answers profile_raw shard untrusted)
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
@@ -45,6 +47,7 @@ CC=clang CXX=clang++ cmake -S . -B build-fuzz -DBSPG_FUZZ=ON -DCMAKE_BUILD_TYPE=
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" >/dev/null
 cmake --build build-fuzz --target fuzz_targets -j "$(nproc)" >/dev/null
 echo "fuzz targets built in $((SECONDS - start)) s"
+[ -z "$build_only" ] || exit 0
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/bspg-fuzz.XXXXXX")
 trap 'rm -rf "$work"' EXIT
