@@ -104,7 +104,6 @@ class Checkpoints {
   bool remove_at_end_ = false;     // BSPG_CHECKPOINT_CLEANUP=end: the directory goes at bsp_end
   bool say_whole_ = false;         // BSPG_SAY_WHOLE=1: pid 0 says each whole checkpoint (bsprun)
   int copies_asked_ = 1;           // BSPG_COPIES (bsprun --copies)
-  int copies_ = 0;                 // copies each shard has (plan: at most the other groups)
   std::vector<int> holders_;       // who keep copies of our shard (none: p = 1)
   std::vector<int> wards_;         // whose copies we keep
   MPI_Comm comm_ = MPI_COMM_NULL;  // a communicator of its own for shard traffic

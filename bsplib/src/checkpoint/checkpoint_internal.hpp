@@ -29,8 +29,8 @@ std::string host_name();
 // same index there (modulo the group's size), or the next member on a host that holds no shard or
 // copy of that process yet, and only then other hosts of its own group: no host holds two of one
 // shard (they would share a file name), so any `copies` hosts lost at once leave a shard or a
-// copy of every process. With one host, the
-// next process keeps the one copy there; more would share its directory and add nothing.
+// copy of every process. With one host, the next process keeps the one copy there; more would
+// share its directory and add nothing.
 std::size_t distinct_groups(const std::vector<int>& keys);
 // holders[pid]: who keep pid's copies (fewer than `copies` where the hosts run out: at most
 // hosts - 1). O(p copies) time.

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -148,7 +149,8 @@ Checkpoints::Checkpoints(Runtime& runtime) : rt_(runtime) {
     char* end = nullptr;
     errno = 0;
     const long asked = std::strtol(copies, &end, 10);
-    if (*end != '\0' || errno != 0 || asked < 1 || asked > 1000 || copies[0] == '+')
+    if (!std::isdigit(static_cast<unsigned char>(copies[0])) || *end != '\0' || errno != 0 ||
+        asked < 1 || asked > 1000)
       fail("bspg_checkpoint", "BSPG_COPIES='%s' is not a number of copies (1 to 1000)", copies);
     copies_asked_ = static_cast<int>(asked);
   }
@@ -206,14 +208,14 @@ void Checkpoints::plan(const char* call) {
     groups[q] = both[2 * q], hosts[q] = both[2 * q + 1];
   const std::vector<std::vector<int>> holders = copy_holders(groups, hosts, copies_asked_);
   holders_ = holders[static_cast<std::size_t>(me)];
-  copies_ = copies_asked_;
+  int fewest = copies_asked_;  // the copies of the fewest-kept shard
   for (int q = 0; q < p; ++q) {
     const std::vector<int>& of_q = holders[static_cast<std::size_t>(q)];
-    copies_ = std::min(copies_, static_cast<int>(of_q.size()));
+    fewest = std::min(fewest, static_cast<int>(of_q.size()));
     if (q != me && std::find(of_q.begin(), of_q.end(), me) != of_q.end()) wards_.push_back(q);
   }
   // More copies asked than other hosts can hold: pid 0 says how many the fewest-kept shard has.
-  if (me == 0 && p > 1 && copies_ < copies_asked_) {
+  if (me == 0 && p > 1 && fewest < copies_asked_) {
     const std::size_t host_count = distinct_groups(hosts);
     if (host_count <= 1)
       std::fprintf(stderr,
@@ -222,11 +224,9 @@ void Checkpoints::plan(const char* call) {
                    copies_asked_);
     else
       std::fprintf(stderr,
-                   "bspg: BSPG_COPIES=%d (bsprun --copies): the job runs on %zu hosts (%zu %s), "
-                   "so some shards have only %d %s, each on another host\n",
-                   copies_asked_, host_count, distinct_groups(groups),
-                   rt_.subjob_sizes.size() > 1 ? "subjobs" : "groups", copies_,
-                   copies_ == 1 ? "copy" : "copies");
+                   "bspg: BSPG_COPIES=%d (bsprun --copies): the job runs on %zu hosts, so some "
+                   "shards have only %d %s, each on another host\n",
+                   copies_asked_, host_count, fewest, fewest == 1 ? "copy" : "copies");
     std::fflush(stderr);
   }
   // The run: bsprun's (BSPG_RUN, and bsprun holds the lock), else one that pid 0 makes (seconds
