@@ -111,8 +111,28 @@ endif()
 string(REPLACE "@INCLUDE@" "#include <mpi-ext.h>" _src "${_bspg_allreduce_init}")
 string(REPLACE "@CALL@" "MPIX_Allreduce_init" _src "${_src}")
 check_cxx_source_compiles("${_src}" BSPG_HAVE_MPIX_ALLREDUCE_INIT)
+# ULFM, the MPI's own fault tolerance (recovery in place, bsprun --spares): Open MPI 5 built with
+# it declares MPIX_Comm_revoke and MPIX_Comm_shrink in mpi-ext.h. MPICH 4.2 declares them in mpi.h
+# too, but Debian's fails every MPI_Init with MPIR_CVAR_ENABLE_FT=1 and ends the job on a lost
+# process without it (tests/recovery/FINDINGS.md): bspg does not use them there.
+if(BSPG_MPI_FAMILY STREQUAL openmpi)
+  check_cxx_source_compiles([=[
+#include <mpi.h>
+#include <mpi-ext.h>
+int main() {
+  MPI_Comm shrunk;
+  int failed = MPIX_ERR_PROC_FAILED;
+  MPIX_Comm_revoke(MPI_COMM_WORLD);
+  return MPIX_Comm_shrink(MPI_COMM_WORLD, &shrunk) + failed;
+}]=] BSPG_HAVE_ULFM)
+else()
+  set(BSPG_HAVE_ULFM FALSE)
+endif()
 unset(CMAKE_REQUIRED_LIBRARIES)
 unset(CMAKE_REQUIRED_QUIET)
 
 message(STATUS "bspg: built with ${BSPG_MPI_NAME} (${BSPG_MPI_FAMILY}); starter ${BSPG_MPI_STARTER}, "
                "wrappers ${BSPG_MPICC} ${BSPG_MPICXX}")
+if(BSPG_HAVE_ULFM)
+  message(STATUS "bspg: ${BSPG_MPI_NAME} has fault tolerance (ULFM): recovery in place")
+endif()
