@@ -256,8 +256,23 @@ void end_section_after_return() {
   if (g_phase == Phase::Inside && g_runtime != nullptr) end_section(Ending::PartReturned);
 }
 
+// After a loss, before a recovery in place starts the process again: the section in progress is
+// abandoned, not ended (its communicators are revoked, and its windows' peers may be gone). Its
+// runtime stays allocated; its checkpoint files are closed (a lock among them).
+void forget_section() {
+  if (g_runtime != nullptr && g_runtime->checkpoints) g_runtime->checkpoints->abandon();
+  for (const OuterRun& outer : outer_runs)
+    if (outer.runtime != nullptr && outer.runtime->checkpoints)
+      outer.runtime->checkpoints->abandon();
+  outer_runs.clear();
+  g_runtime = nullptr;
+  bspg::g_profiler = nullptr;
+  init_called = false;
+}
+
 __attribute__((constructor)) void set_sections_hook() {
   bspg::section::set_end_section_hook(end_section_after_return);
+  bspg::section::set_forget_section_hook(forget_section);
 }
 
 // Checkpoints are a job's (bsprun restarts the job from one): a nested run, whose processes end

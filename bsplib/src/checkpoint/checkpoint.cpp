@@ -8,6 +8,7 @@
 
 #include "checkpoint_internal.hpp"
 #include "errors.hpp"
+#include "memory_copies.hpp"
 #include "runtime.hpp"
 #include "transport.hpp"
 
@@ -108,6 +109,7 @@ int Checkpoints::checkpoint() {
       if (m >= 0 && static_cast<std::uint64_t>(m) < n) remove_entry(dir_fd_, name);
     }
   last_ = n;
+  memory_copies::keep(n, run_);
   // Where bsprun cannot ask the hosts afterwards (a Slurm allocation that ended under the job),
   // this line, which its filter takes out, tells it which checkpoint the hosts hold whole.
   if (say_whole_ && rt_.pid == 0) {

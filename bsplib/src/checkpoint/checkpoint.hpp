@@ -49,6 +49,8 @@ class Checkpoints {
   // BSPG_CHECKPOINT_CLEANUP=end (bsprun's default directory) it first removes the directory on
   // every host, once all processes got here: one barrier, and a directory listing per host.
   void close();
+  // After a loss (recovery in place): closes the directory and its lock, with no MPI call.
+  void abandon();
 
   // What went wrong with a file of the checkpoint directory: its full path and strerror.
   struct Problem {
@@ -86,6 +88,8 @@ class Checkpoints {
   void agree(std::uint64_t n, const Problem& mine, Files& files);
   [[noreturn]] void end_job(int status);
   std::string read_shard(std::uint64_t n, int dir, const char* kind, std::uint64_t run);
+  std::string read_shard_from(std::uint64_t n, int fd, std::uint64_t run);
+  int resume_from_memory();
   std::uint64_t marker_run(std::uint64_t n);  // newest run named by c<n>'s markers here, or 0
   bool holds_shard_of(std::uint64_t n, std::uint64_t run);
   std::uint64_t newest_readable_everywhere(std::uint64_t& run);

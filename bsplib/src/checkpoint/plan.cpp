@@ -16,6 +16,7 @@
 
 #include "checkpoint_internal.hpp"
 #include "errors.hpp"
+#include "lost_peers.hpp"
 #include "runtime.hpp"
 #include "safe_paths.h"
 #include "shard.hpp"
@@ -174,6 +175,12 @@ void Checkpoints::close() {
   if (lock_fd_ >= 0) ::close(lock_fd_), lock_fd_ = -1;  // releases the lock
 }
 
+void Checkpoints::abandon() {
+  if (dir_fd_ >= 0) ::close(dir_fd_), dir_fd_ = -1;
+  if (lock_fd_ >= 0) ::close(lock_fd_), lock_fd_ = -1;
+  comm_ = MPI_COMM_NULL;  // revoked; left to MPI_Finalize
+}
+
 void Checkpoints::persist(void* address, std::uint64_t bytes) {
   areas_.push_back({static_cast<char*>(address), bytes});
 }
@@ -190,9 +197,11 @@ void Checkpoints::plan(const char* call) {
   if (planned_) return;
   planned_ = true;
   MPI_Comm_dup(rt_.comm, &comm_);
+  lost_peers::watch(comm_);
   const int p = rt_.nprocs, me = rt_.pid;
   MPI_Comm node;
   MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL, &node);
+  lost_peers::watch(node);
   int node_rank = 0;
   MPI_Comm_rank(node, &node_rank);
   lowest_on_host_ = node_rank == 0;  // ranks follow pids: it alone clears the host's directory

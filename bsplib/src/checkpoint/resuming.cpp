@@ -9,9 +9,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "checkpoint_internal.hpp"
 #include "errors.hpp"
+#include "memory_copies.hpp"
 #include "runtime.hpp"
 #include "shard.hpp"
 
@@ -65,6 +67,12 @@ std::string Checkpoints::read_shard(std::uint64_t n, int dir, const char* kind, 
     int fd;
     ~Closer() { ::close(fd); }
   } closer{fd};
+  return read_shard_from(n, fd, run);
+}
+
+// The shard in the open file fd, read from its start.
+std::string Checkpoints::read_shard_from(std::uint64_t n, int fd, std::uint64_t run) {
+  if (lseek(fd, 0, SEEK_SET) != 0) return std::string("unreadable: ") + std::strerror(errno);
   ShardReader reader(fd);
   const ShardReader::Expected expected{n, static_cast<std::uint32_t>(rt_.pid)};
   if (std::string problem = reader.read_header(&expected); !problem.empty()) return problem;
@@ -192,6 +200,7 @@ std::uint64_t Checkpoints::newest_readable_everywhere(std::uint64_t& run) {
 
 int Checkpoints::resume() {
   plan("bspg_resume");
+  if (memory_copies::resuming_from_memory()) return resume_from_memory();
   if (resume_.empty() || resume_ == "0") return 0;
   {
     const std::uint64_t failed =
@@ -262,6 +271,26 @@ int Checkpoints::resume() {
   // Later checkpoints carry the restored run (pid 0's shard names it, as every process's does).
   idle_broadcast(&run, sizeof run, 0, comm_);
   run_ = run;
+  last_ = n;
+  return static_cast<int>(n);
+}
+
+// After a recovery in place: the checkpoint every process kept in memory (the same one: the
+// sections part checked), from its own shard or, on a spare, the one a holder sent it; no file
+// is read. None kept: the job starts again from its beginning, as bspg_resume's 0 says.
+int Checkpoints::resume_from_memory() {
+  memory_copies::resume_from_memory(false);
+  const std::uint64_t n = memory_copies::kept();
+  if (all_min(n, comm_) == 0) return 0;
+  const std::string problem =
+      read_shard_from(n, memory_copies::kept_own(), memory_copies::kept_run());
+  const std::uint64_t failed =
+      all_min(problem.empty() ? UINT64_MAX : static_cast<std::uint64_t>(rt_.pid), comm_);
+  if (failed != UINT64_MAX)
+    fail_collective(static_cast<int>(failed), "bspg_resume",
+                    "checkpoint %llu cannot be restored from memory after a recovery in place: %s",
+                    static_cast<unsigned long long>(n), problem.c_str());
+  run_ = memory_copies::kept_run();
   last_ = n;
   return static_cast<int>(n);
 }

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "checkpoint_internal.hpp"
+#include "memory_copies.hpp"
 #include "runtime.hpp"
 #include "shard.hpp"
 #include "transport.hpp"
@@ -143,6 +144,16 @@ Problem Checkpoints::write_data(std::uint64_t n, Files& files) {
   }
   bool own_ok = true;
   std::vector<bool> copy_ok(wards_.size(), true);
+  // With spares, the same bytes stay in memory too, for a recovery in place (memory_copies.hpp).
+  memory_copies::begin(n);
+  const int own_memory = memory_copies::own_file(n);
+  std::vector<int> copy_memory(wards_.size(), -1);
+  for (std::size_t w = 0; w < wards_.size(); ++w)
+    copy_memory[w] = memory_copies::copy_file(n, wards_[w]);
+  auto keep_in_memory = [&](int fd, const char* data, std::uint64_t bytes) {
+    if (fd >= 0 && !write_all(fd, data, bytes) && problem.empty())
+      problem = {"the in-memory copy of checkpoint " + std::to_string(n), std::strerror(errno)};
+  };
 
   std::size_t piece = 0;
   std::uint64_t piece_at = 0;
@@ -167,6 +178,7 @@ Problem Checkpoints::write_data(std::uint64_t n, Files& files) {
           copy_ok[w] = false;
           note(shard_path(n, "copy", in.from) + ".part");
         }
+        keep_in_memory(copy_memory[w], chunk.data(), static_cast<std::uint64_t>(got));
         in.received += static_cast<std::uint64_t>(got);
       }
       if (in.received < in.expected) {
@@ -184,6 +196,7 @@ Problem Checkpoints::write_data(std::uint64_t n, Files& files) {
         own_ok = false;
         note(shard_path(n, "shard", rt_.pid) + ".part");
       }
+      keep_in_memory(own_memory, p.data + piece_at, n_bytes);
       piece_at += n_bytes;
       if (piece_at >= p.bytes) ++piece, piece_at = 0;
       continue;

@@ -8,6 +8,8 @@
 #include <initializer_list>
 
 #include "errors.hpp"
+#include "in_place.hpp"
+#include "lost_peers.hpp"
 
 namespace bspg::all_at_once {
 
@@ -25,17 +27,19 @@ long rank_from_starter() {
 
 int rank() {
   int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_rank(in_place::job_world(), &rank);
   return rank;
 }
 
 int size() {
   int size = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Comm_size(in_place::job_world(), &size);
   return size;
 }
 
-StartMessage exchange(StartMessage mine) { return exchange_start_message(MPI_COMM_WORLD, mine); }
+StartMessage exchange(StartMessage mine) {
+  return exchange_start_message(in_place::job_world(), mine);
+}
 
 Membership split(const StartMessage& start) {
   const int maxprocs = start.value;
@@ -43,7 +47,8 @@ Membership split(const StartMessage& start) {
     fail_collective(0, "bsp_begin", "maxprocs is %d; it must be at least 1", maxprocs);
   const int me = rank(), nprocs = maxprocs < size() ? maxprocs : size();
   MPI_Comm comm;
-  MPI_Comm_split(MPI_COMM_WORLD, me < nprocs ? 0 : MPI_UNDEFINED, me, &comm);
+  MPI_Comm_split(in_place::job_world(), me < nprocs ? 0 : MPI_UNDEFINED, me, &comm);
+  lost_peers::watch(comm);
   return {comm, me, nprocs};
 }
 

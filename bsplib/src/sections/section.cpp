@@ -34,6 +34,7 @@
 #include "errors.hpp"
 #include "exit_notes.hpp"
 #include "globals.hpp"
+#include "in_place.hpp"
 #include "master.hpp"
 #include "mpi_state.hpp"
 #include "part_location.hpp"
@@ -69,6 +70,12 @@ std::vector<OuterSection> outer_sections;
 
 void end_section_after_return() {
   if (end_section_hook != nullptr) end_section_hook();
+}
+
+// MPI's end for this process; process 0 first lets the spares (bsprun --spares) end too.
+void finalize() {
+  in_place::release_spares();
+  MPI_Finalize();
 }
 
 // Whether this process (process 0, or a master) may start another SPMD section after bsp_end:
@@ -122,7 +129,7 @@ bool runs_spmd_part_at_once() {
     if (start.kind == kEnd) {
       g_phase = Phase::After;
       if (spawned) master::end_pool();
-      MPI_Finalize();
+      finalize();
       std::exit(0);
     }
     pending_start = start;
@@ -173,7 +180,7 @@ Membership join(int maxprocs) {
   if (start.kind == kEnd) {
     // Process 0 ended the program in main before bsp_begin: so does this process.
     g_phase = Phase::After;
-    MPI_Finalize();
+    finalize();
     std::exit(0);
   }
   Membership member = all_at_once::split(start);
@@ -203,7 +210,7 @@ void end_before_begin(int status, void* /*unused*/) {
       fail("exit",
            "the program ended after bsp_end on this process, but process 0 called bsp_begin");
     if (master::role("exit") != master::Role::Spmd) master::end_pool();
-    MPI_Finalize();
+    finalize();
     return;
   }
   fflush(stdout);
@@ -220,7 +227,7 @@ void end_before_begin(int status, void* /*unused*/) {
           "the program ended before bsp_begin on this process, but process 0 called bsp_begin");
     }
   }
-  MPI_Finalize();
+  finalize();
 }
 
 // Whether the MPI's starter (or a master's bsp_begin) started this process as another than the
@@ -246,8 +253,11 @@ __attribute__((constructor)) void give_input_to_process_0_only() {
 
 void set_end_section_hook(void (*end_section)()) { end_section_hook = end_section; }
 
+void set_forget_section_hook(void (*forget)()) { in_place::set_forget_section_hook(forget); }
+
 void start_mpi() {
   if (!start_mpi_as_owner()) return;
+  in_place::start();  // with spares: the job's world without them
   // A process spawned in master mode reports and stops through the master from now on; a program
   // that ends before bsp_begin (a usage message and exit(0), say) ends with its own status and
   // without Open MPI's complaint that a process did not finalize.
@@ -259,7 +269,14 @@ void start_mpi() {
 
 void before_main() {
   // A program that starts MPI itself runs main everywhere, as it was written to.
-  if (program_starts_mpi_itself()) return;
+  if (program_starts_mpi_itself()) {
+    if (const char* spares = std::getenv("BSPG_SPARES"); spares && *spares)
+      fail("bsp_begin",
+           "BSPG_SPARES=%s asks for spares (bsprun --spares), but this program starts MPI itself, "
+           "so every process runs main: let bspg start MPI, or run without spares",
+           spares);
+    return;
+  }
   if (const char* mark = std::getenv("BSPG_SPAWNED_BY_MASTER"); mark && *mark) {
     // Spawned by a master: the SPMD part the master named with bsp_init, or, where there is none,
     // main itself. MPI first, whatever main does: the master's spawn waits until every process
@@ -276,6 +293,7 @@ void before_main() {
   // Every process of the starter's world starts MPI at once; process 0 runs main, the others
   // wait for what its first bsp_begin (or its end) says.
   start_mpi();
+  if (in_place::is_spare()) in_place::serve_as_spare();
   if (all_at_once::size() == 1 || all_at_once::rank() == 0 ||
       master::role("main") != master::Role::Spmd)
     return;
@@ -324,7 +342,7 @@ Membership begin(int maxprocs) {
     // Not needed for this run: wait for the others to finish, then leave quietly.
     g_phase = Phase::After;
     if (bspg_owns_mpi()) {
-      MPI_Finalize();
+      finalize();
       std::exit(0);
     }
     return member;
@@ -383,7 +401,7 @@ void leave() {
   forget_part_named_since_last_section();
   master::leave();
   // MPI stays up where a later section may follow; the program's end finalizes it then.
-  if (bspg_owns_mpi() && !later_sections_possible() && !parks_between_sections()) MPI_Finalize();
+  if (bspg_owns_mpi() && !later_sections_possible() && !parks_between_sections()) finalize();
 }
 
 void after_bsp_end(int pid) {
@@ -403,3 +421,21 @@ int nprocs() {
 }
 
 }  // namespace bspg::section
+
+namespace bspg::in_place {
+
+void forget_sections() {
+  using namespace section;
+  parked_loop_running = false;
+  has_pending_start = false;
+  has_first_start = false;
+  sections_begun = false;
+  init_called = false;
+  last_nprocs = 1;
+  nested_part = nullptr;
+  outer_sections.clear();
+  forget_spmd_parts();
+  g_phase = Phase::Before;
+}
+
+}  // namespace bspg::in_place

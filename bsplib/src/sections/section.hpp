@@ -11,6 +11,9 @@ namespace bspg::section {
 // part that returned without bsp_end, as bsp_end would, with a line that says so. The processes
 // that run SPMD parts only are called from here, so their parts return here.
 void set_end_section_hook(void (*end_section)());
+// The API layer's other hook: forgets the section in progress when a recovery in place (bsprun
+// --spares) abandons it, without ending it.
+void set_forget_section_hook(void (*forget)());
 
 // Starts MPI unless someone already has (bspg then owns it and finalizes it). A call that may
 // report an error before bsp_begin starts it first, so that process 0 speaks for all.

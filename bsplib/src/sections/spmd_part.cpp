@@ -25,4 +25,10 @@ void let_others_run_main() { others_run_main_flag = true; }
 
 bool others_run_main() { return others_run_main_flag; }
 
+void forget_spmd_parts() {
+  spmd_part = nullptr;
+  named_since_section = false;
+  others_run_main_flag = false;
+}
+
 }  // namespace bspg

@@ -22,4 +22,7 @@ void forget_part_named_since_last_section();
 void let_others_run_main();
 bool others_run_main();
 
+// After a recovery in place: none named, as in a process just started.
+void forget_spmd_parts();
+
 }  // namespace bspg

@@ -4,6 +4,8 @@
 
 #include <time.h>
 
+#include "lost_peers.hpp"
+
 namespace bspg {
 
 // Process 0 sends, the others receive. Those waiting may wait long (process 0 runs main, or the
@@ -15,6 +17,7 @@ StartMessage exchange_start_message(MPI_Comm comm, StartMessage mine) {
   for (long polls = 0;; ++polls) {
     MPI_Test(&request, &done, MPI_STATUS_IGNORE);
     if (done) return mine;
+    lost_peers::check();
     if (polls > 2000) {
       const timespec pause{0, 500000};
       nanosleep(&pause, nullptr);

@@ -5,10 +5,12 @@
 // threads behave. A library constructor would be too early: the program's own C++ globals are not
 // built yet.
 #include <dlfcn.h>
+#include <setjmp.h>
 
 #include <cstdio>
 #include <cstdlib>
 
+#include "in_place.hpp"
 #include "section.hpp"
 
 namespace bspg {
@@ -20,6 +22,9 @@ using StartFunction = int (*)(MainFunction, int, char**, void (*)(), void (*)(),
 MainFunction program_main = nullptr;
 
 int main_after_start_up(int argc, char** argv, char** envp) {
+  in_place::prepare();  // with spares: the globals as they are now, for a recovery in place
+  // A recovery in place comes back here, MPI running, and starts again as a fresh process would.
+  setjmp(in_place::recovery_point());
   section::before_main();  // returns only where this process runs main
   return program_main(argc, argv, envp);
 }

@@ -11,6 +11,7 @@
 
 #include "call_site.hpp"
 #include "errors.hpp"
+#include "lost_peers.hpp"
 #include "records.hpp"
 #include "stop_notice.hpp"
 
@@ -152,6 +153,7 @@ int Runtime::split(int color) {
   if (world) world->transport.barrier();
   MPI_Comm group_comm;
   MPI_Comm_split(comm, color >= 0 ? color : MPI_UNDEFINED, pid, &group_comm);
+  lost_peers::watch(group_comm);
   int handle = static_cast<int>(groups.size());
   if (group_comm == MPI_COMM_NULL) {
     groups.push_back(nullptr);

@@ -8,6 +8,7 @@
 
 #include "copy.hpp"
 #include "errors.hpp"
+#include "lost_peers.hpp"
 #include "transport.hpp"
 #include "transport_internal.hpp"
 
@@ -21,6 +22,7 @@ void Mailbox::open(MPI_Comm comm, int pid, int nprocs) {
   nprocs_ = nprocs;
   MPI_Comm node;
   MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, pid, MPI_INFO_NULL, &node);
+  lost_peers::watch(node);
   int node_size = 0;
   MPI_Comm_size(node, &node_size);
   MPI_Comm_free(&node);

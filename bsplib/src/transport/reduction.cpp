@@ -8,6 +8,7 @@
 
 #include <algorithm>
 
+#include "lost_peers.hpp"
 #include "transport.hpp"
 #include "transport_internal.hpp"
 
@@ -187,6 +188,7 @@ bool MaxReduction::open_shared(int rank, int size) {
   // short of a core of its own (a spinning reader would keep the writer it waits for from running).
   MPI_Comm node;
   MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+  lost_peers::watch(node);
   int node_size = 0;
   MPI_Comm_size(node, &node_size);
   MPI_Comm_free(&node);
@@ -279,9 +281,11 @@ bool MaxReduction::open_sites(int rank, const std::vector<int>& sites, int tag) 
   if (halves && (size & (size - 1)) == 0) return false;
   const int site = sites[static_cast<std::size_t>(rank)];
   MPI_Comm_split(comm_, site, rank, &site_comm_);
+  lost_peers::watch(site_comm_);
   int site_rank = 0;
   MPI_Comm_rank(site_comm_, &site_rank);
   MPI_Comm_split(comm_, site_rank == 0 ? 0 : MPI_UNDEFINED, site, &leaders_comm_);
+  lost_peers::watch(leaders_comm_);
   const int words = static_cast<int>(mine_.size());
   in_site_ = std::make_unique<MaxReduction>(site_comm_, words, tag, static_cast<int>(sum_words_));
   identity_.assign(mine_.size(), 0);

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "errors.hpp"
+#include "lost_peers.hpp"
 #include "transport_internal.hpp"
 
 namespace bspg {
@@ -54,6 +55,7 @@ Transport::Transport(MPI_Comm comm, std::vector<int> pids, int rank)
   if (size() > 1) {
     MPI_Comm node;
     MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node);
+    lost_peers::watch(node);
     int node_size = 0;
     MPI_Comm_size(node, &node_size);
     MPI_Comm_free(&node);

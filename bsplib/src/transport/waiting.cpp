@@ -5,6 +5,7 @@
 #include <chrono>
 #include <ctime>
 
+#include "lost_peers.hpp"
 #include "transport.hpp"
 
 namespace bspg {
@@ -25,6 +26,7 @@ bool yield_between_polls = false;  // processes_on_this_node()
 
 // One poll of the requests; true when all are complete.
 inline bool poll(int n, MPI_Request* requests) {
+  lost_peers::check();  // a wait whose peer is lost never ends by itself (with spares only)
   int done = 0;
   MPI_Testall(n, requests, &done, MPI_STATUSES_IGNORE);
   if (!done && yield_between_polls) sched_yield();
@@ -49,6 +51,7 @@ void wait_any_idle(int n, MPI_Request* requests, int* index) {
     int done = 0;
     MPI_Testany(n, requests, index, &done, MPI_STATUS_IGNORE);
     if (done) return;
+    lost_peers::check();
     pacer.idle();
   }
 }
@@ -90,6 +93,7 @@ void wait_idle(int n, MPI_Request* requests, const std::function<void()>* also) 
 }
 
 void IdlePacer::idle() {
+  lost_peers::check();
   const long long now = std::chrono::duration_cast<std::chrono::nanoseconds>(
                             std::chrono::steady_clock::now().time_since_epoch())
                             .count();

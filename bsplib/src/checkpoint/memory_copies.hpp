@@ -1,0 +1,46 @@
+// memory_copies.hpp - checkpoints kept in memory for recovery in place (bsprun --spares): this
+// process's own shard and the copies it holds for others, as written to disk, in anonymous memory
+// files (memfd) that outlive the section's runtime. A recovery restores survivors from their own
+// shard and sends each lost process's shard to the spare that takes its place, reading no file.
+// Memory: one shard plus one per copy held (with --copies K, about K + 1 times the persisted
+// bytes), and while a checkpoint is written the one before it as well.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace bspg::memory_copies {
+
+// On for jobs with spares (the sections part turns it on at the start); off, nothing is kept.
+void turn_on();
+bool on();
+
+// Checkpoint n starts being written (anew: what an attempt cut short by a loss wrote is dropped).
+void begin(std::uint64_t n);
+// While checkpoint n is written: the files its bytes go to (-1 where off). A failed write turns
+// the whole checkpoint's memory copy off (the last kept one stays).
+int own_file(std::uint64_t n);
+int copy_file(std::uint64_t n, int ward);
+// Checkpoint n is whole everywhere: it replaces the one kept before.
+void keep(std::uint64_t n, std::uint64_t run);
+
+// The checkpoint kept (0: none), its run, and its files: this process's shard, the copies held.
+std::uint64_t kept();
+std::uint64_t kept_run();
+int kept_own();
+std::vector<int> kept_wards();
+int kept_copy(int ward);
+// A spare that took a lost process's place: its shard, received from a holder, is now its own;
+// the copies the lost process held are gone with it, and the wards this process held keep theirs.
+void adopt(std::uint64_t n, std::uint64_t run, const std::string& bytes);
+
+// Bytes of a kept file (for sending it to a spare).
+bool read_whole(int fd, std::string& bytes);
+
+// Set by the sections part after a recovery in place: bspg_resume restores the kept checkpoint
+// from memory instead of reading the checkpoint directory. Cleared by that restore.
+void resume_from_memory(bool yes);
+bool resuming_from_memory();
+
+}  // namespace bspg::memory_copies

@@ -1,0 +1,41 @@
+// lost_peers.hpp - noticing a lost process during a job with spares (recovery in place, bsprun
+// --spares): the job's communicators report a failed peer to one handler instead of ending the
+// job, and bspg's own waits, which spin on shared memory where MPI would never report the loss,
+// ask the MPI every millisecond whether a peer failed. Off (every call returns at once) unless
+// enable() ran, which needs an MPI with fault tolerance (ULFM: BSPG_HAVE_ULFM).
+#pragma once
+
+#include <mpi.h>
+
+namespace bspg::lost_peers {
+
+// What happens on a loss: never returns (the sections part leaves for its recovery point).
+using LossHandler = void (*)(const char* where);
+
+// Starts watching: `sentinel` is a communicator over every process of the job (it gets a receive
+// posted that nobody sends to: the MPI fails it when a member is lost, or when someone revokes
+// the communicator). Communicators made from watched ones later are watched through watch().
+void enable(MPI_Comm sentinel, LossHandler on_loss);
+bool enabled();
+
+// A communicator of the job: a failed operation on it calls the loss handler (other MPI errors
+// end the job as MPI_ERRORS_ARE_FATAL would), and revoke_all() revokes it. Freed communicators
+// leave the list by themselves. No-op when not enabled.
+void watch(MPI_Comm comm);
+
+// In a wait: at most every millisecond, tests the sentinel (about 15 to 100 us); a loss calls the
+// handler. Inline fast path: one load when not enabled.
+extern bool g_watching;
+void check_slow();
+inline void check() {
+  if (__builtin_expect(g_watching, 0)) check_slow();
+}
+
+// On a loss: revokes every watched communicator, so that a process blocked in any of them, with
+// live peers only, returns too. Stops watching (no handler runs twice).
+void revoke_all();
+
+// Whether an MPI error class says a process was lost or a communicator revoked.
+bool is_loss(int error_class);
+
+}  // namespace bspg::lost_peers
