@@ -34,6 +34,7 @@ namespace {
 int reporting_pid = -1;
 MPI_Comm abort_comm = MPI_COMM_WORLD;
 void (*before_abort)(int) = nullptr;
+void (*before_stop)() = nullptr;  // a loss, not the program, may be why the job stops
 void (*exit_note)(int) = nullptr;
 
 bool mpi_running() {
@@ -102,9 +103,12 @@ void set_abort_comm(MPI_Comm comm) { abort_comm = comm; }
 
 void set_before_abort(void (*hook)(int status)) { before_abort = hook; }
 
+void set_before_stop(void (*hook)()) { before_stop = hook; }
+
 void set_exit_note(void (*hook)(int status)) { exit_note = hook; }
 
 void stop_job(int status) {
+  if (before_stop != nullptr) before_stop();
   if (exit_note) exit_note(status);
   // The others' output so far comes out before the abort ends them (stop_notice.hpp).
   tell_peers_stopping(status);
@@ -137,6 +141,7 @@ void stop_after_exit(int status) {
 }
 
 void fail(const char* call, const char* format, ...) {
+  if (before_stop != nullptr) before_stop();
   wait_for_lower_pids(pid_for_messages());
   va_list args;
   va_start(args, format);
@@ -146,6 +151,7 @@ void fail(const char* call, const char* format, ...) {
 }
 
 void fail_alone(const char* call, const char* format, ...) {
+  if (before_stop != nullptr) before_stop();
   va_list args;
   va_start(args, format);
   print_line(call, format, args);
@@ -154,6 +160,7 @@ void fail_alone(const char* call, const char* format, ...) {
 }
 
 void fail_collective(int reporter, const char* call, const char* format, ...) {
+  if (before_stop != nullptr) before_stop();
   if (pid_for_messages() == reporter) {
     va_list args;
     va_start(args, format);
@@ -167,6 +174,7 @@ void fail_collective(int reporter, const char* call, const char* format, ...) {
 }
 
 void abort_with_user_message(const char* format, va_list args) {
+  if (before_stop != nullptr) before_stop();
   wait_for_lower_pids(pid_for_messages());
   fflush(stdout);
   char text[4096];

@@ -44,6 +44,11 @@ void drain_output();
 // processes tell the master, whom their abort does not reach on every MPI, that they stop.
 void set_before_abort(void (*hook)(int status));
 
+// Called first by every path that stops the job (nullptr for none): with spares (recovery in
+// place), a process that sees wrong data because a peer was just lost (a message that never came)
+// recovers instead, once the MPI says a peer is gone; it returns where none is.
+void set_before_stop(void (*hook)());
+
 // Called by stop_job first, before the output is drained (nullptr for none): this process's exit
 // note (exit_notes.cpp), which an abort would not leave otherwise.
 void set_exit_note(void (*hook)(int status));

@@ -42,6 +42,7 @@ struct Self {
   int os_pid;               // its process id on its host
   int recoveries;           // recoveries in place so far (the same everywhere)
   int nwards;               // copies held (their pids follow, in a second exchange)
+  int subjob;               // BSPG_SUBJOB (bsprun's grid path), -1 where unset
   std::uint64_t kept, run;  // the checkpoint kept in memory, its run
   char host[kHostBytes];
 };
@@ -76,6 +77,8 @@ Self describe_self() {
   self.os_pid = static_cast<int>(getpid());
   self.recoveries = recoveries;
   self.nwards = static_cast<int>(memory_copies::kept_wards().size());
+  const char* subjob = std::getenv("BSPG_SUBJOB");
+  self.subjob = subjob != nullptr && *subjob >= '0' && *subjob <= '9' ? std::atoi(subjob) : -1;
   self.kept = memory_copies::kept();
   self.run = memory_copies::kept_run();
   if (gethostname(self.host, sizeof self.host - 1) != 0) std::strcpy(self.host, "?");
@@ -136,7 +139,7 @@ int whole_number(const char* name, const char* text, int low, int high) {
   std::vector<int> wards_of;  // every process's wards, in rank order
   std::vector<int> ward_counts;
   // Shrink and learn who is left; a loss during this starts it again on the smaller world.
-  for (int attempt = 0;; ++attempt) {
+  for (int attempt = 0;; ++attempt) {  // a loss during the recovery starts it again
     if (attempt > 100) std::_Exit(kEndedForRestart);
     MPIX_Comm_shrink(world, &alive);
     MPI_Comm_set_errhandler(alive, MPI_ERRORS_RETURN);
@@ -162,13 +165,13 @@ int whole_number(const char* name, const char* text, int low, int high) {
     }
     int ok = rc == MPI_SUCCESS ? 1 : 0;
     if (rc == MPI_SUCCESS) MPIX_Comm_agree(alive, &ok);
-    if (ok) break;
-    MPIX_Comm_revoke(alive);
-    world = alive;
-  }
-  int me = 0, size = 0;
+    if (!ok) {
+      MPIX_Comm_revoke(alive);
+      world = alive;
+      continue;
+    }
+  int me = 0;
   MPI_Comm_rank(alive, &me);
-  MPI_Comm_size(alive, &size);
   const int nprocs = static_cast<int>(known.size());
   std::vector<int> holder_of(static_cast<std::size_t>(nprocs), -1);  // pid -> rank of a holder
   std::vector<bool> present(static_cast<std::size_t>(nprocs), false);
@@ -224,7 +227,8 @@ int whole_number(const char* name, const char* text, int low, int high) {
     taker[static_cast<std::size_t>(lost[k])] = spare_ranks[k];
     if (spare_ranks[k] == me) new_role = lost[k];
   }
-  // Each lost shard, from its holder to its taker.
+  // Each lost shard, from its holder to its taker; all agree that it went well (else: again).
+  bool again = false;
   for (int r : lost) {
     if (n == 0) break;
     const int from = holder_of[static_cast<std::size_t>(r)],
@@ -243,8 +247,8 @@ int whole_number(const char* name, const char* text, int low, int high) {
       if (MPI_Recv(&length, 1, MPI_UNSIGNED_LONG_LONG, from, kShardTag, alive, MPI_STATUS_IGNORE) !=
               MPI_SUCCESS ||
           length == ~0ULL)
-        end_for_restart(alive, lost, "a shard could not be brought to the spare");
-      std::string bytes(length, '\0');
+        again = true;
+      std::string bytes(again ? 0 : length, '\0');
       for (std::size_t at = 0; at < bytes.size(); at += std::size_t{1} << 30)
         if (MPI_Recv(bytes.data() + at,
                      static_cast<int>(std::min(bytes.size() - at, std::size_t{1} << 30)), MPI_BYTE,
@@ -254,9 +258,18 @@ int whole_number(const char* name, const char* text, int low, int high) {
     }
   }
   // The new job: the survivors and the spares that took a place, ranked by pid.
+  int whole = again ? 0 : 1;
+  if (MPIX_Comm_agree(alive, &whole) != MPI_SUCCESS || !whole) {
+    MPIX_Comm_revoke(alive);
+    world = alive;
+    continue;
+  }
   MPI_Comm new_job = MPI_COMM_NULL;
-  if (MPI_Comm_split(alive, new_role >= 0 ? 0 : MPI_UNDEFINED, new_role, &new_job) != MPI_SUCCESS)
-    end_for_restart(alive, lost, "the job's processes could not be joined again");
+  if (MPI_Comm_split(alive, new_role >= 0 ? 0 : MPI_UNDEFINED, new_role, &new_job) != MPI_SUCCESS) {
+    MPIX_Comm_revoke(alive);
+    world = alive;
+    continue;
+  }
   std::string who = lost.empty() ? "no process of the job" : "", hosts;
   for (int r : lost) {
     who += (who.empty() ? "" : ", ") + describe_lost(r);
@@ -270,7 +283,16 @@ int whole_number(const char* name, const char* text, int low, int high) {
     for (int l : lost)
       if (taker[static_cast<std::size_t>(l)] == q) r = l;
     world_roles[static_cast<std::size_t>(q)] = r;
-    if (r >= 0 && r < nprocs) known[static_cast<std::size_t>(r)] = s;
+    if (r >= 0 && r < nprocs) {  // who runs pid r now; the subjob stays the pid's
+      const int subjob = known[static_cast<std::size_t>(r)].subjob;
+      known[static_cast<std::size_t>(r)] = s;
+      known[static_cast<std::size_t>(r)].subjob = subjob;
+    }
+  }
+  // A spare that takes a place takes its subjob too (bsprun gave spares one past the job's).
+  if (spare && new_role >= 0) {
+    const int subjob = known[static_cast<std::size_t>(new_role)].subjob;
+    if (subjob >= 0) setenv("BSPG_SUBJOB", std::to_string(subjob).c_str(), 1);
   }
   world = alive;
   job = new_job;
@@ -299,6 +321,7 @@ int whole_number(const char* name, const char* text, int low, int high) {
   restore_globals();
   in_recovery = false;
   longjmp(point, 1);
+  }
 #else
   std::_Exit(kEndedForRestart);
 #endif
@@ -308,6 +331,26 @@ void on_loss(const char* where) {
   if (in_recovery) return;  // an MPI call of the recovery itself: its result says enough
   in_recovery = true;
   recover(where);
+}
+
+// Before the job stops for an error: if a peer was lost, the error is likely its consequence
+// (a superstep that ended without the lost process's data), so recover instead. Detection takes
+// the MPI a few milliseconds: ask for up to two seconds.
+void check_before_stop() {
+#if defined(BSPG_HAVE_ULFM)
+  if (!asked || spare || in_recovery || job == MPI_COMM_NULL) return;
+  for (int waited_ms = 0; waited_ms < 2000; ++waited_ms) {
+    MPI_Group failed = MPI_GROUP_NULL;
+    int count = 0;
+    MPIX_Comm_failure_ack(job);
+    MPIX_Comm_failure_get_acked(job, &failed);
+    MPI_Group_size(failed, &count);
+    MPI_Group_free(&failed);
+    if (count > 0) on_loss("a stop");
+    lost_peers::check();
+    usleep(1000);
+  }
+#endif
 }
 
 void watch_job() {
@@ -370,6 +413,7 @@ void start() {
   world_roles.clear();
   for (const Self& s : all) world_roles.push_back(s.role);
   memory_copies::turn_on();
+  set_before_stop(check_before_stop);
   if (!spare) watch_job();
 }
 
@@ -437,9 +481,20 @@ void serve_as_spare() {
 
 void release_spares() {
   if (!asked || role != 0) return;
+  int waiting = 0, lost = 0;
   for (std::size_t q = 0; q < world_roles.size(); ++q)
-    if (world_roles[q] < 0)  // a lost spare's send fails, and needs nothing more
-      MPI_Send(&kEndWord, 1, MPI_INT, static_cast<int>(q), kSpareTag, world);
+    if (world_roles[q] < 0) {  // a lost spare's send fails
+      ++waiting;
+      if (MPI_Send(&kEndWord, 1, MPI_INT, static_cast<int>(q), kSpareTag, world) != MPI_SUCCESS)
+        ++lost;
+    }
+  // The job does not watch its spares; a spare lost while waiting is said by another spare, or
+  // here, at the end, where none was left to say it.
+  if (lost > 0 && lost == waiting) {
+    std::fprintf(stderr, "bspg: %d of the job's %d %s lost while waiting\n", lost, waiting,
+                 waiting == 1 ? "spare was" : "spares were");
+    std::fflush(stderr);
+  }
 }
 
 void set_forget_section_hook(void (*forget)()) { forget_section = forget; }
