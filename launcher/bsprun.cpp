@@ -14,6 +14,7 @@
 #include "cleanup.h"
 #include "grid.h"
 #include "help.h"
+#include "in_place.h"
 #include "local_place.h"
 #include "localhost.h"
 #include "mpistart.h"
@@ -179,6 +180,12 @@ int main(int argc, char** argv) {
     settings.exports.push_back("BSPG_RESUME=0");
   }
   settings.verbose = opt.verbose;
+  // Recovery in place (--spares) where the MPI can; otherwise the restarts, said with -v.
+  const InPlaceChoice in_place = choose_in_place(opt, *settings.mpi);
+  if (!in_place.refused.empty()) return fail(kExitUsage, in_place.refused);
+  if (!in_place.not_used.empty() && opt.verbose) say(in_place.not_used);
+  settings.spares = in_place.spares;
+  settings.fault_timeout_s = opt.host_timeout_s;
 
   int status = 0;
   if (opt.show) {

@@ -155,6 +155,16 @@ void check_checkpoint_options(const Options& opt) {
     throw UsageError(
         "--resume needs the job's --job-id ID or --checkpoint-dir DIR (bsprun printed them when "
         "the job started)");
+  if (opt.spares > 0 && opt.nprocs == 0)
+    throw UsageError(
+        "--spares needs -p N: spares start with the job, and master mode starts its processes "
+        "later, from the master");
+  if (opt.spares > 0 && !opt.rsl_in.empty())
+    throw UsageError("--spares cannot be combined with --rsl: bsprun places the spares itself, on "
+                     "the candidates of a host file (--hostfile and -p)");
+  if (opt.recovery == Options::Recovery::InPlace && opt.spares == 0)
+    throw UsageError(
+        "--recovery in-place needs --spares K (K >= 1): a spare takes the lost process's place");
   if (opt.copies_given && opt.nprocs > 0 && opt.copies >= opt.nprocs)
     throw UsageError("--copies " + std::to_string(opt.copies) + " needs more than " +
                      std::to_string(opt.copies) +
@@ -173,7 +183,7 @@ void check_checkpoint_options(const Options& opt) {
 
 bool uses_checkpoints(const Options& opt) {
   return opt.restarts > 0 || opt.resume || !opt.checkpoint_dir.empty() || opt.job_id_given ||
-         opt.migrate_load > 0 || opt.copies_given;
+         opt.migrate_load > 0 || opt.copies_given || opt.spares > 0;
 }
 
 // Hand-written, not getopt_long: -np/-npes need getopt_long_only, which then also takes -hostfile,
@@ -231,6 +241,17 @@ Options parse_options(int argc, char** argv) {
                             untrusted::printable(v) + "'");
          opt.copies = static_cast<int>(*value);
          opt.copies_given = true;
+       }},
+      {"--spares", [&](auto& n, auto& v) { opt.spares = parse_count(v, n, 1000); }},
+      {"--recovery",
+       [&](auto& n, auto& v) {
+         if (v == "in-place")
+           opt.recovery = Options::Recovery::InPlace;
+         else if (v == "restart")
+           opt.recovery = Options::Recovery::Restart;
+         else
+           throw UsageError(n + " takes in-place or restart, not '" + untrusted::printable(v) +
+                            "'");
        }},
       {"--host-timeout",
        [&](auto& n, auto& v) { opt.host_timeout_s = parse_seconds(v, n, 86400); }},
@@ -394,6 +415,8 @@ Options parse_options(int argc, char** argv) {
   if (!opt.rsl_in.empty() && !opt.rsl_out.empty())
     throw UsageError("--rsl-out cannot be combined with --rsl (the allocation is already a file)");
   check_checkpoint_options(opt);
+  // A recovery in place counts as a restart: without --restarts, each spare allows one.
+  if (opt.spares > 0 && opt.restarts == 0) opt.restarts = opt.spares;
   // Inside a Slurm allocation the allocation's nodes are the candidates (slurm.h).
   const char* slurm_job = std::getenv("SLURM_JOB_ID");
   if (opt.hostfile.empty() && opt.rsl_in.empty() && !(slurm_job && *slurm_job)) {

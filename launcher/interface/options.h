@@ -53,6 +53,10 @@ struct Options {
   double migrate_load = 0;           // --migrate-load X; 0: off
   int copies = 1;                    // --copies K: copies of each checkpoint, on other hosts
   bool copies_given = false;         // (then BSPG_COPIES=K for every process)
+  // Recovery in place: spares started with the job take a lost process's place.
+  int spares = 0;  // --spares K
+  enum class Recovery { Automatic, InPlace, Restart };
+  Recovery recovery = Recovery::Automatic;  // --recovery in-place|restart
   std::vector<std::string> exports;  // -x NAME[=VALUE]
   std::vector<std::string> starter_args;  // --mpirun-arg ARG, for the MPI's starter
   std::vector<std::pair<std::string, std::string>> mca;  // --mca KEY VALUE

@@ -167,10 +167,33 @@ RemoteJob remote_job(const std::vector<rsl::Subjob>& subjobs,
   return remote;
 }
 
+std::vector<rsl::Subjob> spare_subjobs(const Allocation& allocation, int spares,
+                                       const std::string& executable,
+                                       const std::vector<std::string>& arguments,
+                                       const std::string& directory,
+                                       const std::map<std::string, std::string>* staged_path) {
+  std::vector<rsl::Subjob> contexts;
+  if (spares <= 0) return contexts;
+  for (const PlacedHost& h : place_spares(allocation, spares, staged_path != nullptr)) {
+    rsl::Subjob spare;
+    spare.contact = h.name;
+    spare.count = h.count;
+    spare.label = "spares";
+    spare.executable = executable;
+    if (staged_path)
+      if (const auto it = staged_path->find(h.name); it != staged_path->end())
+        spare.executable = it->second;
+    spare.arguments = arguments;
+    spare.directory = directory;
+    contexts.push_back(spare);
+  }
+  return contexts;
+}
+
 RunResult run_subjobs(const std::vector<rsl::Subjob>& subjobs,
                       const std::vector<hosts::HostSpec>& hosts, const MpiSettings& settings,
                       const RemoteJob& remote, const MonitorOptions& watching, bool quiet_losses,
-                      double time_limit_s, MonitorVerdict* verdict) {
+                      double time_limit_s, MonitorVerdict* verdict, const SpareRun& spare_run) {
   MpiSettings job = settings;
   job.job_marker = remote.marker;
   std::vector<std::string> argv;
@@ -183,7 +206,7 @@ RunResult run_subjobs(const std::vector<rsl::Subjob>& subjobs,
   }
   try {
     argv = is_master(subjobs) ? master_grid_mpirun_argv(job, subjobs[0], remote.ssh_config)
-                              : grid_mpirun_argv(job, subjobs, remote.ssh_config);
+                              : grid_mpirun_argv(job, subjobs, remote.ssh_config, spare_run.spares);
   } catch (const std::invalid_argument& e) {
     RunResult bad;
     bad.started = false;
@@ -192,10 +215,19 @@ RunResult run_subjobs(const std::vector<rsl::Subjob>& subjobs,
   }
   MonitorOptions monitoring = watching;
   monitoring.job_marker_line = std::string(kJobMarkerVariable) + "=" + remote.marker;
-  HostMonitor monitor(watched_hosts(subjobs, hosts), monitoring);
+  std::vector<rsl::Subjob> watched = subjobs;
+  watched.insert(watched.end(), spare_run.spares.begin(), spare_run.spares.end());
+  HostMonitor monitor(watched_hosts(watched, hosts), monitoring);
   monitor.start();
   JobWatch watch;
-  watch.lost = [&monitor] { return monitor.lost(); };
+  // A host the library recovered from in place is no reason to stop the job.
+  watch.lost = [&monitor, &spare_run] {
+    std::string why = monitor.lost();
+    if (!why.empty() && spare_run.dismissed && spare_run.dismissed(monitor.lost_host()))
+      why.clear();
+    return why;
+  };
+  watch.recovered = spare_run.recovered;
   // Only a silent host is not waited for: one with a stopped process still answers ssh.
   watch.lost_host = [&monitor] { return monitor.silent_host(); };
   watch.quiet_losses = quiet_losses;
@@ -414,6 +446,16 @@ int plan_grid(const GridJob& job, const std::map<std::string, std::string>& left
                         " staged the program at different paths; run without --stage");
       subjobs[k].executable = *paths.begin();
     }
+  }
+  plan.spares = spare_subjobs(allocation, opt.nprocs > 0 ? job.settings.spares : 0, job.program,
+                              opt.program_args, directory, opt.stage ? &staged_path : nullptr);
+  if (!plan.spares.empty() && show_table) {
+    std::string where;
+    for (const auto& spare : plan.spares)
+      where += (where.empty() ? "" : ", ") + spare.contact +
+               (spare.count > 1 ? " (" + std::to_string(spare.count) + ")" : "");
+    say(std::to_string(job.settings.spares) + " spare process" +
+        (job.settings.spares == 1 ? "" : "es") + " for recovery in place on " + where);
   }
   if (opt.nprocs == 0) {
     // Spawned processes run the master's executable path, wherever they are.

@@ -2,6 +2,7 @@
 #ifndef BSPG_LAUNCHER_GRID_H
 #define BSPG_LAUNCHER_GRID_H
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "monitor.h"
 #include "mpistart.h"
 #include "options.h"
+#include "recovery_lines.h"
 #include "remote_stop.h"
 #include "runner.h"
 
@@ -34,7 +36,28 @@ struct GridJob {
 struct GridPlan {
   Allocation allocation;
   std::vector<rsl::Subjob> subjobs;
-  std::vector<hosts::HostSpec> chosen;  // hosts with processes
+  std::vector<hosts::HostSpec> chosen;  // hosts with processes of the job
+  // Recovery in place (MpiSettings::spares): the spares' app contexts, one per host
+  // (place_spares), started after the subjobs'.
+  std::vector<rsl::Subjob> spares;
+};
+
+// The spares' app contexts for an allocation (plan_grid; Slurm's plan too): `spares` processes
+// placed by place_spares, each host's running `executable` (staged_path: the host's own copy,
+// with --stage) with the job's arguments in `directory`. Empty without spares.
+std::vector<rsl::Subjob> spare_subjobs(const Allocation& allocation, int spares,
+                                       const std::string& executable,
+                                       const std::vector<std::string>& arguments,
+                                       const std::string& directory,
+                                       const std::map<std::string, std::string>* staged_path);
+
+// What a run with spares does besides: what to do once the library recovered in place, and
+// whether the host monitor's verdict on a host is to be dismissed (the library recovered from
+// that host's loss itself).
+struct SpareRun {
+  std::vector<rsl::Subjob> spares;
+  std::function<void(const InPlaceRecovery&)> recovered;
+  std::function<bool(const std::string& host)> dismissed;
 };
 
 // Runs the job with -p N on the hosts, restarting it from its checkpoints as opt says
@@ -83,10 +106,12 @@ struct MonitorVerdict {
 // the host file's entries; others are reached as the user's ssh configuration says) and stops
 // the job when one is lost. quiet_losses: the job may be restarted (JobWatch). The result's
 // start_failure says why when no mpirun command line could be made (exit_status 125).
+// spare_run: the spares (placed after the subjobs) and what happens on a recovery in place.
 RunResult run_subjobs(const std::vector<rsl::Subjob>& subjobs,
                       const std::vector<hosts::HostSpec>& hosts, const MpiSettings& settings,
                       const RemoteJob& remote, const MonitorOptions& watching, bool quiet_losses,
-                      double time_limit_s, MonitorVerdict* verdict = nullptr);
+                      double time_limit_s, MonitorVerdict* verdict = nullptr,
+                      const SpareRun& spare_run = {});
 
 }  // namespace bspg::launcher
 

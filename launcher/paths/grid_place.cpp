@@ -4,6 +4,7 @@
 #include <set>
 
 #include "grid.h"
+#include "in_place.h"
 #include "place_support.h"
 #include "restart.h"
 #include "say.h"
@@ -82,7 +83,9 @@ class GridPlace : public JobPlace {
       unwritten.error = "the allocation could not be written";
       return unwritten;
     }
-    remote_ = remote_job(plan_.subjobs, plan_.chosen, job_.ssh_config);
+    std::vector<rsl::Subjob> everything = plan_.subjobs;
+    everything.insert(everything.end(), plan_.spares.begin(), plan_.spares.end());
+    remote_ = remote_job(everything, plan_.chosen, job_.ssh_config);
     MonitorOptions watching;
     watching.host_timeout_s = job_.opt.host_timeout_s;
     watching.migrate_load = job_.opt.migrate_load;
@@ -91,7 +94,21 @@ class GridPlace : public JobPlace {
     watching.run_id = run_id;
     watching.room_elsewhere = [this](const std::string& host) { return room_without(host); };
     MonitorVerdict verdict;
-    MpiSettings settings = run_settings(job_.settings, dir_, resume, run_id, job_.opt);
+    MpiSettings settings =
+        run_settings(job_.settings, dir_, resume, run_id, job_.opt, recoveries_allowed());
+    // With spares the MPI's own detector finds a silent process at --host-timeout and the
+    // library recovers in place: the monitor then only stops what the MPI did not notice, and
+    // not for a host the library recovered from.
+    SpareRun spare_run;
+    recovered_hosts_.clear();
+    if (settings.spares > 0) {
+      watching.host_timeout_s = 2 * job_.opt.host_timeout_s + 10;
+      spare_run.spares = plan_.spares;
+      spare_run.recovered = [this](const InPlaceRecovery& r) { end_lost_processes(r); };
+      spare_run.dismissed = [this](const std::string& host) {
+        return recovered_hosts_.count(host) > 0;
+      };
+    }
     // The processes' exit notes on each host say which process was killed where the starter does
     // not (Hydra), or says another process's end first: under Open MPI 5 a peer that loses its
     // connection to the killed process aborts at once (MPI_ERRORS_ARE_FATAL, "Socket closed"),
@@ -101,7 +118,8 @@ class GridPlace : public JobPlace {
     if (notes)
       settings.exports.push_back("BSPG_EXIT_NOTES=" + exit_notes_directory(remote_.marker));
     RunResult result = run_subjobs(plan_.subjobs, plan_.chosen, settings, remote_, watching,
-                                   job_.opt.restarts > 0, time_limit_s, &verdict);
+                                   job_.opt.restarts > 0, time_limit_s, &verdict, spare_run);
+    finish_ending_lost();
     lost_host_ = verdict.lost_host;
     moving_off_ = verdict.moving_off;
     wrote_stop_ = wrote_stop_ || !moving_off_.empty();
@@ -125,7 +143,51 @@ class GridPlace : public JobPlace {
   }
 
   std::string host_calling_itself(const std::string& name) const override {
-    return chosen_calling_itself(plan_, name);
+    if (std::string host = chosen_calling_itself(plan_, name); !host.empty()) return host;
+    for (const auto& spare : plan_.spares)
+      if (same_host_name(name, spare.contact)) return spare.contact;
+    return "";
+  }
+
+  // A lost process the library recovered from in place may still live, frozen (the MPI's
+  // heartbeat declared it dead): ended on its host over ssh, meanwhile the job runs on, or the
+  // starter would wait for it at the end. Only on a host of this run, and only a process of the
+  // job (end_process_script).
+  void end_lost_processes(const InPlaceRecovery& recovery) {
+    for (const LostProcess& lost : recovery.lost) {
+      const std::string host = host_calling_itself(lost.host);
+      if (host.empty()) {
+        say("the library's recovery line names host " + lost.host +
+            ", where this run has no process: nothing ended there");
+        continue;
+      }
+      recovered_hosts_.insert(host);
+      const hosts::HostSpec spec = hosts::host_named(job_.candidates, host);
+      const hosts::ProbeOptions probe = job_.probe;
+      const std::string script = end_process_script(
+          std::string(kJobMarkerVariable) + "=" + remote_.marker, lost.process_id);
+      const std::string which = "process " + std::to_string(lost.pid) + " (process id " +
+                                std::to_string(lost.process_id) + " on " + host + ")";
+      ending_.push_back(std::async(std::launch::async, [spec, probe, script, which] {
+        const auto runs =
+            hosts::run_on_hosts({spec}, hosts::guarded_command(script, probe.timeout_ms), probe);
+        if (runs.empty() || !runs.front().ok)
+          return "could not reach " + spec.name + " to end the lost " + which + ": " +
+                 (runs.empty() ? std::string("no answer") : runs.front().error);
+        return runs.front().out.find("ended ") != std::string::npos
+                   ? "the lost " + which + " was still there: ended"
+                   : std::string();
+      }));
+    }
+  }
+
+  // Waits for the ssh commands of end_lost_processes and says what they found.
+  void finish_ending_lost() {
+    for (auto& ending : ending_)
+      if (const std::string said = ending.get();
+          !said.empty() && (job_.opt.verbose || said.rfind("could not", 0) == 0))
+        say(said);
+    ending_.clear();
   }
 
   void lose(const std::string& host) override {
@@ -189,6 +251,8 @@ class GridPlace : public JobPlace {
   RemoteJob remote_;
   std::string lost_host_, moving_off_;
   int runs_ = 0;
+  std::set<std::string> recovered_hosts_;         // hosts the library recovered from in this run
+  std::vector<std::future<std::string>> ending_;  // end_lost_processes' ssh commands
   bool wrote_stop_ = false;  // a stop file of bsprun's may be left on a host
 };
 

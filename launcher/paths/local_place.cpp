@@ -1,8 +1,11 @@
 // local_place.cpp - the restart loop's place on this machine (-p N without a host file).
 #include "local_place.h"
 
+#include <unistd.h>
+
 #include <optional>
 
+#include "in_place.h"
 #include "localhost.h"
 #include "place_support.h"
 #include "restart.h"
@@ -44,7 +47,7 @@ class LocalPlace : public JobPlace {
   bool can_lose_hosts() const override { return false; }
 
   RunResult run(std::uint64_t resume, const std::string& run_id, double time_limit_s) override {
-    MpiSettings run = run_settings(settings_, dir_, resume, run_id, opt_);
+    MpiSettings run = run_settings(settings_, dir_, resume, run_id, opt_, recoveries_allowed());
     std::optional<ExitNotes> notes;
     if (!run.mpi->reports_every_death() || opt_.restarts > 0) {
       notes.emplace();
@@ -54,15 +57,31 @@ class LocalPlace : public JobPlace {
     watch.quiet_losses = opt_.restarts > 0;
     // A process of the run stopped (SIGSTOP) for --host-timeout is lost (frozen.h); only when
     // asked for, so that a process held in a debugger does not stop a plain run.
+    // With spares the MPI's own detector finds a stopped process at --host-timeout and the
+    // library recovers in place; this watch then only ends what the MPI did not notice.
     std::optional<FrozenWatch> frozen;
     if (opt_.restarts > 0 || opt_.host_timeout_given) {
-      frozen.emplace(opt_.job_id, run_id, opt_.host_timeout_s);
+      frozen.emplace(opt_.job_id, run_id,
+                     run.spares > 0 ? 2 * opt_.host_timeout_s + 10 : opt_.host_timeout_s);
       watch.lost = [&frozen] { return frozen->lost(); };
     }
+    // A lost process the library recovered from may still be there, stopped: ended at once,
+    // or the starter would wait for it at the end.
+    const std::vector<std::string> job_lines{"BSPG_JOB_ID=" + opt_.job_id, "BSPG_RUN=" + run_id};
+    if (run.spares > 0)
+      watch.recovered = [&](const InPlaceRecovery& recovery) {
+        for (const LostProcess& lost : recovery.lost) {
+          const std::string said = end_lost_process_here(lost, job_lines, this_host());
+          if (!said.empty() && (opt_.verbose || said.find(" not ") != std::string::npos)) say(said);
+        }
+      };
+    const int processes = opt_.nprocs + run.spares;
     RunResult result =
-        run_mpirun(local_mpirun_argv(run, opt_.nprocs, opt_.nprocs > local_core_count(), program_,
+        run_mpirun(local_mpirun_argv(run, opt_.nprocs, processes > local_core_count(), program_,
                                      opt_.program_args),
                    opt_.verbose, time_limit_s, {}, watch);
+    // The library recovered from its losses, or said why it could not: no exit note says more.
+    if (run.spares > 0 && (result.exit_status == 0 || result.no_recovery)) return result;
     // A process that crashed said so itself (the job's status is then 128 + its signal).
     const bool crashed = result.exit_status > 128 && is_crash_signal(result.exit_status - 128);
     const bool ran_out = result.started && !result.forwarded_signal && !result.timed_out;
@@ -83,6 +102,14 @@ class LocalPlace : public JobPlace {
       result.exit_status = 1;
     }
     return result;
+  }
+
+  // This machine's name, as the library's lines name it.
+  static std::string this_host() {
+    char name[256] = "";
+    if (gethostname(name, sizeof name - 1) != 0) return "";
+    name[sizeof name - 1] = '\0';
+    return name;
   }
 
   void clean_up(bool remove_directory) override {

@@ -100,6 +100,8 @@ void take_killed_process(RunResult& result, const ExitNoteSet& notes, bool compl
                          bool other_loss, const std::vector<std::string>& host_of_pid,
                          const std::string& mpi_name) {
   const bool crashed = result.exit_status > 128 && is_crash_signal(result.exit_status - 128);
+  // With spares the library accounts for its lost processes itself (in_place.h).
+  if (!result.recoveries.empty() || result.no_recovery) return;
   if (!complete || !result.started || result.start_overdue || result.forwarded_signal ||
       result.timed_out || crashed || result.death.rank >= 0 || !result.lost.empty() ||
       result.start_failure.host_lost || other_loss || notes.ended_with_failure())

@@ -553,6 +553,8 @@ int plan_slurm(const SlurmJob& job, const std::map<std::string, std::string>& le
     return fail(problem.exit_status, problem.message + "; nothing was started");
 
   plan.subjobs = subjobs_for(allocation, job.program, opt.program_args, current_directory());
+  plan.spares = spare_subjobs(allocation, opt.nprocs > 0 ? job.settings.spares : 0, job.program,
+                              opt.program_args, current_directory(), nullptr);
   name_hosts_in_node_order(plan.subjobs, candidates.nodes);
   if (opt.nprocs == 0) {
     // The starter puts the one process it starts, the master, on the first of the run's nodes
@@ -583,7 +585,7 @@ RunResult run_slurm_subjobs(const SlurmJob& job, const GridPlan& plan, const Mpi
   std::vector<std::string> argv;
   try {
     argv = is_master(subjobs) ? master_grid_mpirun_argv(settings, subjobs[0], "")
-                              : grid_mpirun_argv(settings, subjobs, "");
+                              : grid_mpirun_argv(settings, subjobs, "", plan.spares);
   } catch (const std::invalid_argument& e) {
     RunResult bad;
     bad.started = false;
@@ -594,7 +596,17 @@ RunResult run_slurm_subjobs(const SlurmJob& job, const GridPlan& plan, const Mpi
   // The starter's Slurm support reads the allocation from these variables and starts a daemon
   // on every node they name: they name the nodes of this run alone, so that a node lost earlier
   // (still in the allocation with --no-kill) is not waited for.
-  ScopedSlurmNodes nodes(plan.chosen);
+  // With spares, their nodes too, in the allocation's order.
+  std::vector<hosts::HostSpec> run_nodes = plan.chosen;
+  if (!plan.spares.empty()) {
+    run_nodes.clear();
+    for (const auto& c : plan.allocation.candidates)
+      if (c.count > 0 ||
+          std::any_of(plan.spares.begin(), plan.spares.end(),
+                      [&](const rsl::Subjob& spare) { return spare.contact == c.probe.host.name; }))
+        run_nodes.push_back(c.probe.host);
+  }
+  ScopedSlurmNodes nodes(run_nodes);
   JobWatch watch;
   watch.quiet_losses = quiet_losses;
   watch.starter_may_wait_for_ever = !settings.mpi->ends_on_start_failure();

@@ -73,7 +73,8 @@ class SlurmPlace : public JobPlace {
       unwritten.error = "the allocation could not be written";
       return unwritten;
     }
-    MpiSettings settings = run_settings(job_.settings, dir_, resume, run_id, job_.opt);
+    MpiSettings settings =
+        run_settings(job_.settings, dir_, resume, run_id, job_.opt, recoveries_allowed());
     settings.job_marker = new_job_marker();
     // The notes go into the job's directory on each node, which an allocation that ends under
     // the job leaves with its checkpoints, where the next run or the job's end removes them.

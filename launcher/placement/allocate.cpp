@@ -297,6 +297,49 @@ int usable_slot_total(const std::vector<hosts::ProbeResult>& probes) {
   return total;
 }
 
+std::vector<PlacedHost> place_spares(const Allocation& allocation, int spares,
+                                     bool only_job_hosts) {
+  using hosts::ProgramStatus;
+  // The usable candidates by rank: those the job leaves alone, then the job's own.
+  std::vector<const HostChoice*> idle, busy;
+  for (const auto& c : allocation.candidates) {
+    if (!c.probe.ok || c.rank < 0 || c.slots <= 0) continue;
+    if (c.probe.program_status != ProgramStatus::kOk &&
+        c.probe.program_status != ProgramStatus::kUnchecked)
+      continue;
+    (c.count > 0 ? busy : idle).push_back(&c);
+  }
+  const auto by_rank = [](const HostChoice* a, const HostChoice* b) { return a->rank < b->rank; };
+  std::sort(idle.begin(), idle.end(), by_rank);
+  std::sort(busy.begin(), busy.end(), by_rank);
+  if (only_job_hosts) idle.clear();
+  std::map<std::string, int> placed;
+  int left = std::max(spares, 0);
+  // One a host in turn over `hosts`, while room(host) allows.
+  const auto fill = [&](const std::vector<const HostChoice*>& hosts, auto room) {
+    for (bool any = true; left > 0 && any;) {
+      any = false;
+      for (const HostChoice* c : hosts) {
+        if (left == 0) break;
+        int& here = placed[c->probe.host.name];
+        if (!room(*c, here)) continue;
+        ++here;
+        --left;
+        any = true;
+      }
+    }
+  };
+  fill(idle, [](const HostChoice& c, int here) { return here < c.slots; });
+  fill(busy, [](const HostChoice& c, int here) { return c.count + here < c.slots; });
+  fill(busy, [](const HostChoice&, int) { return true; });
+  std::vector<PlacedHost> result;
+  for (const auto* group : {&idle, &busy})
+    for (const HostChoice* c : *group)
+      if (const int n = placed[c->probe.host.name]; n > 0)
+        result.push_back({c->probe.host.name, n});
+  return result;
+}
+
 std::vector<rsl::Subjob> subjobs_for(const Allocation& allocation, const std::string& executable,
                                      const std::vector<std::string>& arguments,
                                      const std::string& directory) {

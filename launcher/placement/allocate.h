@@ -76,6 +76,16 @@ Allocation allocate(const std::vector<hosts::ProbeResult>& probes, int nprocs);
 // The slots of the reachable hosts: the most processes allocate() can place.
 int usable_slot_total(const std::vector<hosts::ProbeResult>& probes);
 
+// Recovery in place (bsprun --spares K): where the K spare processes go. First the reachable
+// candidates the job does not use (a lost host then takes no spare with it), by rank (least
+// loaded first), one spare a host in turn, within each host's slots; where those are too few,
+// the job's own hosts, by rank, within the slots the job leaves free; then, beyond their slots,
+// the job's hosts in turn. With only_job_hosts (the program is staged on the job's hosts alone)
+// the job's hosts only. A candidate whose probe found the program missing or unusable takes
+// none. In candidate rank order; empty for K = 0.
+std::vector<PlacedHost> place_spares(const Allocation& allocation, int spares,
+                                     bool only_job_hosts = false);
+
 // The RSL subjobs for an allocation: contact = the host's name (for a site: the site's name,
 // with hosts=("h:n" ...)), label "subjob k", environment BSPG_SUBJOB=k. directory may be empty.
 std::vector<rsl::Subjob> subjobs_for(const Allocation& allocation, const std::string& executable,

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "in_place.h"
 #include "job_lock.h"
 #include "profile_run.h"
 #include "say.h"
@@ -132,6 +133,15 @@ RunEnding classify(const RunResult& r, const std::string& watched_host,
     e.kind = Ending::kLost;
     e.what = r.lost;
     e.host = watched_host;
+  } else if (r.no_recovery && r.exit_status == kExitNoRecoveryInPlace) {
+    // The library ended the job itself (MPI_Abort) once it could not recover in place.
+    const LostProcess& lost = r.no_recovery->lost;
+    e.kind = Ending::kLost;
+    e.what = "process " + std::to_string(lost.pid) + " on " + lost.host + " (process id " +
+             std::to_string(lost.process_id) + "): no recovery in place (" + r.no_recovery->why +
+             "), said the library";
+    e.host = watched_host;
+    e.no_recovery_host = lost.host;
   } else if (r.checkpoint_not_written > 0) {
     e.kind = Ending::kCheckpointNotWritten;
     e.host = r.checkpoint_not_written_on;
@@ -168,7 +178,7 @@ RunEnding classify(const RunResult& r, const std::string& watched_host,
 }
 
 MpiSettings run_settings(const MpiSettings& settings, const std::string& dir, std::uint64_t resume,
-                         const std::string& run_id, const Options& opt) {
+                         const std::string& run_id, const Options& opt, int recoveries) {
   MpiSettings run = settings;
   run.exports.push_back("BSPG_CHECKPOINT_DIR=" + dir);
   run.exports.push_back("BSPG_RESUME=" + std::to_string(resume));
@@ -176,6 +186,10 @@ MpiSettings run_settings(const MpiSettings& settings, const std::string& dir, st
   run.exports.push_back("BSPG_RUN=" + run_id);
   run.exports.push_back("BSPG_PROGRAM_ID=" + program_id(opt.program, opt.program_args));
   if (opt.copies_given) run.exports.push_back("BSPG_COPIES=" + std::to_string(opt.copies));
+  if (settings.spares > 0) {
+    run.exports.push_back("BSPG_SPARES=" + std::to_string(settings.spares));
+    run.exports.push_back("BSPG_RECOVERIES=" + std::to_string(std::max(recoveries, 0)));
+  }
   // bsprun's default directory is the job's alone: the processes remove it at bsp_end, so that
   // bsprun need not log in to every host after a job that ended well (clean_up).
   if (opt.checkpoint_dir.empty()) run.exports.push_back("BSPG_CHECKPOINT_CLEANUP=end");
@@ -314,10 +328,16 @@ int run_restartable(const Options& opt, JobPlace& place) {
       time_left = opt.time_limit_s - std::chrono::duration<double>(Clock::now() - began).count();
       if (time_left <= 0.01) time_left = 0.01;
     }
+    place.allow_recoveries(opt.restarts - restarts_used);
     const RunResult result = place.run(from, run_id, time_left);
     RunEnding ending = classify(result, place.watched_lost_host(), place.moving_off());
     first = false;
     lost_what.clear();
+    // Each recovery in place was one of the restarts (the library said it; its line went out).
+    for (const InPlaceRecovery& recovery : result.recoveries) {
+      restarts_used = std::min(restarts_used + 1, opt.restarts);
+      if (opt.verbose) say(in_place_text(recovery, restarts_used, opt.restarts));
+    }
     // The place itself may have ended (a Slurm allocation's time limit, scancel), taking the
     // job with it: no host is to blame, none can be asked, and no restart can run there. The
     // checkpoint the library last said was whole is on the hosts' storage.
@@ -413,6 +433,12 @@ int run_restartable(const Options& opt, JobPlace& place) {
         result.stopping_s + std::chrono::duration<double>(Clock::now() - sweep_began).count();
     std::vector<std::string> gone;
     if (!ending.host.empty()) gone.push_back(ending.host);
+    // The library named the lost process's host: gone when it does not answer either (a frozen
+    // or lost host), else the process alone was lost there.
+    if (const std::string host = place.host_calling_itself(ending.no_recovery_host);
+        ending.host.empty() && !host.empty() &&
+        std::find(silent.begin(), silent.end(), host) != silent.end())
+      gone.push_back(host);
     if (host_unnamed && !silent.empty()) {
       gone = silent;
       std::string names;

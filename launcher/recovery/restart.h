@@ -40,6 +40,10 @@ struct RunEnding {
   std::string what;  // kLost: what was lost and how it was noticed, e.g. "emu2: ..."
   std::string host;  // kLost: the host that is gone ("" when only a process was lost);
                      // kCheckpointNotWritten: the host that could not write, as it calls itself
+  // kLost after the library's word that it could not recover in place (exit status 76): the
+  // host of the lost process as it calls itself; it is left out when it does not answer once
+  // the job is stopped (else it is a process lost on a healthy host).
+  std::string no_recovery_host;
 };
 
 // Signals with which a process ends by its own doing (a crash: SIGSEGV, SIGBUS, SIGILL, SIGFPE,
@@ -47,8 +51,10 @@ struct RunEnding {
 // (SIGKILL from an owner or the OOM killer, SIGTERM, SIGHUP, ...).
 bool is_crash_signal(int signal);
 
-// Classifies a run. watched_host: the host bsprun's monitor declared lost (if it stopped the
-// run); moving_off: the host whose stop file bsprun wrote ("" when none).
+// Classifies a run. A run that ended with kExitNoRecoveryInPlace after the library said it could
+// not recover a lost process in place is kLost (that process, on its host). watched_host: the host
+// bsprun's monitor declared lost (if it stopped the run); moving_off: the host whose stop file
+// bsprun wrote ("" when none).
 RunEnding classify(const RunResult& result, const std::string& watched_host,
                    const std::string& moving_off);
 
@@ -94,6 +100,14 @@ class JobPlace {
   }
   // The job is over: removes stop files, and the whole directory when remove_directory.
   virtual void clean_up(bool remove_directory) = 0;
+
+  // Recovery in place: the recoveries the next run may make (the restarts left), set by the
+  // restart loop before run(); the place gives them to the processes (run_settings).
+  void allow_recoveries(int n) { recoveries_ = n; }
+  int recoveries_allowed() const { return recoveries_; }
+
+ private:
+  int recoveries_ = 0;
 };
 
 // Runs the job in `place` to its end as opt says: bsprun's exit status.
@@ -107,9 +121,10 @@ std::string resume_command(const Options& opt);
 std::string checkpoint_directory(const Options& opt);
 // `settings` for one run: every process gets the checkpoint directory, where to resume from
 // (BSPG_CHECKPOINT_DIR, BSPG_RESUME; 0: the start), and the run's identity: BSPG_JOB_ID,
-// BSPG_RUN (run_id) and BSPG_PROGRAM_ID (see checkpoints.h).
+// BSPG_RUN (run_id) and BSPG_PROGRAM_ID (see checkpoints.h). With spares (settings.spares > 0)
+// also BSPG_SPARES and BSPG_RECOVERIES=recoveries (in_place.h).
 MpiSettings run_settings(const MpiSettings& settings, const std::string& dir, std::uint64_t resume,
-                         const std::string& run_id, const Options& opt);
+                         const std::string& run_id, const Options& opt, int recoveries = 0);
 
 }  // namespace bspg::launcher
 

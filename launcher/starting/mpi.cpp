@@ -5,6 +5,9 @@
 
 #include "mpi_kinds.h"
 
+#ifndef BSPG_MPI_ULFM
+#error "BSPG_MPI_ULFM (0 or 1) is set by launcher/CMakeLists.txt from cmake/BspgMpi.cmake"
+#endif
 #ifndef BSPG_MPI_FAMILY
 #error "BSPG_MPI_FAMILY (openmpi4, openmpi5 or mpich) is set by cmake/BspgMpi.cmake"
 #endif
@@ -25,10 +28,13 @@ std::string starter_of(MpiFamily family, const char* generic) {
 }  // namespace
 
 const Mpi& mpi_of(MpiFamily family) {
-  static const std::unique_ptr<Mpi> four = make_open_mpi(
-      false, version_of(MpiFamily::kOpenMpi4, "4.1"), starter_of(MpiFamily::kOpenMpi4, "mpirun"));
+  // The others, for tests, as Debian ships them: Open MPI 5 with ULFM, 4.1 without.
+  static const std::unique_ptr<Mpi> four =
+      make_open_mpi(false, version_of(MpiFamily::kOpenMpi4, "4.1"),
+                    starter_of(MpiFamily::kOpenMpi4, "mpirun"), false);
   static const std::unique_ptr<Mpi> five = make_open_mpi(
-      true, version_of(MpiFamily::kOpenMpi5, "5.0"), starter_of(MpiFamily::kOpenMpi5, "mpirun"));
+      true, version_of(MpiFamily::kOpenMpi5, "5.0"), starter_of(MpiFamily::kOpenMpi5, "mpirun"),
+      kConfigured == MpiFamily::kOpenMpi5 ? BSPG_MPI_ULFM != 0 : true);
   static const std::unique_ptr<Mpi> mpich =
       make_mpich(version_of(MpiFamily::kMpich, "4"), starter_of(MpiFamily::kMpich, "mpiexec"));
   switch (family) {

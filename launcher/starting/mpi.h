@@ -95,6 +95,12 @@ class Mpi {
   // host that is missing); where not (Hydra waits for ever), bsprun stops it once its message
   // was recognised (mpirun_messages.h).
   virtual bool ends_on_start_failure() const { return true; }
+  // Recovery in place (bsprun --spares): why this MPI cannot keep the other processes alive when
+  // one is lost, in one line; "" where it can (ULFM).
+  virtual std::string in_place_unavailable() const = 0;
+  // Where it can: the starter's options that switch fault tolerance on, with a lost or silent
+  // process found within host_timeout_s seconds (a frozen host's processes stop answering).
+  virtual void fault_tolerance(Argv&, double /*host_timeout_s*/) const {}
 
   // One app context: n processes, on hosts ("h1:2,h2:1"; "" anywhere), in directory ("" as is).
   virtual void processes(Argv& argv, int n, const std::string& hosts,

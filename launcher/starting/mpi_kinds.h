@@ -9,8 +9,10 @@
 
 namespace bspg::launcher {
 
-// Open MPI's mpirun: ORTE's (Open MPI 4) or, with prrte, PRRTE's (Open MPI 5).
-std::unique_ptr<Mpi> make_open_mpi(bool prrte, std::string version, std::string starter);
+// Open MPI's mpirun: ORTE's (Open MPI 4) or, with prrte, PRRTE's (Open MPI 5); ulfm: built with
+// fault tolerance (mpirun --with-ft ulfm).
+std::unique_ptr<Mpi> make_open_mpi(bool prrte, std::string version, std::string starter,
+                                   bool ulfm);
 // MPICH's Hydra mpiexec (and its derivatives').
 std::unique_ptr<Mpi> make_mpich(std::string version, std::string starter);
 

@@ -97,6 +97,15 @@ class Mpich : public Mpi {
     if (value) argv.insert(argv.end(), {"-env", name, *value});
   }
 
+  std::string in_place_unavailable() const override {
+    // MPICH declares ULFM's calls, but Debian's 4.2.1 fails every MPI_Init with its fault
+    // tolerance on (MPIR_CVAR_ENABLE_FT=1), and without it a lost process ends the job
+    // (tests/recovery/FINDINGS.md).
+    return name() + " cannot keep the other processes alive when one is lost (its fault " +
+           "tolerance fails at MPI_Init): the job ends, and --restarts starts it again from its " +
+           "newest checkpoint";
+  }
+
  private:
   std::string version_;
   std::string starter_;

@@ -1,4 +1,5 @@
 // mpi_openmpi.cpp - Open MPI's mpirun: ORTE's in Open MPI 4, PRRTE's in Open MPI 5.
+#include <cstdio>
 #include <memory>
 #include <string>
 
@@ -10,8 +11,8 @@ namespace {
 
 class OpenMpi : public Mpi {
  public:
-  OpenMpi(bool prrte, std::string version, std::string starter)
-      : prrte_(prrte), version_(std::move(version)), starter_(std::move(starter)) {}
+  OpenMpi(bool prrte, std::string version, std::string starter, bool ulfm)
+      : prrte_(prrte), ulfm_(ulfm), version_(std::move(version)), starter_(std::move(starter)) {}
 
   MpiFamily family() const override { return prrte_ ? MpiFamily::kOpenMpi5 : MpiFamily::kOpenMpi4; }
   std::string name() const override { return "Open MPI " + version_; }
@@ -148,16 +149,49 @@ class OpenMpi : public Mpi {
     argv.insert(argv.end(), {"-x", name});
   }
 
+  std::string in_place_unavailable() const override {
+    if (ulfm_) return "";
+    if (!prrte_)
+      return name() + " has no fault tolerance (ULFM came with Open MPI 5): a lost process ends " +
+             "the job, and --restarts starts it again from its newest checkpoint";
+    return name() + " here was built without fault tolerance (ompi_info: \"FT MPI support: no\")" +
+           ": a lost process ends the job, and --restarts starts it again from its newest checkpoint";
+  }
+
+  void fault_tolerance(Argv& argv, double host_timeout_s) const override {
+    if (!ulfm_) return;
+    // ULFM finds a killed process at once (its connections close); a stopped one only through
+    // the heartbeat detector, which is off by default and, in the progress engine, late (4.5 s
+    // for a 1 s timeout): its own thread keeps to the timeout (0.9 s, tests/recovery). The
+    // detector needs a period below a third of the timeout.
+    argv.insert(argv.end(), {"--with-ft", "ulfm", "--mca", "mpi_ft_detector", "true", "--mca",
+                             "mpi_ft_detector_thread", "true", "--mca", "mpi_ft_detector_timeout",
+                             seconds_text(host_timeout_s), "--mca", "mpi_ft_detector_period",
+                             seconds_text(host_timeout_s / 4)});
+  }
+
  private:
+  // Seconds as the MCA parameter reads them: up to millisecond precision, no exponent.
+  static std::string seconds_text(double seconds) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.3f", seconds);
+    std::string out = text;
+    while (out.back() == '0') out.pop_back();
+    if (out.back() == '.') out.pop_back();
+    return out;
+  }
+
   bool prrte_;
+  bool ulfm_;
   std::string version_;
   std::string starter_;
 };
 
 }  // namespace
 
-std::unique_ptr<Mpi> make_open_mpi(bool prrte, std::string version, std::string starter) {
-  return std::make_unique<OpenMpi>(prrte, std::move(version), std::move(starter));
+std::unique_ptr<Mpi> make_open_mpi(bool prrte, std::string version, std::string starter,
+                                   bool ulfm) {
+  return std::make_unique<OpenMpi>(prrte, std::move(version), std::move(starter), ulfm);
 }
 
 }  // namespace bspg::launcher

@@ -219,9 +219,15 @@ bool may_be_prrte_setpgid_race(std::string_view partial) {
 // The library's word that a process started, taken out of the output (processes_started).
 constexpr std::string_view kStartedLine = "bspg: process started";
 
-// Whether an unfinished line may still become that word: it waits for its end.
+// Whether an unfinished line may still become that word: it waits for its end. So does one that
+// may become a line on a recovery in place (recovery_lines.h), read whole.
 bool may_be_started_line(std::string_view partial) {
-  return partial.size() <= kStartedLine.size() && kStartedLine.substr(0, partial.size()) == partial;
+  const auto begins = [&](std::string_view line) {
+    const std::size_t n = std::min(partial.size(), line.size());
+    return partial.substr(0, n) == line.substr(0, n);
+  };
+  return (partial.size() <= kStartedLine.size() && begins(kStartedLine)) ||
+         begins("bspg: recovered in place") || begins("bspg: process ");
 }
 
 }  // namespace
@@ -384,6 +390,11 @@ std::string MpirunStderr::take_line(const std::string& line) {
     return "";
   }
   note_crash_line(line);
+  // The library's words on a recovery in place (shown as they are: they are for the user too).
+  if (auto recovery = recovered_in_place(line))
+    recoveries_.push_back(std::move(*recovery));
+  else if (auto none = no_recovery_in_place(line); none && !no_recovery_)
+    no_recovery_ = std::move(none);
   // The library's word that the job stops after a checkpoint because of a stop file.
   if (line.rfind("bspg: stopping after checkpoint ", 0) == 0)
     stopped_after_checkpoint_ = std::strtoull(line.c_str() + 32, nullptr, 10);

@@ -14,9 +14,12 @@
 #define BSPG_LAUNCHER_MPIRUN_MESSAGES_H
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "recovery_lines.h"
 
 namespace bspg::launcher {
 
@@ -99,6 +102,10 @@ class MpirunStderr {
   // starter requires a minimum Slurm version", its reading when srun no longer runs, as after
   // the allocation ended): the block is held, not shown; "" when it did not.
   const std::string& slurm_starter_refused() const { return slurm_starter_refused_; }
+  // The library's recoveries in place, in the order said (its lines pass through), and its word
+  // that a lost process could not be recovered in place (the first such line).
+  const std::vector<InPlaceRecovery>& recoveries() const { return recoveries_; }
+  const std::optional<NoRecoveryInPlace>& no_recovery() const { return no_recovery_; }
   // How many processes said they started ("bspg: process started", the library's under
   // BSPG_SAY_STARTED; its lines are taken out).
   int processes_started() const { return processes_started_; }
@@ -151,6 +158,8 @@ class MpirunStderr {
   unsigned long long whole_checkpoint_ = 0;
   std::string slurm_starter_refused_;
   std::string checkpoint_not_written_on_;
+  std::vector<InPlaceRecovery> recoveries_;
+  std::optional<NoRecoveryInPlace> no_recovery_;
 };
 
 // mpirun's stdout. It carries the program's output where the starter does not separate it (Open

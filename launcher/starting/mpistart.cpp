@@ -55,6 +55,7 @@ std::vector<std::string> local_mpirun_argv(const MpiSettings& settings, int npro
   std::vector<std::string> argv;
   mpi.start(argv, settings);
   if (oversubscribe) mpi.oversubscribe(argv);
+  if (settings.spares > 0) mpi.fault_tolerance(argv, settings.fault_timeout_s);
   argv.insert(argv.end(), settings.starter_args.begin(), settings.starter_args.end());
   // One subjob holding everything: set explicitly so a stale value in the caller's
   // environment cannot mislead the library.
@@ -62,7 +63,7 @@ std::vector<std::string> local_mpirun_argv(const MpiSettings& settings, int npro
   mpi.set_variable(argv, "BSPG_NSUBJOBS", "1");
   mpi.set_variable(argv, "BSPG_SUBJOB_SIZES", std::to_string(nprocs));
   add_exports(argv, settings);
-  mpi.processes(argv, nprocs, "", "");
+  mpi.processes(argv, nprocs + std::max(settings.spares, 0), "", "");
   argv.push_back(executable);
   argv.insert(argv.end(), args.begin(), args.end());
   return argv;
@@ -121,10 +122,13 @@ std::vector<std::string> split_host_list(const std::string& list) {
 // The mpirun command line of the subjobs, the k-th placed by host_lists[k] (an -host value).
 // spawns_contexts: the job's processes start more app contexts themselves (master mode's
 // MPI_Comm_spawn_multiple, one per subjob).
+// spares: app contexts of spare processes after the subjobs' (grid_mpirun_argv), placed by the
+// lists after the subjobs'.
 std::vector<std::string> subjobs_argv(const MpiSettings& settings,
                                       const std::vector<rsl::Subjob>& subjobs,
                                       const std::vector<std::string>& lists,
-                                      const std::string& ssh_config, bool spawns_contexts = false) {
+                                      const std::string& ssh_config, bool spawns_contexts = false,
+                                      const std::vector<rsl::Subjob>& spares = {}) {
   const Mpi& mpi = *settings.mpi;
   std::vector<std::string> argv;
   mpi.start(argv, settings);
@@ -139,6 +143,7 @@ std::vector<std::string> subjobs_argv(const MpiSettings& settings,
   }
   else
     mpi.over_ssh(argv, ssh_config);
+  if (!spares.empty()) mpi.fault_tolerance(argv, settings.fault_timeout_s);
   argv.insert(argv.end(), settings.starter_args.begin(), settings.starter_args.end());
 
   std::string sizes;
@@ -150,18 +155,19 @@ std::vector<std::string> subjobs_argv(const MpiSettings& settings,
     if (mpi.is_parameter(kv.first) || is_sanitizer_option(kv.first)) parameters.push_back(&kv);
 
   // A starter that takes one host list fills it in order: each subjob's hosts in turn.
-  if (subjobs.size() > 1 || spawns_contexts) mpi.several_app_contexts(argv);
+  if (subjobs.size() + spares.size() > 1 || spawns_contexts) mpi.several_app_contexts(argv);
   const bool per_context = mpi.hosts_per_app_context();
   if (!per_context) {
     std::string all;
     for (const auto& list : lists) all += (all.empty() || list.empty() ? "" : ",") + list;
     mpi.all_hosts(argv, all);
   }
-  for (size_t k = 0; k < subjobs.size(); ++k) {
-    const auto& sj = subjobs[k];
+  for (size_t k = 0; k < subjobs.size() + spares.size(); ++k) {
+    const bool spare = k >= subjobs.size();
+    const auto& sj = spare ? spares[k - subjobs.size()] : subjobs[k];
     if (k > 0) argv.push_back(":");
     mpi.processes(argv, sj.count, per_context ? lists[k] : "", sj.directory);
-    mpi.set_variable(argv, "BSPG_SUBJOB", std::to_string(k));
+    mpi.set_variable(argv, "BSPG_SUBJOB", std::to_string(spare ? subjobs.size() : k));
     mpi.set_variable(argv, "BSPG_NSUBJOBS", std::to_string(subjobs.size()));
     mpi.set_variable(argv, "BSPG_SUBJOB_SIZES", sizes);
     if (!settings.job_marker.empty())
@@ -185,13 +191,16 @@ std::vector<std::string> subjobs_argv(const MpiSettings& settings,
 
 std::vector<std::string> grid_mpirun_argv(const MpiSettings& settings,
                                           const std::vector<rsl::Subjob>& subjobs,
-                                          const std::string& ssh_config) {
+                                          const std::string& ssh_config,
+                                          const std::vector<rsl::Subjob>& spares) {
+  std::vector<rsl::Subjob> all = subjobs;
+  all.insert(all.end(), spares.begin(), spares.end());
   if (settings.mpi->hosts_per_app_context())
-    return subjobs_argv(settings, subjobs, host_lists(subjobs), ssh_config);
+    return subjobs_argv(settings, subjobs, host_lists(all), ssh_config, false, spares);
   // One list filled in order: each subjob's own placement, a host named again where it is.
   std::vector<std::string> lists;
-  for (const auto& sj : subjobs) lists.push_back(host_list(rsl::placement(sj)));
-  return subjobs_argv(settings, subjobs, lists, ssh_config);
+  for (const auto& sj : all) lists.push_back(host_list(rsl::placement(sj)));
+  return subjobs_argv(settings, subjobs, lists, ssh_config, false, spares);
 }
 
 std::vector<std::pair<std::string, std::string>> master_environment(

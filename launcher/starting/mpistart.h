@@ -32,6 +32,11 @@ struct MpiSettings {
   std::string slurm_launch_address;
   // How the starter keeps each process's output apart (runner.h's JobOutput says the same).
   ProcessOutput output;
+  // Recovery in place (bsprun --spares K, where the MPI can): K spare processes start with the
+  // job, as its last K ranks, and the starter's fault tolerance is on (Mpi::fault_tolerance),
+  // finding a silent process within fault_timeout_s (--host-timeout). 0: no spares.
+  int spares = 0;
+  double fault_timeout_s = 30;
 };
 
 // Whether the user set the MPI's parameter `key` (for Open MPI: OMPI_MCA_key in the environment,
@@ -39,7 +44,9 @@ struct MpiSettings {
 bool user_sets_mca(const MpiSettings& s, const std::string& key);
 
 // Local path: N processes of prog on this machine (Open MPI 4: mpirun -np N prog args).
-// oversubscribe when N exceeds the cores.
+// oversubscribe when N exceeds the cores. With settings.spares K: -np N+K and the MPI's fault
+// tolerance; BSPG_SUBJOB_SIZES stays N (the spares are ranks N .. N+K-1, outside the job until
+// one takes a lost process's place).
 std::vector<std::string> local_mpirun_argv(const MpiSettings& settings, int nprocs,
                                            bool oversubscribe, const std::string& executable,
                                            const std::vector<std::string>& args);
@@ -56,9 +63,16 @@ std::vector<std::string> local_mpirun_argv(const MpiSettings& settings, int npro
 // a host shared by a multi-host subjob and another one is refused (std::invalid_argument).
 // BSPG_SUBJOB* always come from the subjob's position, whatever the RSL environment says.
 // ssh_config empty: Open MPI's default ssh.
+//
+// spares (recovery in place, settings.spares > 0): app contexts after the subjobs' (so that the
+// spares are the last ranks), one per spare host, each with its count, executable, arguments and
+// directory; they get the job's BSPG_NSUBJOBS and BSPG_SUBJOB_SIZES (which count the job's
+// processes only) and BSPG_SUBJOB=<the number of subjobs> (no subjob of the job's), and the MPI's
+// fault tolerance is switched on.
 std::vector<std::string> grid_mpirun_argv(const MpiSettings& settings,
                                           const std::vector<rsl::Subjob>& subjobs,
-                                          const std::string& ssh_config);
+                                          const std::string& ssh_config,
+                                          const std::vector<rsl::Subjob>& spares = {});
 
 // An -host value: "h1:c1,h2:c2" (e.g. of rsl::placement(subjob)).
 std::string host_list(const std::vector<rsl::HostSlots>& hosts);

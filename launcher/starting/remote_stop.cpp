@@ -59,6 +59,20 @@ std::string new_job_marker() {
   return text;
 }
 
+std::string end_process_script(const std::string& environment_line, long pid) {
+  // As end_job_script: one line of sh, values through shell_assignment only.
+  return hosts::shell_assignment("marker", environment_line) + "p=" + std::to_string(pid) +
+         "; self=$(readlink /proc/self/ns/uts); me=$(id -u); "
+         "if [ \"$p\" -gt 1 ] && [ \"$p\" != $$ ] && "
+         "grep -qzxF -e \"$marker\" /proc/$p/environ 2>/dev/null && "
+         "[ \"$(readlink /proc/$p/ns/uts 2>/dev/null)\" = \"$self\" ] && "
+         "[ \"$(stat -c %u /proc/$p 2>/dev/null)\" = \"$me\" ]; then "
+         "case $(cat /proc/$p/comm 2>/dev/null) in orted|prted|hydra_pmi_proxy) "
+         "echo \"daemon $p\"; exit 0;; esac; "
+         "kill -KILL $p 2>/dev/null && echo \"ended $p\" && exit 0; fi; "
+         "echo \"none $p\"; exit 0";
+}
+
 std::string end_job_script(const std::string& environment_line, long spare_pid,
                            bool with_starters) {
   // One line of sh (run_on_hosts' login shells, guarded_command): no single quote, no backslash

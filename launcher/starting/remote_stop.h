@@ -46,6 +46,14 @@ struct RemoteJob {
 std::string end_job_script(const std::string& environment_line, long spare_pid = 0,
                            bool with_starters = false);
 
+// The sh script (one line, fit for hosts::guarded_command) that ends, with SIGKILL, the process
+// `pid` on the host it runs on if it is a process of the job: of the calling user, of the host's
+// own UTS namespace, its environment holding `environment_line`, and not an MPI daemon. A stopped
+// process ends too. It prints "ended PID", "daemon PID" (left alone) or "none PID" (no such
+// process of the job: gone already, or never one). For a lost process the library recovered from
+// in place (in_place.h), which may still live, frozen.
+std::string end_process_script(const std::string& environment_line, long pid);
+
 // end_job_script for the processes carrying `marker` (kJobMarkerVariable).
 std::string remote_stop_script(const std::string& marker);
 

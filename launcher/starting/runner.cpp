@@ -248,6 +248,12 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
     if (!remote.hosts.empty()) remote_stop.start();
   };
 
+  // The library's recoveries in place, each passed to the watch once.
+  std::size_t recoveries_told = 0;
+  const auto tell_recoveries = [&] {
+    for (; recoveries_told < filter.recoveries().size(); ++recoveries_told)
+      if (watch.recovered) watch.recovered(filter.recoveries()[recoveries_told]);
+  };
   bool files_growing = false;
   bool stopped_for_start_failure = false;
   bool stopped_after_crash = false;
@@ -315,6 +321,7 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
       request_stop(Clock::now());
     }
     files_growing = relay.poll(Clock::now());
+    tell_recoveries();
     // Held-back messages go out when nothing followed them for a second.
     if (err_pipe.fd() >= 0 && Clock::now() - err_pipe.last_data() > std::chrono::seconds(1))
       relay.flush_stderr();
@@ -370,6 +377,7 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
     read_stdout();
   }
   relay.finish();
+  tell_recoveries();
   // A host that could not be reached is the cause of a failure the starter did not place.
   std::vector<std::string> unreachable = remote_stop.unreachable();
   if (unreachable.empty() && filter.failure_pending() && watch.unreachable)
@@ -395,6 +403,8 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
   result.slurm_starter_refused = filter.slurm_starter_refused();
   result.held_consequences = filter.held_consequences();
   result.checkpoint_not_written_on = filter.checkpoint_not_written_on();
+  result.recoveries = filter.recoveries();
+  result.no_recovery = filter.no_recovery();
   close(signal_fd);
   prctl(PR_SET_CHILD_SUBREAPER, 0);
   restore_signals();

@@ -3,11 +3,13 @@
 #define BSPG_LAUNCHER_RUNNER_H
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "mpi.h"
 #include "mpirun_messages.h"
+#include "recovery_lines.h"
 #include "remote_stop.h"
 
 namespace bspg::launcher {
@@ -39,6 +41,10 @@ struct RunResult {
   // The starter printed text and did not start every process within the bound (JobOutput): the
   // run was stopped, and bsprun said so with that text (exit_status 125).
   bool start_overdue = false;
+  // Recovery in place (bsprun --spares): the library's recoveries, and its word that a lost
+  // process could not be recovered in place (the job then ended with kExitNoRecoveryInPlace).
+  std::vector<InPlaceRecovery> recoveries;
+  std::optional<NoRecoveryInPlace> no_recovery;
 };
 
 // What else may end a run.
@@ -61,6 +67,9 @@ struct JobWatch {
   // which host went (the Slurm path): asked after the job, the hosts that no longer answer, as
   // "host (why)"; the first is then the cause, a host lost while the job ran.
   std::function<std::vector<std::string>()> unreachable;
+  // Called as soon as the library said it recovered in place (its line is read), while the job
+  // runs on: a lost process that may still live (frozen) is to be ended.
+  std::function<void(const InPlaceRecovery&)> recovered;
 };
 
 // How run_job passes the job's output on. With a separation (the starter's argv asks for it:

@@ -604,3 +604,37 @@ TEST(StarterArgs, WhatBsprunSetsIsRefusedInOneLine) {
                      "self,tcp", "./prog"}),
             "no error");
 }
+
+// Recovery in place needs the MPI's fault tolerance: Open MPI 5 built with ULFM has it, with the
+// heartbeat detector in its own thread at --host-timeout; Open MPI 4.1 and MPICH say why not.
+TEST(FaultTolerance, OpenMpi5WithUlfmSwitchesItOnWithTheDetectorAtTheHostTimeout) {
+  const Mpi& five = mpi_of(MpiFamily::kOpenMpi5);
+  EXPECT_EQ(five.in_place_unavailable(), "");
+  Argv argv;
+  five.fault_tolerance(argv, 5);
+  EXPECT_EQ(argv, (Argv{"--with-ft", "ulfm", "--mca", "mpi_ft_detector", "true", "--mca",
+                        "mpi_ft_detector_thread", "true", "--mca", "mpi_ft_detector_timeout", "5",
+                        "--mca", "mpi_ft_detector_period", "1.25"}));
+  argv.clear();
+  five.fault_tolerance(argv, 0.3);
+  EXPECT_EQ(argv[10], "0.3");
+  ASSERT_EQ(argv.size(), 14u);
+  EXPECT_EQ(argv[13], "0.075");
+}
+
+TEST(FaultTolerance, WithoutItTheLineSaysWhyAndTheRestartPathIsLeft) {
+  const std::string four = mpi_of(MpiFamily::kOpenMpi4).in_place_unavailable();
+  EXPECT_NE(four.find("has no fault tolerance (ULFM came with Open MPI 5)"), std::string::npos)
+      << four;
+  const std::string mpich = mpi_of(MpiFamily::kMpich).in_place_unavailable();
+  EXPECT_NE(mpich.find("its fault tolerance fails at MPI_Init"), std::string::npos) << mpich;
+  for (const std::string& line : {four, mpich}) {
+    EXPECT_NE(line.find("--restarts starts it again from its newest checkpoint"),
+              std::string::npos);
+    EXPECT_EQ(line.find('\n'), std::string::npos);
+  }
+  Argv argv;
+  mpi_of(MpiFamily::kOpenMpi4).fault_tolerance(argv, 5);
+  mpi_of(MpiFamily::kMpich).fault_tolerance(argv, 5);
+  EXPECT_TRUE(argv.empty());
+}
