@@ -23,7 +23,10 @@ struct Generation {
 
 bool turned_on = false;
 bool from_memory = false;
-Generation kept_generation, writing;
+// The last whole checkpoint, the one before it (a process that did not see the last one end, its
+// final agreement cut short by a loss, still has only that one; by the next checkpoint's start
+// every process has the last, since the sync before it needs all), and the one being written.
+Generation kept_generation, previous, writing;
 
 int new_file(const char* name) { return memfd_create(name, MFD_CLOEXEC); }
 
@@ -33,6 +36,7 @@ void turn_on() { turned_on = true; }
 
 void begin(std::uint64_t n) {
   writing.drop();
+  previous.drop();
   writing.n = n;
 }
 bool on() { return turned_on; }
@@ -54,10 +58,22 @@ int copy_file(std::uint64_t n, int ward) {
 
 void keep(std::uint64_t n, std::uint64_t run) {
   if (!turned_on || writing.n != n || writing.own < 0) return;
-  kept_generation.drop();
+  previous.drop();
+  previous = kept_generation;
   kept_generation = writing;
   kept_generation.run = run;
   writing = Generation{};
+}
+
+std::uint64_t kept_before() { return previous.n; }
+
+bool use(std::uint64_t n) {
+  if (kept_generation.n == n) return true;
+  if (previous.n != n || n == 0) return false;
+  kept_generation.drop();
+  kept_generation = previous;
+  previous = Generation{};
+  return true;
 }
 
 std::uint64_t kept() { return kept_generation.n; }
@@ -77,6 +93,7 @@ int kept_copy(int ward) {
 
 void adopt(std::uint64_t n, std::uint64_t run, const std::string& bytes) {
   writing.drop();
+  previous.drop();
   kept_generation.drop();
   kept_generation.n = n;
   kept_generation.run = run;

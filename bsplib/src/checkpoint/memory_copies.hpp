@@ -3,7 +3,7 @@
 // files (memfd) that outlive the section's runtime. A recovery restores survivors from their own
 // shard and sends each lost process's shard to the spare that takes its place, reading no file.
 // Memory: one shard plus one per copy held (with --copies K, about K + 1 times the persisted
-// bytes), and while a checkpoint is written the one before it as well.
+// bytes), twice: the last checkpoint, and the one before it or the one being written.
 #pragma once
 
 #include <cstdint>
@@ -22,8 +22,13 @@ void begin(std::uint64_t n);
 // the whole checkpoint's memory copy off (the last kept one stays).
 int own_file(std::uint64_t n);
 int copy_file(std::uint64_t n, int ward);
-// Checkpoint n is whole everywhere: it replaces the one kept before.
+// Checkpoint n is whole everywhere: it is kept, and the one before it too until the next
+// checkpoint starts (see memory_copies.cpp).
 void keep(std::uint64_t n, std::uint64_t run);
+std::uint64_t kept_before();  // the one before the kept one (0: none)
+// A recovery goes back to checkpoint n (kept, or the one before: that becomes the kept one).
+// False where this process has neither.
+bool use(std::uint64_t n);
 
 // The checkpoint kept (0: none), its run, and its files: this process's shard, the copies held.
 std::uint64_t kept();

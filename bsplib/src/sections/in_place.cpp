@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #if defined(BSPG_HAVE_ULFM)
@@ -44,6 +45,7 @@ struct Self {
   int nwards;               // copies held (their pids follow, in a second exchange)
   int subjob;               // BSPG_SUBJOB (bsprun's grid path), -1 where unset
   std::uint64_t kept, run;  // the checkpoint kept in memory, its run
+  std::uint64_t before;     // the one kept before it (0: none)
   char host[kHostBytes];
 };
 
@@ -81,6 +83,7 @@ Self describe_self() {
   self.subjob = subjob != nullptr && *subjob >= '0' && *subjob <= '9' ? std::atoi(subjob) : -1;
   self.kept = memory_copies::kept();
   self.run = memory_copies::kept_run();
+  self.before = memory_copies::kept_before();
   if (gethostname(self.host, sizeof self.host - 1) != 0) std::strcpy(self.host, "?");
   self.host[sizeof self.host - 1] = '\0';
   return self;
@@ -116,9 +119,11 @@ int whole_number(const char* name, const char* text, int low, int high) {
     std::fprintf(stderr, "bspg: %s lost; no recovery in place: %s; the job ends for a restart\n",
                  who.c_str(), why);
     std::fflush(stderr);
-    MPI_Abort(alive, kEndedForRestart);
+  } else {
+    usleep(200000);  // process 0 speaks first
   }
-  for (int i = 0; i < 300; ++i) usleep(100000);  // process 0's abort ends us
+  // Each process ends itself: under fault tolerance an abort need not end the others.
+  MPI_Abort(alive, kEndedForRestart);
   std::_Exit(kEndedForRestart);
 }
 
@@ -148,20 +153,36 @@ int whole_number(const char* name, const char* text, int low, int high) {
     const Self mine = describe_self();
     all.assign(static_cast<std::size_t>(size), Self{});
     int rc = MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, alive);
+    // The checkpoint to go back to: the newest every process of the job has whole (a process
+    // whose last checkpoint's end a loss cut short has only the one before).
+    std::uint64_t target = UINT64_MAX;
+    bool everyone_has_it = true;
+    if (rc == MPI_SUCCESS) {
+      for (const Self& s : all)
+        if (s.role >= 0) target = std::min(target, s.kept);
+      if (target == UINT64_MAX) target = 0;
+      for (const Self& s : all)
+        if (s.role >= 0 && target > 0 && s.kept != target && s.before != target)
+          everyone_has_it = false;
+      if (role >= 0 && target > 0 && everyone_has_it) memory_copies::use(target);
+    }
+    // Who holds copies of whose shard of it.
     std::vector<int> my_wards = memory_copies::kept_wards();
+    int my_count = static_cast<int>(my_wards.size());
     ward_counts.assign(static_cast<std::size_t>(size), 0);
     std::vector<int> displacements(static_cast<std::size_t>(size), 0);
+    if (rc == MPI_SUCCESS)
+      rc = MPI_Allgather(&my_count, 1, MPI_INT, ward_counts.data(), 1, MPI_INT, alive);
     int total = 0;
     if (rc == MPI_SUCCESS) {
       for (int q = 0; q < size; ++q) {
-        ward_counts[static_cast<std::size_t>(q)] = all[static_cast<std::size_t>(q)].nwards;
+        all[static_cast<std::size_t>(q)].nwards = ward_counts[static_cast<std::size_t>(q)];
         displacements[static_cast<std::size_t>(q)] = total;
-        total += all[static_cast<std::size_t>(q)].nwards;
+        total += ward_counts[static_cast<std::size_t>(q)];
       }
       wards_of.assign(static_cast<std::size_t>(total), -1);
-      rc =
-          MPI_Allgatherv(my_wards.data(), static_cast<int>(my_wards.size()), MPI_INT,
-                         wards_of.data(), ward_counts.data(), displacements.data(), MPI_INT, alive);
+      rc = MPI_Allgatherv(my_wards.data(), my_count, MPI_INT, wards_of.data(), ward_counts.data(),
+                          displacements.data(), MPI_INT, alive);
     }
     int ok = rc == MPI_SUCCESS ? 1 : 0;
     if (rc == MPI_SUCCESS) MPIX_Comm_agree(alive, &ok);
@@ -181,8 +202,9 @@ int whole_number(const char* name, const char* text, int low, int high) {
     const Self& s = all[static_cast<std::size_t>(q)];
     if (s.role >= 0 && s.role < nprocs) {
       present[static_cast<std::size_t>(s.role)] = true;
-      lowest_kept = std::min(lowest_kept, s.kept);
-      highest_kept = std::max(highest_kept, s.kept);
+      const std::uint64_t has = everyone_has_it ? target : s.kept;
+      lowest_kept = std::min(lowest_kept, has);
+      highest_kept = std::max(highest_kept, has);
     } else {
       spare_ranks.push_back(q);
     }
@@ -193,7 +215,7 @@ int whole_number(const char* name, const char* text, int low, int high) {
     for (int w = 0; w < s.nwards; ++w, ++at) {
       const int ward = wards_of[static_cast<std::size_t>(at)];
       if (ward >= 0 && ward < nprocs && holder_of[static_cast<std::size_t>(ward)] < 0 &&
-          s.role >= 0 && s.kept == highest_kept)
+          s.role >= 0 && lowest_kept == highest_kept)
         holder_of[static_cast<std::size_t>(ward)] = q;
     }
   }
@@ -201,6 +223,15 @@ int whole_number(const char* name, const char* text, int low, int high) {
   for (int r = 0; r < nprocs; ++r)
     if (!present[static_cast<std::size_t>(r)]) lost.push_back(r);
   const int used = all.empty() ? recoveries : all[0].recoveries;
+  if (std::getenv("BSPG_TRACE_RECOVERY") != nullptr) {
+    std::string text;
+    for (const Self& s : all)
+      text += " [" + std::to_string(s.role) + " kept " + std::to_string(s.kept) + "/" +
+              std::to_string(s.before) + "]";
+    std::fprintf(stderr, "bspg trace: attempt %d rank %d of %d, role %d, target %llu%s:%s\n",
+                 attempt, me, size, role, static_cast<unsigned long long>(target),
+                 everyone_has_it ? "" : " (not everywhere)", text.c_str());
+  }
   const std::uint64_t n = lowest_kept == UINT64_MAX ? 0 : lowest_kept;
   if (!lost.empty() && lost.front() == 0)
     end_for_restart(alive, lost, "process 0 runs main's sequential part");
@@ -265,7 +296,9 @@ int whole_number(const char* name, const char* text, int low, int high) {
     continue;
   }
   MPI_Comm new_job = MPI_COMM_NULL;
-  if (MPI_Comm_split(alive, new_role >= 0 ? 0 : MPI_UNDEFINED, new_role, &new_job) != MPI_SUCCESS) {
+  int joined =
+      MPI_Comm_split(alive, new_role >= 0 ? 0 : MPI_UNDEFINED, new_role, &new_job) == MPI_SUCCESS;
+  if (MPIX_Comm_agree(alive, &joined) != MPI_SUCCESS || !joined) {  // all go on, or all again
     MPIX_Comm_revoke(alive);
     world = alive;
     continue;
@@ -495,6 +528,21 @@ void release_spares() {
                  waiting == 1 ? "spare was" : "spares were");
     std::fflush(stderr);
   }
+}
+
+void before_finalize() {
+  if (!asked) return;
+  release_spares();
+  // After a recovery, Open MPI 5.0.7's MPI_Finalize sometimes waits for ever in its closing fence
+  // (seen after two losses): every process has ended its part by now, so a process still in it
+  // after three seconds ends by itself.
+  if (recoveries > 0)
+    std::thread([] {
+      sleep(3);
+      std::fflush(stdout);
+      std::fflush(stderr);
+      std::_Exit(0);
+    }).detach();
 }
 
 void set_forget_section_hook(void (*forget)()) { forget_section = forget; }

@@ -38,6 +38,9 @@ MPI_Comm job_world();
 [[noreturn]] void serve_as_spare();
 // Process 0 at the job's end, before MPI_Finalize: the spares end too.
 void release_spares();
+// Every process right before MPI_Finalize: process 0 releases the spares, and after a recovery a
+// finalize that does not end is ended (see in_place.cpp).
+void before_finalize();
 
 // Set by the API layer: forgets the abandoned section (its runtime is left as it is: its
 // communicators are revoked, and freeing them could wait for the lost process).

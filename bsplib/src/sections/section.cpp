@@ -74,7 +74,7 @@ void end_section_after_return() {
 
 // MPI's end for this process; process 0 first lets the spares (bsprun --spares) end too.
 void finalize() {
-  in_place::release_spares();
+  in_place::before_finalize();
   MPI_Finalize();
 }
 
