@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -60,7 +61,9 @@ MPI_Comm job = MPI_COMM_WORLD;    // the job's processes
 std::vector<Self> known;          // by role: who ran it last (host, process id)
 std::vector<int> world_roles;     // by rank in `world`: pid, or -1 for a spare
 void (*forget_section)() = nullptr;
-bool in_recovery = false;
+std::atomic<bool> in_recovery{false};
+std::atomic<int> recoveries_started{0};
+constexpr int kRecoveryLimitSeconds = 10;
 [[maybe_unused]] int reported_spares_lost = 0;
 jmp_buf point;
 
@@ -112,18 +115,21 @@ int whole_number(const char* name, const char* text, int low, int high) {
   int rank = 0;
   MPI_Comm_rank(alive, &rank);
   if (rank == 0) {
-    std::string who;
-    for (int r : lost) who += (who.empty() ? "" : "; ") + describe_lost(r);
-    if (who.empty()) who = "a process";
+    // The first lost process leads the line (bsprun reads it), the others follow the reason.
+    const std::string who = lost.empty() ? "a process" : describe_lost(lost.front());
+    std::string also;
+    for (std::size_t k = 1; k < lost.size(); ++k)
+      also += (also.empty() ? " (" : ", ") + describe_lost(lost[k]);
+    if (!also.empty()) also += " too)";
     std::fflush(stdout);
-    std::fprintf(stderr, "bspg: %s lost; no recovery in place: %s; the job ends for a restart\n",
-                 who.c_str(), why);
+    std::fprintf(stderr, "bspg: %s lost; no recovery in place: %s%s; the job ends for a restart\n",
+                 who.c_str(), why, also.c_str());
     std::fflush(stderr);
-  } else {
-    usleep(200000);  // process 0 speaks first
+    MPI_Abort(alive, kEndedForRestart);  // carries the status to mpirun
   }
-  // Each process ends itself: under fault tolerance an abort need not end the others.
-  MPI_Abort(alive, kEndedForRestart);
+  // The others end by themselves, once process 0 has spoken: under fault tolerance an abort need
+  // not end them, and several aborts at once have left Open MPI 5.0.7's mpirun waiting for ever.
+  usleep(200000);
   std::_Exit(kEndedForRestart);
 }
 
@@ -139,6 +145,26 @@ int whole_number(const char* name, const char* text, int low, int high) {
   std::fflush(stdout);
   lost_peers::revoke_all();
   MPIX_Comm_revoke(world);
+  // A recovery that does not end (Open MPI 5.0.7's shrink has been seen to wait for ever when a
+  // second process was lost in the middle of it) ends the job for a restart.
+  const int this_recovery = ++recoveries_started;
+  std::thread([this_recovery] {
+    sleep(kRecoveryLimitSeconds);
+    if (recoveries_started != this_recovery || !in_recovery) return;
+    if (role == 0) {
+      std::fprintf(stderr,
+                   "bspg: a process was lost; no recovery in place: the recovery did not end "
+                   "within %d s; the job ends for a restart\n",
+                   kRecoveryLimitSeconds);
+      std::fflush(stderr);
+    } else {
+      sleep(1);
+    }
+    std::_Exit(kEndedForRestart);
+  }).detach();
+  // Losses close together (a host's processes) are best seen at once: a moment for the MPI to
+  // report them before the world is shrunk.
+  usleep(50000);
   MPI_Comm alive = MPI_COMM_NULL;
   std::vector<Self> all;
   std::vector<int> wards_of;  // every process's wards, in rank order
@@ -334,15 +360,17 @@ int whole_number(const char* name, const char* text, int low, int high) {
   recoveries = used + 1;
   if (!spare) watch_job();
   if (role == 0) {
-    const std::string from =
-        n > 0 ? "checkpoint " + std::to_string(n) : std::string("the start (no checkpoint yet)");
+    // "from checkpoint N: ... lost, ...", or where none was taken yet, ": ... lost, ..., from
+    // the start" (bsprun reads the line).
+    const std::string from = n > 0 ? " from checkpoint " + std::to_string(n) : std::string();
     std::string taken;
     if (lost.size() == 1)
       taken = ", a spare on " + hosts + " took its place";
     else if (!lost.empty())
       taken = ", spares on " + hosts + " took their places";
+    if (n == 0) taken += ", from the start (no checkpoint yet)";
     std::fflush(stdout);
-    std::fprintf(stderr, "bspg: recovered in place from %s: %s lost%s, in %.3f s\n", from.c_str(),
+    std::fprintf(stderr, "bspg: recovered in place%s: %s lost%s, in %.3f s\n", from.c_str(),
                  who.c_str(), taken.c_str(), MPI_Wtime() - started);
     std::fflush(stderr);
   }
@@ -463,6 +491,7 @@ void serve_as_spare() {
     const int rc = MPI_Wait(&request, MPI_STATUS_IGNORE);
     if (rc == MPI_SUCCESS) {  // the job ended
       g_phase = Phase::After;
+      before_finalize();
       MPI_Finalize();
       std::exit(0);
     }
@@ -533,16 +562,16 @@ void release_spares() {
 void before_finalize() {
   if (!asked) return;
   release_spares();
-  // After a recovery, Open MPI 5.0.7's MPI_Finalize sometimes waits for ever in its closing fence
-  // (seen after two losses): every process has ended its part by now, so a process still in it
-  // after three seconds ends by itself.
-  if (recoveries > 0)
-    std::thread([] {
-      sleep(3);
-      std::fflush(stdout);
-      std::fflush(stderr);
-      std::_Exit(0);
-    }).detach();
+  // Open MPI 5.0.7's MPI_Finalize sometimes waits for ever under its fault tolerance: in its
+  // closing fence after a recovery (seen after two losses), and in stopping the heartbeat
+  // detector's thread (seen with no loss at all). Every process has ended its part by now, so a
+  // process still in it after five seconds ends by itself, with status 0.
+  std::thread([] {
+    sleep(5);
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::_Exit(0);
+  }).detach();
 }
 
 void set_forget_section_hook(void (*forget)()) { forget_section = forget; }

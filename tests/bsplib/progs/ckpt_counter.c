@@ -75,7 +75,10 @@ int main(int argc, char **argv) {
     }
     if (step % every == 0) {
       int c = bspg_checkpoint();
-      if (me == 0) printf("checkpoint %d at step %ld\n", c, step);
+      if (me == 0) {
+        printf("checkpoint %d at step %ld\n", c, step);
+        fflush(stdout); /* tests wait for this line to act */
+      }
     } else {
       bsp_sync();
     }

@@ -4,7 +4,8 @@
  * the globals back, so process 0 prints "main run 1" every time main starts. Each superstep every
  * process mixes what reached it (a put and a message) into its persisted state and the table;
  * every EVERY supersteps ends with bspg_checkpoint; each sleeps MS ms. Process 0 prints
- * "resumed from checkpoint C at step S" and, after bsp_end, "RESULT <hash> after S steps". */
+ * "checkpoint C at step S", "resumed from checkpoint C at step S" and, after bsp_end,
+ * "RESULT <hash> after S steps". */
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -49,9 +50,13 @@ static void spmd(void) {
     bsp_send(right, NULL, &x[7], sizeof x[7]);
     ++step;
     usleep((useconds_t)pause_ms * 1000);
-    if (step % every == 0)
-      bspg_checkpoint();
-    else
+    if (step % every == 0) {
+      int c = bspg_checkpoint();
+      if (me == 0) {
+        printf("checkpoint %d at step %ld\n", c, step);
+        fflush(stdout); /* tests wait for this line to act */
+      }
+    } else
       bsp_sync();
   }
   for (int i = 0; i < WORDS; ++i) out = out * 31 + x[i];
