@@ -3,6 +3,7 @@
 #include "mpirun_messages.h"
 
 #include <algorithm>
+#include <cctype>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -324,6 +325,17 @@ std::string MpirunStderr::finish() {
   return out;
 }
 
+// Open MPI 5's words under its fault tolerance (bsprun --spares) on the others' side of a loss
+// that bspg recovers from: its non-blocking collectives' "NBC_Progress: an error 75 was found
+// during schedule ..." and its count of the repeated post-failure warning.
+namespace {
+bool is_fault_tolerance_noise(const std::string& line) {
+  return line.rfind("NBC_Progress: an error ", 0) == 0 ||
+         (contains(line, "sent help message help-mpi-ft.txt") && !line.empty() &&
+          std::isdigit(static_cast<unsigned char>(line[0])));
+}
+}  // namespace
+
 std::string MpirunStderr::take_line(const std::string& line) {
   if (!block_.empty()) {
     // A rule right after a rule: the first closed a block whose opening rule never came here
@@ -343,6 +355,7 @@ std::string MpirunStderr::take_line(const std::string& line) {
     return "";
   }
   if (is_prrte_setpgid_race(line)) return "";
+  if (is_fault_tolerance_noise(line)) return "";
   if (is_ssh_error(line)) {
     ssh_lines_.push_back(trim(line));
     return waits_on_failure_ ? take_ssh_line_alone() : "";

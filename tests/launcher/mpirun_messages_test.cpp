@@ -236,6 +236,26 @@ TEST(MpirunMessages, PrrtesSetpgidRaceIsLeftOut) {
   EXPECT_EQ(through(bytewise, race + "after\n", 1), "after\n");
 }
 
+TEST(MpirunMessages, FaultToleranceNoiseIsLeftOutButTheRecoveryLineStays) {
+  MpirunStderr filter(std::map<std::string, std::string>{{"emu2", "emu2"}});
+  const std::string warning = block(
+      "WARNING: The selected 'osc' module 'sm' is not tested for post-failure\n"
+      "operation, yet you have requested support for fault tolerance.\n");
+  const std::string recovered =
+      "bspg: recovered in place from checkpoint 3: process 2 (host emu2, process id 4312) lost, "
+      "a spare on emu3 took its place, in 0.004 s\n";
+  const std::string text =
+      warning +
+      "NBC_Progress: an error 75 was found during schedule 0x55 at row-offset 0 - "
+      "aborting the schedule\n" +
+      recovered + "20 more processes have sent help message help-mpi-ft.txt / module:untested\n" +
+      "RESULT 1\n";
+  EXPECT_EQ(through(filter, text), recovered + "RESULT 1\n");
+  // A program's own line that mentions the same words is not Open MPI's.
+  MpirunStderr other(std::map<std::string, std::string>{{"emu2", "emu2"}});
+  EXPECT_EQ(through(other, "my NBC_Progress: an error\n"), "my NBC_Progress: an error\n");
+}
+
 TEST(MpirunMessages, ProgramOutputIsNotHeldBack) {
   MpirunStderr filter;
   EXPECT_EQ(filter.feed("progress 10%\r"), "progress 10%\r");
