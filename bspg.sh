@@ -135,11 +135,13 @@ case "${1:-}" in
     say "WARNING: these tests failed under the parallel run and passed alone (flaky under load):"
     printf '%s\n' "$names" >&2 ;;
   bench)
-    build bsprun bspratio bspcases bspbench
+    build bsprun bspratio bspcases bspbench launcher_ckpt_job
     say "bspratio: the three ratios against raw MPI (p=2)"
     "$build/bin/bsprun" -p 2 "$build/bin/bspratio"
     say "bspcases: the cases a BSPlib user on one machine meets first, against raw MPI (p=2)"
     "$build/bin/bsprun" -p 2 "$build/bin/bspcases"
+    say "recovery_in_place: a lost process recovered in place against a restart (p=4; where the MPI can)"
+    "$here/benchmarks/recovery_in_place.sh" "$build"
     say "bspbench: r, g and l for bspg and raw MPI (p=2)"
     exec "$build/bin/bsprun" -p 2 "$build/bin/bspbench" ;;
   -h|--help|help|"")
