@@ -49,8 +49,10 @@ Options job_options(int nprocs, int spares) {
   opt.nprocs = nprocs;
   opt.spares = spares;
   opt.restarts = spares;
-  opt.job_id = "in-place-test";
-  opt.checkpoint_dir = "/nonexistent/in-place-ckpt";
+  // Names of this test's own: ctest runs the tests side by side, and a job's locks are by name.
+  const std::string test = testing::UnitTest::GetInstance()->current_test_info()->name();
+  opt.job_id = "in-place-test-" + test;
+  opt.checkpoint_dir = "/nonexistent/in-place-ckpt-" + test;
   opt.program = "prog";
   return opt;
 }
