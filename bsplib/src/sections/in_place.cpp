@@ -217,171 +217,171 @@ int whole_number(const char* name, const char* text, int low, int high) {
       world = alive;
       continue;
     }
-  int me = 0;
-  MPI_Comm_rank(alive, &me);
-  const int nprocs = static_cast<int>(known.size());
-  std::vector<int> holder_of(static_cast<std::size_t>(nprocs), -1);  // pid -> rank of a holder
-  std::vector<bool> present(static_cast<std::size_t>(nprocs), false);
-  std::vector<int> spare_ranks;
-  std::uint64_t lowest_kept = UINT64_MAX, highest_kept = 0;
-  for (int q = 0; q < size; ++q) {
-    const Self& s = all[static_cast<std::size_t>(q)];
-    if (s.role >= 0 && s.role < nprocs) {
-      present[static_cast<std::size_t>(s.role)] = true;
-      const std::uint64_t has = everyone_has_it ? target : s.kept;
-      lowest_kept = std::min(lowest_kept, has);
-      highest_kept = std::max(highest_kept, has);
-    } else {
-      spare_ranks.push_back(q);
+    int me = 0;
+    MPI_Comm_rank(alive, &me);
+    const int nprocs = static_cast<int>(known.size());
+    std::vector<int> holder_of(static_cast<std::size_t>(nprocs), -1);  // pid -> rank of a holder
+    std::vector<bool> present(static_cast<std::size_t>(nprocs), false);
+    std::vector<int> spare_ranks;
+    std::uint64_t lowest_kept = UINT64_MAX, highest_kept = 0;
+    for (int q = 0; q < size; ++q) {
+      const Self& s = all[static_cast<std::size_t>(q)];
+      if (s.role >= 0 && s.role < nprocs) {
+        present[static_cast<std::size_t>(s.role)] = true;
+        const std::uint64_t has = everyone_has_it ? target : s.kept;
+        lowest_kept = std::min(lowest_kept, has);
+        highest_kept = std::max(highest_kept, has);
+      } else {
+        spare_ranks.push_back(q);
+      }
     }
-  }
-  // Who holds a copy of each pid's shard of the checkpoint all kept (the lowest rank that does).
-  for (int q = 0, at = 0; q < size; ++q) {
-    const Self& s = all[static_cast<std::size_t>(q)];
-    for (int w = 0; w < s.nwards; ++w, ++at) {
-      const int ward = wards_of[static_cast<std::size_t>(at)];
-      if (ward >= 0 && ward < nprocs && holder_of[static_cast<std::size_t>(ward)] < 0 &&
-          s.role >= 0 && lowest_kept == highest_kept)
-        holder_of[static_cast<std::size_t>(ward)] = q;
+    // Who holds a copy of each pid's shard of the checkpoint all kept (the lowest rank that does).
+    for (int q = 0, at = 0; q < size; ++q) {
+      const Self& s = all[static_cast<std::size_t>(q)];
+      for (int w = 0; w < s.nwards; ++w, ++at) {
+        const int ward = wards_of[static_cast<std::size_t>(at)];
+        if (ward >= 0 && ward < nprocs && holder_of[static_cast<std::size_t>(ward)] < 0 &&
+            s.role >= 0 && lowest_kept == highest_kept)
+          holder_of[static_cast<std::size_t>(ward)] = q;
+      }
     }
-  }
-  std::vector<int> lost;
-  for (int r = 0; r < nprocs; ++r)
-    if (!present[static_cast<std::size_t>(r)]) lost.push_back(r);
-  const int used = all.empty() ? recoveries : all[0].recoveries;
-  if (std::getenv("BSPG_TRACE_RECOVERY") != nullptr) {
-    std::string text;
-    for (const Self& s : all)
-      text += " [" + std::to_string(s.role) + " kept " + std::to_string(s.kept) + "/" +
-              std::to_string(s.before) + "]";
-    std::fprintf(stderr, "bspg trace: attempt %d rank %d of %d, role %d, target %llu%s:%s\n",
-                 attempt, me, size, role, static_cast<unsigned long long>(target),
-                 everyone_has_it ? "" : " (not everywhere)", text.c_str());
-  }
-  const std::uint64_t n = lowest_kept == UINT64_MAX ? 0 : lowest_kept;
-  if (!lost.empty() && lost.front() == 0)
-    end_for_restart(alive, lost, "process 0 runs main's sequential part");
-  if (lost.size() > spare_ranks.size())
-    end_for_restart(alive, lost,
-                    spare_ranks.empty() ? "no spare is left"
-                                        : "fewer spares are left than processes were lost");
-  if (used >= allowed)
-    end_for_restart(alive, lost, "the recoveries allowed (bsprun --restarts) are used up");
-  if (lowest_kept != highest_kept)
-    end_for_restart(alive, lost, "the processes left keep different checkpoints in memory");
-  for (int r : lost)
-    if (n > 0 && holder_of[static_cast<std::size_t>(r)] < 0) {
-      const std::string why = "no process left holds a copy of process " + std::to_string(r) +
-                              "'s shard of checkpoint " + std::to_string(n) +
-                              " (bsprun --copies keeps more)";
-      end_for_restart(alive, lost, why.c_str());
+    std::vector<int> lost;
+    for (int r = 0; r < nprocs; ++r)
+      if (!present[static_cast<std::size_t>(r)]) lost.push_back(r);
+    const int used = all.empty() ? recoveries : all[0].recoveries;
+    if (std::getenv("BSPG_TRACE_RECOVERY") != nullptr) {
+      std::string text;
+      for (const Self& s : all)
+        text += " [" + std::to_string(s.role) + " kept " + std::to_string(s.kept) + "/" +
+                std::to_string(s.before) + "]";
+      std::fprintf(stderr, "bspg trace: attempt %d rank %d of %d, role %d, target %llu%s:%s\n",
+                   attempt, me, size, role, static_cast<unsigned long long>(target),
+                   everyone_has_it ? "" : " (not everywhere)", text.c_str());
     }
+    const std::uint64_t n = lowest_kept == UINT64_MAX ? 0 : lowest_kept;
+    if (!lost.empty() && lost.front() == 0)
+      end_for_restart(alive, lost, "process 0 runs main's sequential part");
+    if (lost.size() > spare_ranks.size())
+      end_for_restart(alive, lost,
+                      spare_ranks.empty() ? "no spare is left"
+                                          : "fewer spares are left than processes were lost");
+    if (used >= allowed)
+      end_for_restart(alive, lost, "the recoveries allowed (bsprun --restarts) are used up");
+    if (lowest_kept != highest_kept)
+      end_for_restart(alive, lost, "the processes left keep different checkpoints in memory");
+    for (int r : lost)
+      if (n > 0 && holder_of[static_cast<std::size_t>(r)] < 0) {
+        const std::string why = "no process left holds a copy of process " + std::to_string(r) +
+                                "'s shard of checkpoint " + std::to_string(n) +
+                                " (bsprun --copies keeps more)";
+        end_for_restart(alive, lost, why.c_str());
+      }
 
-  // The spares, in rank order, take the lost pids in order.
-  int new_role = role;
-  std::vector<int> taker(static_cast<std::size_t>(nprocs), -1);
-  for (std::size_t k = 0; k < lost.size(); ++k) {
-    taker[static_cast<std::size_t>(lost[k])] = spare_ranks[k];
-    if (spare_ranks[k] == me) new_role = lost[k];
-  }
-  // Each lost shard, from its holder to its taker; all agree that it went well (else: again).
-  bool again = false;
-  for (int r : lost) {
-    if (n == 0) break;
-    const int from = holder_of[static_cast<std::size_t>(r)],
-              to = taker[static_cast<std::size_t>(r)];
-    if (me == from) {
-      std::string bytes;
-      const bool ok = memory_copies::read_whole(memory_copies::kept_copy(r), bytes);
-      unsigned long long length = ok ? bytes.size() : ~0ULL;
-      MPI_Send(&length, 1, MPI_UNSIGNED_LONG_LONG, to, kShardTag, alive);
-      for (std::size_t at = 0; ok && at < bytes.size(); at += std::size_t{1} << 30)
-        MPI_Send(bytes.data() + at,
-                 static_cast<int>(std::min(bytes.size() - at, std::size_t{1} << 30)), MPI_BYTE, to,
-                 kShardTag, alive);
-    } else if (me == to) {
-      unsigned long long length = 0;
-      if (MPI_Recv(&length, 1, MPI_UNSIGNED_LONG_LONG, from, kShardTag, alive, MPI_STATUS_IGNORE) !=
-              MPI_SUCCESS ||
-          length == ~0ULL)
-        again = true;
-      std::string bytes(again ? 0 : length, '\0');
-      for (std::size_t at = 0; at < bytes.size(); at += std::size_t{1} << 30)
-        if (MPI_Recv(bytes.data() + at,
-                     static_cast<int>(std::min(bytes.size() - at, std::size_t{1} << 30)), MPI_BYTE,
-                     from, kShardTag, alive, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-          end_for_restart(alive, lost, "a shard could not be brought to the spare");
-      memory_copies::adopt(n, all[static_cast<std::size_t>(from)].run, bytes);
+    // The spares, in rank order, take the lost pids in order.
+    int new_role = role;
+    std::vector<int> taker(static_cast<std::size_t>(nprocs), -1);
+    for (std::size_t k = 0; k < lost.size(); ++k) {
+      taker[static_cast<std::size_t>(lost[k])] = spare_ranks[k];
+      if (spare_ranks[k] == me) new_role = lost[k];
     }
-  }
-  // The new job: the survivors and the spares that took a place, ranked by pid.
-  int whole = again ? 0 : 1;
-  if (MPIX_Comm_agree(alive, &whole) != MPI_SUCCESS || !whole) {
-    MPIX_Comm_revoke(alive);
-    world = alive;
-    continue;
-  }
-  MPI_Comm new_job = MPI_COMM_NULL;
-  int joined =
-      MPI_Comm_split(alive, new_role >= 0 ? 0 : MPI_UNDEFINED, new_role, &new_job) == MPI_SUCCESS;
-  if (MPIX_Comm_agree(alive, &joined) != MPI_SUCCESS || !joined) {  // all go on, or all again
-    MPIX_Comm_revoke(alive);
-    world = alive;
-    continue;
-  }
-  std::string who = lost.empty() ? "no process of the job" : "", hosts;
-  for (int r : lost) {
-    who += (who.empty() ? "" : ", ") + describe_lost(r);
-    hosts += std::string(hosts.empty() ? "" : ", ") +
-             all[static_cast<std::size_t>(taker[static_cast<std::size_t>(r)])].host;
-  }
-  world_roles.assign(static_cast<std::size_t>(size), -1);
-  for (int q = 0; q < size; ++q) {
-    const Self& s = all[static_cast<std::size_t>(q)];
-    int r = s.role;
-    for (int l : lost)
-      if (taker[static_cast<std::size_t>(l)] == q) r = l;
-    world_roles[static_cast<std::size_t>(q)] = r;
-    if (r >= 0 && r < nprocs) {  // who runs pid r now; the subjob stays the pid's
-      const int subjob = known[static_cast<std::size_t>(r)].subjob;
-      known[static_cast<std::size_t>(r)] = s;
-      known[static_cast<std::size_t>(r)].subjob = subjob;
+    // Each lost shard, from its holder to its taker; all agree that it went well (else: again).
+    bool again = false;
+    for (int r : lost) {
+      if (n == 0) break;
+      const int from = holder_of[static_cast<std::size_t>(r)],
+                to = taker[static_cast<std::size_t>(r)];
+      if (me == from) {
+        std::string bytes;
+        const bool ok = memory_copies::read_whole(memory_copies::kept_copy(r), bytes);
+        unsigned long long length = ok ? bytes.size() : ~0ULL;
+        MPI_Send(&length, 1, MPI_UNSIGNED_LONG_LONG, to, kShardTag, alive);
+        for (std::size_t at = 0; ok && at < bytes.size(); at += std::size_t{1} << 30)
+          MPI_Send(bytes.data() + at,
+                   static_cast<int>(std::min(bytes.size() - at, std::size_t{1} << 30)), MPI_BYTE,
+                   to, kShardTag, alive);
+      } else if (me == to) {
+        unsigned long long length = 0;
+        if (MPI_Recv(&length, 1, MPI_UNSIGNED_LONG_LONG, from, kShardTag, alive,
+                     MPI_STATUS_IGNORE) != MPI_SUCCESS ||
+            length == ~0ULL)
+          again = true;
+        std::string bytes(again ? 0 : length, '\0');
+        for (std::size_t at = 0; at < bytes.size(); at += std::size_t{1} << 30)
+          if (MPI_Recv(bytes.data() + at,
+                       static_cast<int>(std::min(bytes.size() - at, std::size_t{1} << 30)),
+                       MPI_BYTE, from, kShardTag, alive, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            end_for_restart(alive, lost, "a shard could not be brought to the spare");
+        memory_copies::adopt(n, all[static_cast<std::size_t>(from)].run, bytes);
+      }
     }
-  }
-  // A spare that takes a place takes its subjob too (bsprun gave spares one past the job's).
-  if (spare && new_role >= 0) {
-    const int subjob = known[static_cast<std::size_t>(new_role)].subjob;
-    if (subjob >= 0) setenv("BSPG_SUBJOB", std::to_string(subjob).c_str(), 1);
-  }
-  world = alive;
-  job = new_job;
-  role = new_role;
-  spare = new_role < 0;
-  recoveries = used + 1;
-  if (!spare) watch_job();
-  if (role == 0) {
-    // "from checkpoint N: ... lost, ...", or where none was taken yet, ": ... lost, ..., from
-    // the start" (bsprun reads the line).
-    const std::string from = n > 0 ? " from checkpoint " + std::to_string(n) : std::string();
-    std::string taken;
-    if (lost.size() == 1)
-      taken = ", a spare on " + hosts + " took its place";
-    else if (!lost.empty())
-      taken = ", spares on " + hosts + " took their places";
-    if (n == 0) taken += ", from the start (no checkpoint yet)";
-    std::fflush(stdout);
-    std::fprintf(stderr, "bspg: recovered in place%s: %s lost%s, in %.3f s\n", from.c_str(),
-                 who.c_str(), taken.c_str(), MPI_Wtime() - started);
-    std::fflush(stderr);
-  }
-  // Back to the start, as a fresh process: the abandoned section is forgotten (not freed: its
-  // communicators are revoked), the globals are put back, and bspg_resume reads memory.
-  if (forget_section != nullptr) forget_section();
-  forget_sections();
-  memory_copies::resume_from_memory(!spare);
-  restore_globals();
-  in_recovery = false;
-  longjmp(point, 1);
+    // The new job: the survivors and the spares that took a place, ranked by pid.
+    int whole = again ? 0 : 1;
+    if (MPIX_Comm_agree(alive, &whole) != MPI_SUCCESS || !whole) {
+      MPIX_Comm_revoke(alive);
+      world = alive;
+      continue;
+    }
+    MPI_Comm new_job = MPI_COMM_NULL;
+    int joined =
+        MPI_Comm_split(alive, new_role >= 0 ? 0 : MPI_UNDEFINED, new_role, &new_job) == MPI_SUCCESS;
+    if (MPIX_Comm_agree(alive, &joined) != MPI_SUCCESS || !joined) {  // all go on, or all again
+      MPIX_Comm_revoke(alive);
+      world = alive;
+      continue;
+    }
+    std::string who = lost.empty() ? "no process of the job" : "", hosts;
+    for (int r : lost) {
+      who += (who.empty() ? "" : ", ") + describe_lost(r);
+      hosts += std::string(hosts.empty() ? "" : ", ") +
+               all[static_cast<std::size_t>(taker[static_cast<std::size_t>(r)])].host;
+    }
+    world_roles.assign(static_cast<std::size_t>(size), -1);
+    for (int q = 0; q < size; ++q) {
+      const Self& s = all[static_cast<std::size_t>(q)];
+      int r = s.role;
+      for (int l : lost)
+        if (taker[static_cast<std::size_t>(l)] == q) r = l;
+      world_roles[static_cast<std::size_t>(q)] = r;
+      if (r >= 0 && r < nprocs) {  // who runs pid r now; the subjob stays the pid's
+        const int subjob = known[static_cast<std::size_t>(r)].subjob;
+        known[static_cast<std::size_t>(r)] = s;
+        known[static_cast<std::size_t>(r)].subjob = subjob;
+      }
+    }
+    // A spare that takes a place takes its subjob too (bsprun gave spares one past the job's).
+    if (spare && new_role >= 0) {
+      const int subjob = known[static_cast<std::size_t>(new_role)].subjob;
+      if (subjob >= 0) setenv("BSPG_SUBJOB", std::to_string(subjob).c_str(), 1);
+    }
+    world = alive;
+    job = new_job;
+    role = new_role;
+    spare = new_role < 0;
+    recoveries = used + 1;
+    if (!spare) watch_job();
+    if (role == 0) {
+      // "from checkpoint N: ... lost, ...", or where none was taken yet, ": ... lost, ..., from
+      // the start" (bsprun reads the line).
+      const std::string from = n > 0 ? " from checkpoint " + std::to_string(n) : std::string();
+      std::string taken;
+      if (lost.size() == 1)
+        taken = ", a spare on " + hosts + " took its place";
+      else if (!lost.empty())
+        taken = ", spares on " + hosts + " took their places";
+      if (n == 0) taken += ", from the start (no checkpoint yet)";
+      std::fflush(stdout);
+      std::fprintf(stderr, "bspg: recovered in place%s: %s lost%s, in %.3f s\n", from.c_str(),
+                   who.c_str(), taken.c_str(), MPI_Wtime() - started);
+      std::fflush(stderr);
+    }
+    // Back to the start, as a fresh process: the abandoned section is forgotten (not freed: its
+    // communicators are revoked), the globals are put back, and bspg_resume reads memory.
+    if (forget_section != nullptr) forget_section();
+    forget_sections();
+    memory_copies::resume_from_memory(!spare);
+    restore_globals();
+    in_recovery = false;
+    longjmp(point, 1);
   }
 #else
   std::_Exit(kEndedForRestart);
