@@ -27,6 +27,7 @@
 #include "memory_copies.hpp"
 #include "mpi_state.hpp"
 #include "runtime.hpp"
+#include "whole_number.hpp"
 
 namespace bspg::in_place {
 namespace {
@@ -98,11 +99,10 @@ std::string describe_lost(int r) {
          std::to_string(who.os_pid) + ")";
 }
 
-int whole_number(const char* name, const char* text, int low, int high) {
-  char* end = nullptr;
-  errno = 0;
-  const long value = std::strtol(text, &end, 10);
-  if (text[0] < '0' || text[0] > '9' || *end != '\0' || errno != 0 || value < low || value > high)
+// A variable bsprun set, in [low, high]; anything else fails in one line.
+int number_from_environment(const char* name, const char* text, int low, int high) {
+  const long value = whole_number(text, low, high);
+  if (value < 0)
     fail("bsp_begin", "environment variable %s='%s' is not a whole number from %d to %d", name,
          text, low, high);
   return static_cast<int>(value);
@@ -453,13 +453,13 @@ void start() {
        "fault tolerance (ULFM); bsprun restarts lost jobs from checkpoints instead",
        text, BSPG_MPI_NAME);
 #endif
-  spares = whole_number("BSPG_SPARES", text, 1, 1000);
+  spares = number_from_environment("BSPG_SPARES", text, 1, 1000);
   if (spares >= size)
     fail("bsp_begin", "BSPG_SPARES=%d leaves no process for the job: %d were started", spares,
          size);
   allowed = spares;
   if (const char* given = std::getenv("BSPG_RECOVERIES"); given != nullptr && *given != '\0')
-    allowed = whole_number("BSPG_RECOVERIES", given, 0, 1000000);
+    allowed = number_from_environment("BSPG_RECOVERIES", given, 0, 1000000);
   asked = true;
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   world = MPI_COMM_WORLD;

@@ -22,6 +22,7 @@
 #include "part_location.hpp"
 #include "spmd_part.hpp"
 #include "transport.hpp"
+#include "whole_number.hpp"
 
 namespace bspg::master {
 namespace {
@@ -174,16 +175,6 @@ void receive_late_environment() {
     if (equals != std::string::npos && equals > 0)
       setenv(line.substr(0, equals).c_str(), line.substr(equals + 1).c_str(), 1);
   }
-}
-
-// A whole number in [low, high], or -1.
-long whole_number(const std::string& text, long low, long high) {
-  if (text.empty() || !std::isdigit(static_cast<unsigned char>(text[0]))) return -1;
-  errno = 0;
-  char* end = nullptr;
-  long value = std::strtol(text.c_str(), &end, 10);
-  if (*end != '\0' || errno == ERANGE || value < low || value > high) return -1;
-  return value;
 }
 
 [[noreturn]] void bad_variable(const char* call, const char* name, const std::string& value,
