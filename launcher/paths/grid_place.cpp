@@ -24,7 +24,15 @@ class GridPlace : public JobPlace {
     for (const auto& c : plan_.allocation.candidates)
       if (c.probe.ok) reachable_.push_back(c.probe.host);
     host_of_pid_ = hosts_of_pids(plan_);
-    for (const auto& h : plan_.chosen) used_.insert(h.name);
+    // The run's hosts: the job's, and those that hold only spares (watched, searched for exit
+    // notes and cleaned up as the job's: a spare may take a lost process's place).
+    run_hosts_ = plan_.chosen;
+    for (const auto& spare : plan_.spares) {
+      bool listed = false;
+      for (const auto& h : run_hosts_) listed = listed || h.name == spare.contact;
+      if (!listed) run_hosts_.push_back(hosts::host_named(job_.candidates, spare.contact));
+    }
+    for (const auto& h : run_hosts_) used_.insert(h.name);
     return 0;
   }
 
@@ -85,7 +93,7 @@ class GridPlace : public JobPlace {
     }
     std::vector<rsl::Subjob> everything = plan_.subjobs;
     everything.insert(everything.end(), plan_.spares.begin(), plan_.spares.end());
-    remote_ = remote_job(everything, plan_.chosen, job_.ssh_config);
+    remote_ = remote_job(everything, run_hosts_, job_.ssh_config);
     MonitorOptions watching;
     watching.host_timeout_s = job_.opt.host_timeout_s;
     watching.migrate_load = job_.opt.migrate_load;
@@ -96,13 +104,16 @@ class GridPlace : public JobPlace {
     MonitorVerdict verdict;
     MpiSettings settings =
         run_settings(job_.settings, dir_, resume, run_id, job_.opt, recoveries_allowed());
-    // With spares the MPI's own detector finds a silent process at --host-timeout and the
-    // library recovers in place: the monitor then only stops what the MPI did not notice, and
-    // not for a host the library recovered from.
+    // With spares the library recovers in place from a process that ended: the monitor ends a
+    // process of the job it finds stopped for --host-timeout (the MPI then sees it lost), and
+    // does not stop the job for a host the library recovered from.
     SpareRun spare_run;
     recovered_hosts_.clear();
+    ended_stopped_.clear();
     if (settings.spares > 0) {
-      watching.host_timeout_s = 2 * job_.opt.host_timeout_s + 10;
+      watching.end_stopped = [this](const std::string& host, const JobProcess& process) {
+        return end_stopped_process(host, process);
+      };
       spare_run.spares = plan_.spares;
       spare_run.recovered = [this](const InPlaceRecovery& r) { end_lost_processes(r); };
       spare_run.dismissed = [this](const std::string& host) {
@@ -117,7 +128,7 @@ class GridPlace : public JobPlace {
     const bool notes = job_.opt.restarts > 0;
     if (notes)
       settings.exports.push_back("BSPG_EXIT_NOTES=" + exit_notes_directory(remote_.marker));
-    RunResult result = run_subjobs(plan_.subjobs, plan_.chosen, settings, remote_, watching,
+    RunResult result = run_subjobs(plan_.subjobs, run_hosts_, settings, remote_, watching,
                                    job_.opt.restarts > 0, time_limit_s, &verdict, spare_run);
     finish_ending_lost();
     lost_host_ = verdict.lost_host;
@@ -134,7 +145,7 @@ class GridPlace : public JobPlace {
     ExitNoteSet notes;
     bool complete = true;
     for (const auto& listed : hosts::run_on_hosts(
-             plan_.chosen,
+             run_hosts_,
              hosts::guarded_command(exit_notes_script(remote_.marker), job_.probe.timeout_ms),
              job_.probe))
       complete = listed.ok && read_exit_notes(listed.out, notes) && complete;
@@ -181,6 +192,23 @@ class GridPlace : public JobPlace {
     }
   }
 
+  // A process of the job stopped for --host-timeout on `host` (the monitor's thread): ended over
+  // ssh, once; false where that failed (the job is then stopped and restarted, as without spares).
+  bool end_stopped_process(const std::string& host, const JobProcess& process) {
+    if (!ended_stopped_.insert(host + " " + std::to_string(process.pid)).second) return false;
+    const std::string script =
+        end_process_script(std::string(kJobMarkerVariable) + "=" + remote_.marker, process.pid);
+    const auto runs =
+        hosts::run_on_hosts({hosts::host_named(job_.candidates, host)},
+                            hosts::guarded_command(script, job_.probe.timeout_ms), job_.probe);
+    const bool ended = !runs.empty() && runs.front().ok;
+    if (job_.opt.verbose)
+      say("process " + std::to_string(process.rank) + " (process id " +
+          std::to_string(process.pid) + ") on " + host + " stopped for --host-timeout: " +
+          (ended ? "ended, for recovery in place" : "could not be ended"));
+    return ended;
+  }
+
   // Waits for the ssh commands of end_lost_processes and says what they found.
   void finish_ending_lost() {
     for (auto& ending : ending_)
@@ -213,7 +241,7 @@ class GridPlace : public JobPlace {
     // themselves (BSPG_CHECKPOINT_CLEANUP), so only hosts of earlier runs need a login.
     std::set<std::string> done;
     if (remove_directory)
-      for (const auto& h : plan_.chosen) done.insert(h.name);
+      for (const auto& h : run_hosts_) done.insert(h.name);
     std::vector<hosts::HostSpec> hosts;
     for (const auto& h : job_.candidates)
       if (used_.count(h.name) && !left_out_.count(h.name) && !done.count(h.name))
@@ -244,6 +272,8 @@ class GridPlace : public JobPlace {
   const GridJob& job_;
   std::string dir_;
   GridPlan plan_;
+  std::vector<hosts::HostSpec> run_hosts_;  // the job's hosts and the spares'
+  std::set<std::string> ended_stopped_;     // "HOST PID" of stopped processes ended
   std::map<std::string, std::string> left_out_;
   std::vector<hosts::HostSpec> reachable_;
   std::vector<std::string> host_of_pid_;

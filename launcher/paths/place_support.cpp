@@ -106,12 +106,14 @@ void take_killed_process(RunResult& result, const ExitNoteSet& notes, bool compl
       result.timed_out || crashed || result.death.rank >= 0 || !result.lost.empty() ||
       result.start_failure.host_lost || other_loss || notes.ended_with_failure())
     return;
-  const std::vector<int> lost = notes.not_ended();
+  // Only the job's processes (host_of_pid has one entry each): spares come after them, and a
+  // spare lost while it waited is said by the library and costs the job nothing.
+  std::vector<int> lost;
+  for (int rank : notes.not_ended())
+    if (rank >= 0 && static_cast<std::size_t>(rank) < host_of_pid.size()) lost.push_back(rank);
   if (lost.empty()) return;
   std::set<std::string> where;
-  for (int rank : lost)
-    if (static_cast<std::size_t>(rank) < host_of_pid.size())
-      where.insert(host_of_pid[static_cast<std::size_t>(rank)]);
+  for (int rank : lost) where.insert(host_of_pid[static_cast<std::size_t>(rank)]);
   result.death.rank = lost.front();
   result.death.host = where.size() == 1 ? *where.begin() : "";
   result.death.described = lost_processes_text(

@@ -213,6 +213,7 @@ std::string StopClock::observe(const std::string& host, const std::vector<JobPro
     }
   }
   if (!longest || longest_s < timeout_s_ - kDeadlineSlack) return "";
+  lost_process_ = *longest;
   return stopped_text(host, *longest, longest_s);
 }
 

@@ -63,12 +63,15 @@ class StopClock {
                       Clock::time_point now);
   // The earliest time a process now stopped would be lost (Clock::time_point::max(): none is).
   Clock::time_point next_deadline() const;
+  // The process the last loss that observe() returned was about.
+  const JobProcess& lost_process() const { return lost_process_; }
 
  private:
   double timeout_s_;
   Clock::time_point start_;
   std::map<std::string, Clock::time_point> last_round_;  // per host
   std::map<std::pair<std::string, long>, Clock::time_point> stopped_since_;
+  JobProcess lost_process_;
 };
 
 // What a stopped process is called in bsprun's line: "process 2 on HOST: stopped (SIGSTOP) for

@@ -150,6 +150,10 @@ void HostMonitor::run() {
         if (listed[i]) {
           if (std::string what = stop_clock.observe(hosts_[i].host.name, processes[i], now);
               !what.empty()) {
+            const JobProcess& stopped = stop_clock.lost_process();
+            if (options_.end_stopped && !stopped.daemon && stopped.rank >= 0 &&
+                options_.end_stopped(hosts_[i].host.name, stopped))
+              continue;
             std::lock_guard<std::mutex> lock(mutex_);
             lost_host_ = hosts_[i].host.name;
             lost_ = what + ", noticed by bsprun's probes";

@@ -39,6 +39,10 @@ struct MonitorOptions {
   std::string job_marker_line;
   // Whether the job could run without `host` (probes the other candidates); asked before moving.
   std::function<bool(const std::string& host)> room_elsewhere;
+  // Set where the job recovers in place (spares): a process of the job stopped for
+  // --host-timeout is handed here instead of being lost; true where it was ended (the MPI then
+  // sees it lost, and the library recovers), and the monitor watches on.
+  std::function<bool(const std::string& host, const JobProcess& process)> end_stopped;
 };
 
 // Probes this many times in a row above --migrate-load before the job moves.

@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "rsl.h"
+
 namespace bspg::launcher {
 
 struct MpiSettings;
@@ -88,6 +90,14 @@ class Mpi {
   // subjob go in one list, in subjob order, which the starter fills in order (all_hosts).
   virtual bool hosts_per_app_context() const { return true; }
   virtual void all_hosts(Argv&, const std::string&) const {}
+  // One app context of n processes placed on the hosts in rank order ({a,2},{b,1}: ranks 0 and
+  // 1 on a, 2 on b; a host may come back), in `directory` ("": bsprun's). false, with nothing
+  // added, where the starter cannot place one context so exactly (the job then has an app
+  // context per subjob).
+  virtual bool processes_in_order(Argv&, int /*n*/, const std::vector<rsl::HostSlots>& /*hosts*/,
+                                  const std::string& /*directory*/) const {
+    return false;
+  }
   // Before the first of several app contexts (a job of several subjobs, or a master that spawns
   // one per subjob): what the starter needs to start more than one.
   virtual void several_app_contexts(Argv&) const {}
@@ -98,9 +108,10 @@ class Mpi {
   // Recovery in place (bsprun --spares): why this MPI cannot keep the other processes alive when
   // one is lost, in one line; "" where it can (ULFM).
   virtual std::string in_place_unavailable() const = 0;
-  // Where it can: the starter's options that switch fault tolerance on, with a lost or silent
-  // process found within host_timeout_s seconds (a frozen host's processes stop answering).
-  virtual void fault_tolerance(Argv&, double /*host_timeout_s*/) const {}
+  // Where it can: the starter's options that switch fault tolerance on. On this machine
+  // (across_hosts false) a silent process is found within host_timeout_s seconds too; across
+  // hosts only a process that ended is (bsprun's monitor ends a stopped one, see grid.cpp).
+  virtual void fault_tolerance(Argv&, double /*host_timeout_s*/, bool /*across_hosts*/) const {}
 
   // One app context: n processes, on hosts ("h1:2,h2:1"; "" anywhere), in directory ("" as is).
   virtual void processes(Argv& argv, int n, const std::string& hosts,

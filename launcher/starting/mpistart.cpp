@@ -55,7 +55,7 @@ std::vector<std::string> local_mpirun_argv(const MpiSettings& settings, int npro
   std::vector<std::string> argv;
   mpi.start(argv, settings);
   if (oversubscribe) mpi.oversubscribe(argv);
-  if (settings.spares > 0) mpi.fault_tolerance(argv, settings.fault_timeout_s);
+  if (settings.spares > 0) mpi.fault_tolerance(argv, settings.fault_timeout_s, false);
   argv.insert(argv.end(), settings.starter_args.begin(), settings.starter_args.end());
   // One subjob holding everything: set explicitly so a stale value in the caller's
   // environment cannot mislead the library.
@@ -119,6 +119,30 @@ std::vector<std::string> split_host_list(const std::string& list) {
   return names;
 }
 
+// With spares: the hosts of every subjob and spare in rank order, where one app context can
+// start them all: each runs the same program, arguments, directory and environment (but for
+// BSPG_SUBJOB, which the processes then find from BSPG_SUBJOB_SIZES and their rank). Empty where
+// not.
+std::vector<rsl::HostSlots> one_context_hosts(const std::vector<rsl::Subjob>& contexts) {
+  const auto same_run = [](const rsl::Subjob& a, const rsl::Subjob& b) {
+    const auto without_subjob = [](const rsl::Subjob& sj) {
+      auto env = sj.environment;
+      env.erase(std::remove_if(env.begin(), env.end(),
+                               [](const auto& kv) { return kv.first == "BSPG_SUBJOB"; }),
+                env.end());
+      return env;
+    };
+    return a.executable == b.executable && a.arguments == b.arguments &&
+           a.directory == b.directory && without_subjob(a) == without_subjob(b);
+  };
+  std::vector<rsl::HostSlots> order;
+  for (const auto& sj : contexts) {
+    if (!same_run(sj, contexts.front())) return {};
+    for (const auto& h : rsl::placement(sj)) order.push_back(h);
+  }
+  return order;
+}
+
 // The mpirun command line of the subjobs, the k-th placed by host_lists[k] (an -host value).
 // spawns_contexts: the job's processes start more app contexts themselves (master mode's
 // MPI_Comm_spawn_multiple, one per subjob).
@@ -143,7 +167,7 @@ std::vector<std::string> subjobs_argv(const MpiSettings& settings,
   }
   else
     mpi.over_ssh(argv, ssh_config);
-  if (!spares.empty()) mpi.fault_tolerance(argv, settings.fault_timeout_s);
+  if (!spares.empty()) mpi.fault_tolerance(argv, settings.fault_timeout_s, true);
   argv.insert(argv.end(), settings.starter_args.begin(), settings.starter_args.end());
 
   std::string sizes;
@@ -154,6 +178,35 @@ std::vector<std::string> subjobs_argv(const MpiSettings& settings,
   for (const auto& kv : settings.environment)
     if (mpi.is_parameter(kv.first) || is_sanitizer_option(kv.first)) parameters.push_back(&kv);
 
+  // With spares, one app context where it can be: Open MPI 5 starts several only with PMIx's
+  // Open MPI personality left out (several_app_contexts), and its processes then run without the
+  // fault tolerance asked for on the command line (a lost process ends the job).
+  if (!spares.empty() && !spawns_contexts) {
+    std::vector<rsl::Subjob> all = subjobs;
+    all.insert(all.end(), spares.begin(), spares.end());
+    const std::vector<rsl::HostSlots> in_order = one_context_hosts(all);
+    int total = 0;
+    for (const auto& sj : all) total += sj.count;
+    if (!in_order.empty() && mpi.processes_in_order(argv, total, in_order, all[0].directory)) {
+      mpi.set_variable(argv, "BSPG_SUBJOB", "");  // found from the sizes and the rank
+      mpi.set_variable(argv, "BSPG_NSUBJOBS", std::to_string(subjobs.size()));
+      mpi.set_variable(argv, "BSPG_SUBJOB_SIZES", sizes);
+      if (!settings.job_marker.empty())
+        mpi.set_variable(argv, kJobMarkerVariable, settings.job_marker);
+      for (const auto* parameter : parameters)
+        mpi.pass_variable(argv, parameter->first, &parameter->second);
+      add_exports(argv, settings);
+      for (const auto& kv : all[0].environment) {
+        if (kv.first == "BSPG_SUBJOB" || kv.first == "BSPG_NSUBJOBS" ||
+            kv.first == "BSPG_SUBJOB_SIZES" || kv.first == kJobMarkerVariable)
+          continue;
+        mpi.set_variable(argv, kv.first, kv.second);
+      }
+      argv.push_back(all[0].executable);
+      argv.insert(argv.end(), all[0].arguments.begin(), all[0].arguments.end());
+      return argv;
+    }
+  }
   // A starter that takes one host list fills it in order: each subjob's hosts in turn.
   if (subjobs.size() + spares.size() > 1 || spawns_contexts) mpi.several_app_contexts(argv);
   const bool per_context = mpi.hosts_per_app_context();

@@ -160,30 +160,56 @@ bspg::rsl::Subjob app(const std::string& contact, int count) {
 
 }  // namespace
 
-TEST(InPlaceArgv, GridPathPutsTheSparesInAppContextsOfTheirOwnAfterTheJobs) {
+// Open MPI 5 starts several app contexts only without PMIx's Open MPI personality, and its
+// fault tolerance then does not reach the processes: one context, placed rank by rank.
+TEST(InPlaceArgv, GridPathStartsTheJobAndItsSparesInOneAppContextRankByRank) {
   const MpiSettings s = with_spares(MpiFamily::kOpenMpi5, 2);
   const Argv argv =
       grid_mpirun_argv(s, {app("h1", 2), app("h2", 2)}, "/tmp/cfg", {app("h3", 1), app("h4", 1)});
   EXPECT_GE(find_seq(argv, {"--with-ft", "ulfm"}), 0);
-  // The contexts in order: the job's two, then the spares'.
-  std::vector<long> contexts;
-  for (const char* host : {"h1:2", "h2:2", "h3:1", "h4:1"})
-    contexts.push_back(find_seq(argv, {"--host", host}));
-  for (long at : contexts) EXPECT_GE(at, 0);
-  EXPECT_TRUE(std::is_sorted(contexts.begin(), contexts.end()));
-  // The spares belong to no subjob of the job's; the sizes count the job's processes.
-  const Argv spare(argv.begin() + contexts[2], argv.end());
-  EXPECT_GE(find_seq(spare, {"-x", "BSPG_SUBJOB=2"}), 0);
-  EXPECT_GE(find_seq(spare, {"-x", "BSPG_NSUBJOBS=2"}), 0);
-  EXPECT_GE(find_seq(spare, {"-x", "BSPG_SUBJOB_SIZES=2,2"}), 0);
+  EXPECT_GE(find_seq(argv, {"-n", "6", "--map-by", "seq", "--host", "h1,h1,h2,h2,h3,h4", "--wdir",
+                            "/home/u"}),
+            0);
+  EXPECT_EQ(find_seq(argv, {":"}), -1);
+  EXPECT_EQ(find_seq(argv, {"--pmixmca"}), -1);
+  // The processes find their subjob from the sizes (the job's) and their rank; spares come after.
+  EXPECT_GE(find_seq(argv, {"-x", "BSPG_SUBJOB="}), 0);
+  EXPECT_GE(find_seq(argv, {"-x", "BSPG_NSUBJOBS=2"}), 0);
+  EXPECT_GE(find_seq(argv, {"-x", "BSPG_SUBJOB_SIZES=2,2"}), 0);
+  EXPECT_EQ(argv[argv.size() - 3], "/opt/prog");
   EXPECT_EQ(argv.back(), "10");
 }
 
-TEST(InPlaceArgv, ASpareOnAJobsHostCountsInItsSlots) {
-  const Argv argv = grid_mpirun_argv(with_spares(MpiFamily::kOpenMpi5, 1), {app("h1", 2)},
-                                     "/tmp/cfg", {app("h1", 1)});
-  EXPECT_GE(find_seq(argv, {"-n", "2", "--host", "h1:3"}), 0);
-  EXPECT_GE(find_seq(argv, {"-n", "1", "--host", "h1:3"}), 0);
+TEST(InPlaceArgv, ASpareOnAJobsHostComesAfterTheJobsProcesses) {
+  const Argv argv = grid_mpirun_argv(with_spares(MpiFamily::kOpenMpi5, 1),
+                                     {app("h1", 2), app("h2", 1)}, "/tmp/cfg", {app("h1", 1)});
+  EXPECT_GE(find_seq(argv, {"-n", "4", "--map-by", "seq", "--host", "h1,h1,h2,h1"}), 0);
+}
+
+// Where the spare runs another copy of the program (staged elsewhere on its host), or subjobs
+// differ otherwise, each keeps an app context of its own.
+TEST(InPlaceArgv, RunsThatDifferKeepAnAppContextEach) {
+  auto spare = app("h3", 1);
+  spare.executable = "/staged/prog";
+  const Argv argv = grid_mpirun_argv(with_spares(MpiFamily::kOpenMpi5, 1),
+                                     {app("h1", 2), app("h2", 2)}, "/tmp/cfg", {spare});
+  std::vector<long> contexts;
+  for (const char* host : {"h1:2", "h2:2", "h3:1"})
+    contexts.push_back(find_seq(argv, {"--host", host}));
+  for (long at : contexts) EXPECT_GE(at, 0);
+  EXPECT_TRUE(std::is_sorted(contexts.begin(), contexts.end()));
+  EXPECT_EQ(find_seq(argv, {"--map-by", "seq"}), -1);
+  // The spare belongs to no subjob of the job's; the sizes count the job's processes.
+  const Argv spare_context(argv.begin() + contexts[2], argv.end());
+  EXPECT_GE(find_seq(spare_context, {"-x", "BSPG_SUBJOB=2"}), 0);
+  EXPECT_GE(find_seq(spare_context, {"-x", "BSPG_SUBJOB_SIZES=2,2"}), 0);
+  EXPECT_GE(find_seq(spare_context, {"/staged/prog"}), 0);
+  auto other = app("h2", 2);
+  other.environment = {{"OMP_NUM_THREADS", "4"}};
+  EXPECT_EQ(find_seq(grid_mpirun_argv(with_spares(MpiFamily::kOpenMpi5, 1), {app("h1", 2), other},
+                                      "/tmp/cfg", {app("h3", 1)}),
+                     {"--map-by", "seq"}),
+            -1);
 }
 
 // ---- Where the spares go ------------------------------------------------------------------------

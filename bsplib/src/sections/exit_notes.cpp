@@ -61,4 +61,8 @@ void start_exit_notes() {
   }
 }
 
+void leave_exit_note(int status) {
+  if (!exit_notes.empty()) write_note("", status);
+}
+
 }  // namespace bspg

@@ -8,5 +8,7 @@ namespace bspg {
 // Once bspg started MPI: where BSPG_EXIT_NOTES asks, leaves RANK.begun now and RANK at the
 // program's end (an on_exit handler: it runs after those installed later), or at a stop.
 void start_exit_notes();
+// The note of a process that ends by _Exit (where on_exit handlers do not run), with `status`.
+void leave_exit_note(int status);
 
 }  // namespace bspg

@@ -22,6 +22,7 @@
 #endif
 
 #include "errors.hpp"
+#include "exit_notes.hpp"
 #include "globals_internal.hpp"
 #include "lost_peers.hpp"
 #include "memory_copies.hpp"
@@ -45,7 +46,7 @@ struct Self {
   int os_pid;               // its process id on its host
   int recoveries;           // recoveries in place so far (the same everywhere)
   int nwards;               // copies held (their pids follow, in a second exchange)
-  int subjob;               // BSPG_SUBJOB (bsprun's grid path), -1 where unset
+  int subjob;               // subjob_of_process, -1 for a spare
   std::uint64_t kept, run;  // the checkpoint kept in memory, its run
   std::uint64_t before;     // the one kept before it (0: none)
   char host[kHostBytes];
@@ -83,8 +84,7 @@ Self describe_self() {
   self.os_pid = static_cast<int>(getpid());
   self.recoveries = recoveries;
   self.nwards = static_cast<int>(memory_copies::kept_wards().size());
-  const char* subjob = std::getenv("BSPG_SUBJOB");
-  self.subjob = subjob != nullptr && *subjob >= '0' && *subjob <= '9' ? std::atoi(subjob) : -1;
+  self.subjob = role >= 0 ? subjob_of_process(role) : -1;
   self.kept = memory_copies::kept();
   self.run = memory_copies::kept_run();
   self.before = memory_copies::kept_before();
@@ -125,11 +125,14 @@ int number_from_environment(const char* name, const char* text, int low, int hig
     std::fprintf(stderr, "bspg: %s lost; no recovery in place: %s%s; the job ends for a restart\n",
                  who.c_str(), why, also.c_str());
     std::fflush(stderr);
-    MPI_Abort(alive, kEndedForRestart);  // carries the status to mpirun
+  } else {
+    usleep(200000);  // process 0 speaks first
   }
-  // The others end by themselves, once process 0 has spoken: under fault tolerance an abort need
-  // not end them, and several aborts at once have left Open MPI 5.0.7's mpirun waiting for ever.
-  usleep(200000);
+  // Every living process ends by itself with the status, which mpirun passes on: no MPI_Abort.
+  // Under fault tolerance an abort need not end the others, several at once have left Open MPI
+  // 5.0.7's mpirun waiting for ever, and after one its mpirun has crashed in malloc (status 134).
+  std::fflush(stdout);
+  leave_exit_note(kEndedForRestart);
   std::_Exit(kEndedForRestart);
 }
 
@@ -138,15 +141,225 @@ int number_from_environment(const char* name, const char* text, int low, int hig
     std::memcpy(reinterpret_cast<void*>(s.page.begin), s.bytes.data(), s.bytes.size());
 }
 
-// Every living process meets here after a loss. Never returns: it leaves for the recovery point.
-[[noreturn]] void recover(const char* /*where*/) {
 #if defined(BSPG_HAVE_ULFM)
-  const double started = MPI_Wtime();
+// What the living processes say of themselves in one attempt of a recovery.
+struct Survey {
+  MPI_Comm alive = MPI_COMM_NULL;  // the shrunk world
+  int size = 0, me = 0;            // its size, this process's rank in it
+  std::vector<Self> all;           // by rank in alive
+  std::uint64_t target = 0;        // the newest checkpoint every process of the job has whole
+  bool everyone_has_it = true;
+  std::uint64_t n = 0;           // the checkpoint to go back to (0: from the start)
+  bool same_checkpoint = true;   // every process of the job keeps n
+  std::vector<int> holder_of;    // by pid: the rank of a process holding its shard of n, or -1
+  std::vector<int> lost;         // the pids no living process runs
+  std::vector<int> spare_ranks;  // the spares left, by rank
+  int used = 0;                  // recoveries done before this one
+};
+
+// A new attempt on a smaller world: a loss during the recovery.
+void start_again(Survey& s) {
+  MPIX_Comm_revoke(s.alive);
+  world = s.alive;
+}
+
+// Shrinks the world and learns who is left, which checkpoint each keeps and who holds copies of
+// whose shard. false where a process was lost meanwhile (every living process agrees on it).
+bool survey_the_living(Survey& s) {
+  MPIX_Comm_shrink(world, &s.alive);
+  MPI_Comm_set_errhandler(s.alive, MPI_ERRORS_RETURN);
+  MPI_Comm_size(s.alive, &s.size);
+  MPI_Comm_rank(s.alive, &s.me);
+  const Self mine = describe_self();
+  s.all.assign(static_cast<std::size_t>(s.size), Self{});
+  int rc =
+      MPI_Allgather(&mine, sizeof mine, MPI_BYTE, s.all.data(), sizeof mine, MPI_BYTE, s.alive);
+  // The checkpoint to go back to: the newest every process of the job has whole (a process whose
+  // last checkpoint's end a loss cut short has only the one before).
+  s.target = UINT64_MAX;
+  s.everyone_has_it = true;
+  if (rc == MPI_SUCCESS) {
+    for (const Self& q : s.all)
+      if (q.role >= 0) s.target = std::min(s.target, q.kept);
+    if (s.target == UINT64_MAX) s.target = 0;
+    for (const Self& q : s.all)
+      if (q.role >= 0 && s.target > 0 && q.kept != s.target && q.before != s.target)
+        s.everyone_has_it = false;
+    if (role >= 0 && s.target > 0 && s.everyone_has_it) memory_copies::use(s.target);
+  }
+  // Who holds copies of whose shard: every process's wards, in rank order.
+  std::vector<int> my_wards = memory_copies::kept_wards();
+  int my_count = static_cast<int>(my_wards.size());
+  std::vector<int> counts(static_cast<std::size_t>(s.size), 0), wards_of;
+  std::vector<int> displacements(static_cast<std::size_t>(s.size), 0);
+  if (rc == MPI_SUCCESS)
+    rc = MPI_Allgather(&my_count, 1, MPI_INT, counts.data(), 1, MPI_INT, s.alive);
+  if (rc == MPI_SUCCESS) {
+    int total = 0;
+    for (int q = 0; q < s.size; ++q) {
+      s.all[static_cast<std::size_t>(q)].nwards = counts[static_cast<std::size_t>(q)];
+      displacements[static_cast<std::size_t>(q)] = total;
+      total += counts[static_cast<std::size_t>(q)];
+    }
+    wards_of.assign(static_cast<std::size_t>(total), -1);
+    rc = MPI_Allgatherv(my_wards.data(), my_count, MPI_INT, wards_of.data(), counts.data(),
+                        displacements.data(), MPI_INT, s.alive);
+  }
+  int ok = rc == MPI_SUCCESS ? 1 : 0;
+  if (rc == MPI_SUCCESS) MPIX_Comm_agree(s.alive, &ok);
+  if (!ok) return false;
+
+  const int nprocs = static_cast<int>(known.size());
+  s.holder_of.assign(static_cast<std::size_t>(nprocs), -1);
+  std::vector<bool> present(static_cast<std::size_t>(nprocs), false);
+  s.spare_ranks.clear();
+  std::uint64_t lowest_kept = UINT64_MAX, highest_kept = 0;
+  for (int q = 0; q < s.size; ++q) {
+    const Self& self = s.all[static_cast<std::size_t>(q)];
+    if (self.role >= 0 && self.role < nprocs) {
+      present[static_cast<std::size_t>(self.role)] = true;
+      const std::uint64_t has = s.everyone_has_it ? s.target : self.kept;
+      lowest_kept = std::min(lowest_kept, has);
+      highest_kept = std::max(highest_kept, has);
+    } else {
+      s.spare_ranks.push_back(q);
+    }
+  }
+  s.same_checkpoint = lowest_kept == highest_kept;
+  s.n = lowest_kept == UINT64_MAX ? 0 : lowest_kept;
+  // Who holds a copy of each pid's shard of that checkpoint (the lowest rank that does).
+  for (int q = 0, at = 0; q < s.size; ++q) {
+    const Self& self = s.all[static_cast<std::size_t>(q)];
+    for (int w = 0; w < self.nwards; ++w, ++at) {
+      const int ward = wards_of[static_cast<std::size_t>(at)];
+      if (ward >= 0 && ward < nprocs && s.holder_of[static_cast<std::size_t>(ward)] < 0 &&
+          self.role >= 0 && s.same_checkpoint)
+        s.holder_of[static_cast<std::size_t>(ward)] = q;
+    }
+  }
+  s.lost.clear();
+  for (int r = 0; r < nprocs; ++r)
+    if (!present[static_cast<std::size_t>(r)]) s.lost.push_back(r);
+  s.used = s.all.empty() ? recoveries : s.all[0].recoveries;
+  return true;
+}
+
+void trace_survey(const Survey& s, int attempt) {
+  if (std::getenv("BSPG_TRACE_RECOVERY") == nullptr) return;
+  std::string text;
+  for (const Self& q : s.all)
+    text += " [" + std::to_string(q.role) + " kept " + std::to_string(q.kept) + "/" +
+            std::to_string(q.before) + "]";
+  std::fprintf(stderr, "bspg trace: attempt %d rank %d of %d, role %d, target %llu%s:%s\n", attempt,
+               s.me, s.size, role, static_cast<unsigned long long>(s.target),
+               s.everyone_has_it ? "" : " (not everywhere)", text.c_str());
+}
+
+// Why the job cannot go on in place after what the survey found ("" where it can).
+std::string why_not_in_place(const Survey& s) {
+  if (!s.lost.empty() && s.lost.front() == 0) return "process 0 runs main's sequential part";
+  if (s.lost.size() > s.spare_ranks.size())
+    return s.spare_ranks.empty() ? "no spare is left"
+                                 : "fewer spares are left than processes were lost";
+  if (s.used >= allowed) return "the recoveries allowed (bsprun --restarts) are used up";
+  if (!s.same_checkpoint) return "the processes left keep different checkpoints in memory";
+  for (int r : s.lost)
+    if (s.n > 0 && s.holder_of[static_cast<std::size_t>(r)] < 0)
+      return "no process left holds a copy of process " + std::to_string(r) +
+             "'s shard of checkpoint " + std::to_string(s.n) + " (bsprun --copies keeps more)";
+  return "";
+}
+
+// Each lost shard of checkpoint n, from the process that holds its copy to the spare that takes
+// the pid (taker: by pid, its rank, or -1). false where a transfer of this process's failed;
+// every process then agrees to start again.
+bool bring_lost_shards(const Survey& s, const std::vector<int>& taker) {
+  constexpr std::size_t kPiece = std::size_t{1} << 30;  // MPI counts are ints
+  bool ok = true;
+  for (int r : s.lost) {
+    if (s.n == 0) break;
+    const int from = s.holder_of[static_cast<std::size_t>(r)],
+              to = taker[static_cast<std::size_t>(r)];
+    if (s.me == from) {
+      std::string bytes;
+      const bool read = memory_copies::read_whole(memory_copies::kept_copy(r), bytes);
+      unsigned long long length = read ? bytes.size() : ~0ULL;
+      ok = MPI_Send(&length, 1, MPI_UNSIGNED_LONG_LONG, to, kShardTag, s.alive) == MPI_SUCCESS;
+      for (std::size_t at = 0; ok && read && at < bytes.size(); at += kPiece)
+        ok = MPI_Send(bytes.data() + at, static_cast<int>(std::min(bytes.size() - at, kPiece)),
+                      MPI_BYTE, to, kShardTag, s.alive) == MPI_SUCCESS;
+    } else if (s.me == to) {
+      unsigned long long length = 0;
+      if (MPI_Recv(&length, 1, MPI_UNSIGNED_LONG_LONG, from, kShardTag, s.alive,
+                   MPI_STATUS_IGNORE) != MPI_SUCCESS ||
+          length == ~0ULL)
+        return false;
+      std::string bytes(length, '\0');
+      for (std::size_t at = 0; at < bytes.size(); at += kPiece)
+        if (MPI_Recv(bytes.data() + at, static_cast<int>(std::min(bytes.size() - at, kPiece)),
+                     MPI_BYTE, from, kShardTag, s.alive, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+          return false;
+      memory_copies::adopt(s.n, s.all[static_cast<std::size_t>(from)].run, bytes);
+    }
+  }
+  return ok;
+}
+
+// This process's part of the new job: who runs which pid (known, world_roles), its own role and
+// communicators. A spare that takes a place takes the pid's subjob too.
+void take_up_roles(const Survey& s, const std::vector<int>& taker, int new_role, MPI_Comm new_job) {
+  const int nprocs = static_cast<int>(known.size());
+  world_roles.assign(static_cast<std::size_t>(s.size), -1);
+  for (int q = 0; q < s.size; ++q) {
+    const Self& self = s.all[static_cast<std::size_t>(q)];
+    int r = self.role;
+    for (int l : s.lost)
+      if (taker[static_cast<std::size_t>(l)] == q) r = l;
+    world_roles[static_cast<std::size_t>(q)] = r;
+    if (r >= 0 && r < nprocs) {  // who runs pid r now; the subjob stays the pid's
+      const int subjob = known[static_cast<std::size_t>(r)].subjob;
+      known[static_cast<std::size_t>(r)] = self;
+      known[static_cast<std::size_t>(r)].subjob = subjob;
+    }
+  }
+  if (spare && new_role >= 0) {
+    const int subjob = known[static_cast<std::size_t>(new_role)].subjob;
+    if (subjob >= 0) setenv("BSPG_SUBJOB", std::to_string(subjob).c_str(), 1);
+  }
+  world = s.alive;
+  job = new_job;
+  role = new_role;
+  spare = new_role < 0;
+  recoveries = s.used + 1;
+  if (!spare) watch_job();
+}
+
+// Process 0's line (bsprun reads it): "from checkpoint N: ... lost, ...", or where none was taken
+// yet, ": ... lost, ..., from the start".
+void announce(const Survey& s, const std::vector<std::string>& lost_names,
+              const std::vector<int>& taker, double started) {
+  std::string who = lost_names.empty() ? "no process of the job" : "", hosts;
+  for (std::size_t k = 0; k < s.lost.size(); ++k) {
+    who += (who.empty() ? "" : ", ") + lost_names[k];
+    hosts += std::string(hosts.empty() ? "" : ", ") +
+             s.all[static_cast<std::size_t>(taker[static_cast<std::size_t>(s.lost[k])])].host;
+  }
+  const std::string from = s.n > 0 ? " from checkpoint " + std::to_string(s.n) : std::string();
+  std::string taken;
+  if (s.lost.size() == 1)
+    taken = ", a spare on " + hosts + " took its place";
+  else if (!s.lost.empty())
+    taken = ", spares on " + hosts + " took their places";
+  if (s.n == 0) taken += ", from the start (no checkpoint yet)";
   std::fflush(stdout);
-  lost_peers::revoke_all();
-  MPIX_Comm_revoke(world);
-  // A recovery that does not end (Open MPI 5.0.7's shrink has been seen to wait for ever when a
-  // second process was lost in the middle of it) ends the job for a restart.
+  std::fprintf(stderr, "bspg: recovered in place%s: %s lost%s, in %.3f s\n", from.c_str(),
+               who.c_str(), taken.c_str(), MPI_Wtime() - started);
+  std::fflush(stderr);
+}
+
+// A recovery that does not end (Open MPI 5.0.7's shrink has been seen to wait for ever when a
+// second process was lost in the middle of it) ends the job for a restart.
+void bound_the_recovery() {
   const int this_recovery = ++recoveries_started;
   std::thread([this_recovery] {
     sleep(kRecoveryLimitSeconds);
@@ -162,218 +375,56 @@ int number_from_environment(const char* name, const char* text, int low, int hig
     }
     std::_Exit(kEndedForRestart);
   }).detach();
+}
+#endif
+
+// Every living process meets here after a loss. Never returns: it leaves for the recovery point.
+[[noreturn]] void recover(const char* /*where*/) {
+#if defined(BSPG_HAVE_ULFM)
+  const double started = MPI_Wtime();
+  std::fflush(stdout);
+  lost_peers::revoke_all();
+  MPIX_Comm_revoke(world);
+  bound_the_recovery();
   // Losses close together (a host's processes) are best seen at once: a moment for the MPI to
   // report them before the world is shrunk.
   usleep(50000);
-  MPI_Comm alive = MPI_COMM_NULL;
-  std::vector<Self> all;
-  std::vector<int> wards_of;  // every process's wards, in rank order
-  std::vector<int> ward_counts;
-  // Shrink and learn who is left; a loss during this starts it again on the smaller world.
   for (int attempt = 0;; ++attempt) {  // a loss during the recovery starts it again
     if (attempt > 100) std::_Exit(kEndedForRestart);
-    MPIX_Comm_shrink(world, &alive);
-    MPI_Comm_set_errhandler(alive, MPI_ERRORS_RETURN);
-    int size = 0;
-    MPI_Comm_size(alive, &size);
-    const Self mine = describe_self();
-    all.assign(static_cast<std::size_t>(size), Self{});
-    int rc = MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, alive);
-    // The checkpoint to go back to: the newest every process of the job has whole (a process
-    // whose last checkpoint's end a loss cut short has only the one before).
-    std::uint64_t target = UINT64_MAX;
-    bool everyone_has_it = true;
-    if (rc == MPI_SUCCESS) {
-      for (const Self& s : all)
-        if (s.role >= 0) target = std::min(target, s.kept);
-      if (target == UINT64_MAX) target = 0;
-      for (const Self& s : all)
-        if (s.role >= 0 && target > 0 && s.kept != target && s.before != target)
-          everyone_has_it = false;
-      if (role >= 0 && target > 0 && everyone_has_it) memory_copies::use(target);
-    }
-    // Who holds copies of whose shard of it.
-    std::vector<int> my_wards = memory_copies::kept_wards();
-    int my_count = static_cast<int>(my_wards.size());
-    ward_counts.assign(static_cast<std::size_t>(size), 0);
-    std::vector<int> displacements(static_cast<std::size_t>(size), 0);
-    if (rc == MPI_SUCCESS)
-      rc = MPI_Allgather(&my_count, 1, MPI_INT, ward_counts.data(), 1, MPI_INT, alive);
-    int total = 0;
-    if (rc == MPI_SUCCESS) {
-      for (int q = 0; q < size; ++q) {
-        all[static_cast<std::size_t>(q)].nwards = ward_counts[static_cast<std::size_t>(q)];
-        displacements[static_cast<std::size_t>(q)] = total;
-        total += ward_counts[static_cast<std::size_t>(q)];
-      }
-      wards_of.assign(static_cast<std::size_t>(total), -1);
-      rc = MPI_Allgatherv(my_wards.data(), my_count, MPI_INT, wards_of.data(), ward_counts.data(),
-                          displacements.data(), MPI_INT, alive);
-    }
-    int ok = rc == MPI_SUCCESS ? 1 : 0;
-    if (rc == MPI_SUCCESS) MPIX_Comm_agree(alive, &ok);
-    if (!ok) {
-      MPIX_Comm_revoke(alive);
-      world = alive;
+    Survey s;
+    if (!survey_the_living(s)) {
+      start_again(s);
       continue;
     }
-    int me = 0;
-    MPI_Comm_rank(alive, &me);
-    const int nprocs = static_cast<int>(known.size());
-    std::vector<int> holder_of(static_cast<std::size_t>(nprocs), -1);  // pid -> rank of a holder
-    std::vector<bool> present(static_cast<std::size_t>(nprocs), false);
-    std::vector<int> spare_ranks;
-    std::uint64_t lowest_kept = UINT64_MAX, highest_kept = 0;
-    for (int q = 0; q < size; ++q) {
-      const Self& s = all[static_cast<std::size_t>(q)];
-      if (s.role >= 0 && s.role < nprocs) {
-        present[static_cast<std::size_t>(s.role)] = true;
-        const std::uint64_t has = everyone_has_it ? target : s.kept;
-        lowest_kept = std::min(lowest_kept, has);
-        highest_kept = std::max(highest_kept, has);
-      } else {
-        spare_ranks.push_back(q);
-      }
-    }
-    // Who holds a copy of each pid's shard of the checkpoint all kept (the lowest rank that does).
-    for (int q = 0, at = 0; q < size; ++q) {
-      const Self& s = all[static_cast<std::size_t>(q)];
-      for (int w = 0; w < s.nwards; ++w, ++at) {
-        const int ward = wards_of[static_cast<std::size_t>(at)];
-        if (ward >= 0 && ward < nprocs && holder_of[static_cast<std::size_t>(ward)] < 0 &&
-            s.role >= 0 && lowest_kept == highest_kept)
-          holder_of[static_cast<std::size_t>(ward)] = q;
-      }
-    }
-    std::vector<int> lost;
-    for (int r = 0; r < nprocs; ++r)
-      if (!present[static_cast<std::size_t>(r)]) lost.push_back(r);
-    const int used = all.empty() ? recoveries : all[0].recoveries;
-    if (std::getenv("BSPG_TRACE_RECOVERY") != nullptr) {
-      std::string text;
-      for (const Self& s : all)
-        text += " [" + std::to_string(s.role) + " kept " + std::to_string(s.kept) + "/" +
-                std::to_string(s.before) + "]";
-      std::fprintf(stderr, "bspg trace: attempt %d rank %d of %d, role %d, target %llu%s:%s\n",
-                   attempt, me, size, role, static_cast<unsigned long long>(target),
-                   everyone_has_it ? "" : " (not everywhere)", text.c_str());
-    }
-    const std::uint64_t n = lowest_kept == UINT64_MAX ? 0 : lowest_kept;
-    if (!lost.empty() && lost.front() == 0)
-      end_for_restart(alive, lost, "process 0 runs main's sequential part");
-    if (lost.size() > spare_ranks.size())
-      end_for_restart(alive, lost,
-                      spare_ranks.empty() ? "no spare is left"
-                                          : "fewer spares are left than processes were lost");
-    if (used >= allowed)
-      end_for_restart(alive, lost, "the recoveries allowed (bsprun --restarts) are used up");
-    if (lowest_kept != highest_kept)
-      end_for_restart(alive, lost, "the processes left keep different checkpoints in memory");
-    for (int r : lost)
-      if (n > 0 && holder_of[static_cast<std::size_t>(r)] < 0) {
-        const std::string why = "no process left holds a copy of process " + std::to_string(r) +
-                                "'s shard of checkpoint " + std::to_string(n) +
-                                " (bsprun --copies keeps more)";
-        end_for_restart(alive, lost, why.c_str());
-      }
+    trace_survey(s, attempt);
+    if (const std::string why = why_not_in_place(s); !why.empty())
+      end_for_restart(s.alive, s.lost, why.c_str());
 
     // The spares, in rank order, take the lost pids in order.
     int new_role = role;
-    std::vector<int> taker(static_cast<std::size_t>(nprocs), -1);
-    for (std::size_t k = 0; k < lost.size(); ++k) {
-      taker[static_cast<std::size_t>(lost[k])] = spare_ranks[k];
-      if (spare_ranks[k] == me) new_role = lost[k];
+    std::vector<int> taker(known.size(), -1);
+    for (std::size_t k = 0; k < s.lost.size(); ++k) {
+      taker[static_cast<std::size_t>(s.lost[k])] = s.spare_ranks[k];
+      if (s.spare_ranks[k] == s.me) new_role = s.lost[k];
     }
-    // Each lost shard, from its holder to its taker; all agree that it went well (else: again).
-    bool again = false;
-    for (int r : lost) {
-      if (n == 0) break;
-      const int from = holder_of[static_cast<std::size_t>(r)],
-                to = taker[static_cast<std::size_t>(r)];
-      if (me == from) {
-        std::string bytes;
-        const bool ok = memory_copies::read_whole(memory_copies::kept_copy(r), bytes);
-        unsigned long long length = ok ? bytes.size() : ~0ULL;
-        MPI_Send(&length, 1, MPI_UNSIGNED_LONG_LONG, to, kShardTag, alive);
-        for (std::size_t at = 0; ok && at < bytes.size(); at += std::size_t{1} << 30)
-          MPI_Send(bytes.data() + at,
-                   static_cast<int>(std::min(bytes.size() - at, std::size_t{1} << 30)), MPI_BYTE,
-                   to, kShardTag, alive);
-      } else if (me == to) {
-        unsigned long long length = 0;
-        if (MPI_Recv(&length, 1, MPI_UNSIGNED_LONG_LONG, from, kShardTag, alive,
-                     MPI_STATUS_IGNORE) != MPI_SUCCESS ||
-            length == ~0ULL)
-          again = true;
-        std::string bytes(again ? 0 : length, '\0');
-        for (std::size_t at = 0; at < bytes.size(); at += std::size_t{1} << 30)
-          if (MPI_Recv(bytes.data() + at,
-                       static_cast<int>(std::min(bytes.size() - at, std::size_t{1} << 30)),
-                       MPI_BYTE, from, kShardTag, alive, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-            end_for_restart(alive, lost, "a shard could not be brought to the spare");
-        memory_copies::adopt(n, all[static_cast<std::size_t>(from)].run, bytes);
-      }
+    // All agree that every shard came (else: again, on the world that is left then).
+    int whole = bring_lost_shards(s, taker) ? 1 : 0;
+    if (MPIX_Comm_agree(s.alive, &whole) != MPI_SUCCESS || !whole) {
+      start_again(s);
+      continue;
     }
     // The new job: the survivors and the spares that took a place, ranked by pid.
-    int whole = again ? 0 : 1;
-    if (MPIX_Comm_agree(alive, &whole) != MPI_SUCCESS || !whole) {
-      MPIX_Comm_revoke(alive);
-      world = alive;
-      continue;
-    }
     MPI_Comm new_job = MPI_COMM_NULL;
-    int joined =
-        MPI_Comm_split(alive, new_role >= 0 ? 0 : MPI_UNDEFINED, new_role, &new_job) == MPI_SUCCESS;
-    if (MPIX_Comm_agree(alive, &joined) != MPI_SUCCESS || !joined) {  // all go on, or all again
-      MPIX_Comm_revoke(alive);
-      world = alive;
+    int joined = MPI_Comm_split(s.alive, new_role >= 0 ? 0 : MPI_UNDEFINED, new_role, &new_job) ==
+                 MPI_SUCCESS;
+    if (MPIX_Comm_agree(s.alive, &joined) != MPI_SUCCESS || !joined) {  // all go on, or all again
+      start_again(s);
       continue;
     }
-    std::string who = lost.empty() ? "no process of the job" : "", hosts;
-    for (int r : lost) {
-      who += (who.empty() ? "" : ", ") + describe_lost(r);
-      hosts += std::string(hosts.empty() ? "" : ", ") +
-               all[static_cast<std::size_t>(taker[static_cast<std::size_t>(r)])].host;
-    }
-    world_roles.assign(static_cast<std::size_t>(size), -1);
-    for (int q = 0; q < size; ++q) {
-      const Self& s = all[static_cast<std::size_t>(q)];
-      int r = s.role;
-      for (int l : lost)
-        if (taker[static_cast<std::size_t>(l)] == q) r = l;
-      world_roles[static_cast<std::size_t>(q)] = r;
-      if (r >= 0 && r < nprocs) {  // who runs pid r now; the subjob stays the pid's
-        const int subjob = known[static_cast<std::size_t>(r)].subjob;
-        known[static_cast<std::size_t>(r)] = s;
-        known[static_cast<std::size_t>(r)].subjob = subjob;
-      }
-    }
-    // A spare that takes a place takes its subjob too (bsprun gave spares one past the job's).
-    if (spare && new_role >= 0) {
-      const int subjob = known[static_cast<std::size_t>(new_role)].subjob;
-      if (subjob >= 0) setenv("BSPG_SUBJOB", std::to_string(subjob).c_str(), 1);
-    }
-    world = alive;
-    job = new_job;
-    role = new_role;
-    spare = new_role < 0;
-    recoveries = used + 1;
-    if (!spare) watch_job();
-    if (role == 0) {
-      // "from checkpoint N: ... lost, ...", or where none was taken yet, ": ... lost, ..., from
-      // the start" (bsprun reads the line).
-      const std::string from = n > 0 ? " from checkpoint " + std::to_string(n) : std::string();
-      std::string taken;
-      if (lost.size() == 1)
-        taken = ", a spare on " + hosts + " took its place";
-      else if (!lost.empty())
-        taken = ", spares on " + hosts + " took their places";
-      if (n == 0) taken += ", from the start (no checkpoint yet)";
-      std::fflush(stdout);
-      std::fprintf(stderr, "bspg: recovered in place%s: %s lost%s, in %.3f s\n", from.c_str(),
-                   who.c_str(), taken.c_str(), MPI_Wtime() - started);
-      std::fflush(stderr);
-    }
+    std::vector<std::string> lost_names;  // as they ran before (known changes below)
+    for (int r : s.lost) lost_names.push_back(describe_lost(r));
+    take_up_roles(s, taker, new_role, new_job);
+    if (role == 0) announce(s, lost_names, taker, started);
     // Back to the start, as a fresh process: the abandoned section is forgotten (not freed: its
     // communicators are revoked), the globals are put back, and bspg_resume reads memory.
     if (forget_section != nullptr) forget_section();
@@ -570,6 +621,7 @@ void before_finalize() {
     sleep(5);
     std::fflush(stdout);
     std::fflush(stderr);
+    leave_exit_note(0);  // it ended well: bsprun must not take it for lost
     std::_Exit(0);
   }).detach();
 }

@@ -104,18 +104,47 @@ bool ensure_mpi() {
 
 namespace {
 
-int subjob_from_environment() {
-  const char* text = std::getenv("BSPG_SUBJOB");
-  if (!text || !*text) return 0;
-  char* end = nullptr;
-  long value = std::strtol(text, &end, 10);
-  if (*end != '\0' || value < 0 || value > 1000000)
-    fail("bsp_begin", "environment variable BSPG_SUBJOB='%s' is not a subjob index (0, 1, ...)",
-         text);
-  return static_cast<int>(value);
+// A subjob index or size from bsprun's environment, strictly: digits only, at most a million.
+long subjob_number(const char* text, std::size_t length) {
+  if (length == 0 || length > 7) return -1;
+  long value = 0;
+  for (std::size_t k = 0; k < length; ++k) {
+    if (text[k] < '0' || text[k] > '9') return -1;
+    value = value * 10 + (text[k] - '0');
+  }
+  return value <= 1000000 ? value : -1;
 }
 
 }  // namespace
+
+int subjob_of_process(int pid) {
+  if (const char* text = std::getenv("BSPG_SUBJOB"); text != nullptr && *text != '\0') {
+    const long value = subjob_number(text, std::strlen(text));
+    if (value < 0)
+      fail("bsp_begin", "environment variable BSPG_SUBJOB='%s' is not a subjob index (0, 1, ...)",
+           text);
+    return static_cast<int>(value);
+  }
+  // One app context for every subjob: the subjobs' pids follow each other in order.
+  const char* sizes = std::getenv("BSPG_SUBJOB_SIZES");
+  if (sizes == nullptr || *sizes == '\0') return 0;
+  long first = 0;
+  int subjob = 0;
+  for (const char* at = sizes;; ++subjob) {
+    const char* comma = std::strchr(at, ',');
+    const std::size_t length =
+        comma != nullptr ? static_cast<std::size_t>(comma - at) : std::strlen(at);
+    const long size = subjob_number(at, length);
+    if (size <= 0)
+      fail("bsp_begin",
+           "environment variable BSPG_SUBJOB_SIZES='%s' is not a list of subjob sizes (4,2,...)",
+           sizes);
+    if (pid < first + size) return subjob;
+    first += size;
+    if (comma == nullptr) return subjob + 1;  // a spare: one past the job's subjobs
+    at = comma + 1;
+  }
+}
 
 Runtime::Runtime(MPI_Comm comm_in, int pid_in, int nprocs_in)
     : comm(comm_in),
@@ -131,7 +160,7 @@ Runtime::Runtime(MPI_Comm comm_in, int pid_in, int nprocs_in)
   mailbox_.open(comm, pid, nprocs);
   direct_.open(comm, pid);
 
-  subjob = subjob_from_environment();
+  subjob = subjob_of_process(pid);
   std::vector<int> all(static_cast<std::size_t>(nprocs));
   MPI_Allgather(&subjob, 1, MPI_INT, all.data(), 1, MPI_INT, comm);
   for (int k : all) {

@@ -27,6 +27,11 @@ namespace bspg {
 
 enum class Phase { Before, Inside, After };
 
+// The subjob of the job's process `pid` on bsprun's grid path: BSPG_SUBJOB where bsprun set it
+// (an app context per subjob), else found from BSPG_SUBJOB_SIZES (one app context for all: sizes
+// "4,2" put pids 0-3 in subjob 0, 4-5 in subjob 1, later ones, spares, in subjob 2), else 0.
+// Fails in one line, naming the variable, where a value is malformed.
+int subjob_of_process(int pid);
 
 class Runtime {
  public:
@@ -103,7 +108,7 @@ class Runtime {
   // Messages received at the last sync.
   MessageQueue queue;
 
-  // Subjobs (bsprun's grid path sets BSPG_SUBJOB).
+  // Subjobs (bsprun's grid path: subjob_of_process).
   int subjob = 0;
   std::vector<int> subjob_sizes;
   int subjob_group = -1;

@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# in_place_e2e.sh SCENARIO - recovery in place (bsprun --spares) on the grid path, on emulated
+# hosts (emuhosts.sh) with private checkpoint directories: 4 hosts run the job, one process each,
+# and a fifth holds the spare. Every scenario checks the job's answer against an uninterrupted
+# run's and that nothing of the job is left on any host once bsprun has returned.
+#   process_killed  one process of the job killed (SIGKILL) on a host that stays: the spare takes
+#                   its place in place (no restart, no new mpirun), within the time the line says
+#   frozen          one process of the job stopped (SIGSTOP): found by the MPI's detector at
+#                   --host-timeout and recovered in place
+#   host_killed     a whole host of the job killed (its sshd, MPI daemon and process): the job
+#                   finishes right, in place or by a restart (Open MPI 5.0's daemons do not
+#                   survive a lost host: -v says which path it took)
+#   spare_lost      the spare killed while it waits: said in one line, the job goes on and ends
+#                   right
+#   sigterm         SIGTERM to bsprun: the moment it has exited, no process of the job, spare or
+#                   MPI daemon is left on any host
+# Environment: BSPRUN, EMUHOSTS, CKPT_JOB. Runs sealed, skipped without root (e2e_lib.sh).
+set -u
+scenario=${1:?scenario}
+: "${CKPT_JOB:?}"
+# shellcheck source=../launcher/e2e_lib.sh
+. "$(dirname "$0")/../launcher/e2e_lib.sh"
+
+tag=in-place-e2e-$$ # on every process's command line
+ckpt=$dir/ckpt      # the checkpoint directory, private on each host
+steps=60 every=4
+job=("$CKPT_JOB" "$steps" "$every" --ms 100 "$tag")
+export EMU_PRIVATE_DIRS=$ckpt EMU_NO_RC=1 EMU_SLOTS=1
+
+# The process of the job (or the spare: the one whose pid line is missing) on host I.
+process_on() {
+  local p
+  for p in $("$EMUHOSTS" pids "$dir" "$1"); do
+    if tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q "^$CKPT_JOB .*$tag"; then
+      echo "$p"
+      return
+    fi
+  done
+}
+# The host number the job's pid P runs on (from its "pid P of N on emuI" line).
+# (Open MPI's output may hold NUL bytes: they go first.)
+host_of_pid() { tr -d '\0' <"$out" | sed -n "s/^pid $1 of [0-9]* on emu\([0-9]*\)$/\1/p" | head -n 1; }
+# Nothing of the job or its MPI daemons on hosts 1..5 or here, at once.
+nothing_left_at_once() {
+  local where p left=
+  for where in 1 2 3 4 5; do
+    for p in $("$EMUHOSTS" pids "$dir" "$where"); do
+      [ "$(sed -n 's/^.*) \(.\) .*$/\1/p' "/proc/$p/stat" 2>/dev/null)" = Z ] && continue
+      if grep -q "$tag" "/proc/$p/cmdline" 2>/dev/null ||
+        grep -Eqx "prted|orted" "/proc/$p/comm" 2>/dev/null; then
+        left="$left emu$where:$p"
+      fi
+    done
+  done
+  [ "$(job_processes here)" -eq 0 ] || left="$left here"
+  [ -z "$left" ] || fail "still running when bsprun had exited:$left"
+}
+# The job's answer against the uninterrupted run's.
+expect_answer() {
+  local got
+  got=$(tr -d '\0' <"$out" | grep '^RESULT')
+  [ -n "$1" ] && [ "$got" = "$1" ] || fail "answer '$got', not the uninterrupted run's '$1'"
+}
+# Seconds (3 decimals) in bspg's recovery line.
+recovery_seconds() { sed -n 's/^bspg: recovered in place.* in \([0-9.]*\) s$/\1/p' "$err" | tail -n 1; }
+# Seconds from the loss (wall clock $1) to the job's resumption on the restored state (ckpt_job's
+# "resumed from checkpoint ... at E)" line): reported, not checked (timing is no test here).
+say_loss_to_resumed() {
+  local resumed
+  resumed=$(tr -d '\0' <"$out" | grep '^resumed from checkpoint' | tail -n 1 | sed -n 's/.* at \([0-9.]*\))$/\1/p')
+  [ -n "$resumed" ] &&
+    echo "loss to resumed: $(awk -v a="$1" -v b="$resumed" 'BEGIN { printf "%.3f", b - a }') s (bspg's line: $(recovery_seconds) s)"
+}
+
+start_hosts 0.1 0.1 0.1 0.1 3.5 # the fifth, busy, gets the spare
+want=$(reference 4)
+run=(-p 4 -v --spares 1 --restarts 2 --host-timeout 2 --hostfile hosts.yaml --checkpoint-dir "$ckpt")
+
+case $scenario in
+process_killed | frozen)
+  start_job "${run[@]}" "${job[@]}"
+  wait_for "$out" "^checkpoint 3 at step" 60
+  victim_host=$(host_of_pid 2)
+  victim=$(process_on "$victim_host")
+  [ -n "$victim" ] || fail "no process of pid 2 on emu$victim_host"
+  lost_at=$(date +%s.%N)
+  if [ "$scenario" = frozen ]; then kill -STOP "$victim"; else kill -KILL "$victim"; fi
+  wait_job 120
+  [ "$scenario" = frozen ] && kill -KILL "$victim" 2>/dev/null
+  show
+  expect_status 0
+  expect_match "$err" "^bspg: recovered in place from checkpoint [0-9]+: process 2 \(host emu$victim_host, process id [0-9]+\) lost, a spare on emu5 took its place, in [0-9.]+ s$"
+  expect_match "$err" "^bsprun: process 2 on emu$victim_host lost: recovered in place"
+  expect_count "$err" "^bsprun: restart " 0
+  expect_answer "$want"
+  say_loss_to_resumed "$lost_at"
+  expect_nothing_left 5
+  ;;
+
+host_killed)
+  start_job "${run[@]}" "${job[@]}"
+  wait_for "$out" "^checkpoint 3 at step" 60
+  lost_at=$(date +%s.%N)
+  "$EMUHOSTS" crash "$dir" "$(host_of_pid 2)"
+  wait_job 120
+  show
+  expect_status 0
+  grep -Eq "^bsprun: (process 2 on emu[0-9] lost: recovered in place|restart 1 of 2: from checkpoint)" "$err" ||
+    fail "neither a recovery in place nor a restart was said"
+  expect_answer "$want"
+  say_loss_to_resumed "$lost_at"
+  expect_nothing_left 5
+  ;;
+
+spare_lost)
+  start_job "${run[@]}" "${job[@]}"
+  wait_for "$out" "^checkpoint 2 at step" 60
+  spare=$(process_on 5)
+  [ -n "$spare" ] || fail "no spare on emu5"
+  kill -KILL "$spare"
+  wait_job 120
+  show
+  expect_status 0
+  expect_match "$err" "spare.* lost while waiting"
+  expect_count "$err" "^bsprun: restart " 0
+  expect_answer "$want"
+  expect_nothing_left 5
+  ;;
+
+sigterm)
+  start_job "${run[@]}" "${job[@]}"
+  wait_for "$out" "^checkpoint 2 at step" 60
+  [ -n "$(process_on 5)" ] || fail "no spare on emu5"
+  kill -TERM "$pid"
+  wait_job 30
+  show
+  expect_status 143
+  nothing_left_at_once
+  ;;
+
+*)
+  echo "in_place_e2e.sh: unknown scenario '$scenario'" >&2
+  exit 2
+  ;;
+esac
+finish
