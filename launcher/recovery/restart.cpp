@@ -134,12 +134,13 @@ RunEnding classify(const RunResult& r, const std::string& watched_host,
     e.what = r.lost;
     e.host = watched_host;
   } else if (r.no_recovery && r.exit_status == kExitNoRecoveryInPlace) {
-    // The library ended the job itself (MPI_Abort) once it could not recover in place.
+    // The library ended the job itself once it could not recover in place.
     const LostProcess& lost = r.no_recovery->lost;
     e.kind = Ending::kLost;
-    e.what = "process " + std::to_string(lost.pid) + " on " + lost.host + " (process id " +
-             std::to_string(lost.process_id) + "): no recovery in place (" + r.no_recovery->why +
-             "), said the library";
+    e.what = (lost.pid < 0 ? std::string("a process")
+                           : "process " + std::to_string(lost.pid) + " on " + lost.host +
+                                 " (process id " + std::to_string(lost.process_id) + ")") +
+             ": no recovery in place (" + r.no_recovery->why + "), said the library";
     e.host = watched_host;
     e.no_recovery_host = lost.host;
   } else if (r.checkpoint_not_written > 0) {

@@ -88,9 +88,13 @@ std::optional<NoRecoveryInPlace> no_recovery_in_place(const std::string& line) {
   if (line.size() > kMaxLine) return std::nullopt;
   std::string_view text = line;
   NoRecoveryInPlace said;
-  if (!take(text, "bspg: ") || !take_process(text, said.lost) ||
-      !take(text, " lost; no recovery in place: "))
+  if (!take(text, "bspg: ")) return std::nullopt;
+  // The recovery's own time bound names no process ("a process was lost"): pid -1, no host.
+  if (take(text, "a process was lost; no recovery in place: ")) {
+    said.lost = LostProcess{};
+  } else if (!take_process(text, said.lost) || !take(text, " lost; no recovery in place: ")) {
     return std::nullopt;
+  }
   constexpr std::string_view kEnd = "; the job ends for a restart";
   if (text.size() <= kEnd.size() || text.substr(text.size() - kEnd.size()) != kEnd)
     return std::nullopt;

@@ -18,8 +18,8 @@
 
 namespace bspg::launcher {
 
-// The exit status of a job that lost a process it could not recover in place (the library's
-// MPI_Abort): bsprun restarts it as after any other loss.
+// The exit status of a job that lost a process it could not recover in place (every living
+// process ends with it): bsprun restarts it as after any other loss.
 constexpr int kExitNoRecoveryInPlace = 76;
 
 // A lost process as the library names it.
@@ -35,7 +35,7 @@ struct InPlaceRecovery {
 };
 
 struct NoRecoveryInPlace {
-  LostProcess lost;
+  LostProcess lost;  // pid -1 and no host where the line names none ("a process was lost")
   std::string why;  // the library's reason, printable (untrusted::printable)
 };
 

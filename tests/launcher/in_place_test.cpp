@@ -350,6 +350,30 @@ TEST(RecoveryLines, TheLibrarysNoRecoveryLineIsReadAndHostileOnesAreNot) {
   EXPECT_FALSE(no_recovery_in_place(kRecovered));
 }
 
+// The recovery's own time bound ends the job naming no process: read too, as a loss of "a
+// process" (no host to leave out).
+TEST(RecoveryLines, TheRecoverysTimeBoundLineIsReadWithoutAProcess) {
+  const auto bound = no_recovery_in_place(
+      "bspg: a process was lost; no recovery in place: the recovery did not end within 10 s; "
+      "the job ends for a restart");
+  ASSERT_TRUE(bound);
+  EXPECT_EQ(bound->lost.pid, -1);
+  EXPECT_EQ(bound->lost.host, "");
+  EXPECT_EQ(bound->why, "the recovery did not end within 10 s");
+  EXPECT_FALSE(no_recovery_in_place("bspg: a process was lost; no recovery in place: x"));
+  EXPECT_FALSE(no_recovery_in_place(
+      "bspg: a process was lost; no recovery in place: \x1b[31m; the job ends for a restart"));
+  RunResult run;
+  run.exit_status = kExitNoRecoveryInPlace;
+  run.no_recovery = bound;
+  const RunEnding ending = classify(run, "", "");
+  EXPECT_EQ(ending.kind, Ending::kLost);
+  EXPECT_EQ(ending.what,
+            "a process: no recovery in place (the recovery did not end within 10 s), said the "
+            "library");
+  EXPECT_EQ(ending.no_recovery_host, "");
+}
+
 TEST(RecoveryLines, MpirunsStderrPassesThemOnAndRecordsThem) {
   MpirunStderr filter;
   filter.quiet_losses();
