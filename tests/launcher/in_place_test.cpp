@@ -354,12 +354,12 @@ TEST(RecoveryLines, TheLibrarysNoRecoveryLineIsReadAndHostileOnesAreNot) {
 // process" (no host to leave out).
 TEST(RecoveryLines, TheRecoverysTimeBoundLineIsReadWithoutAProcess) {
   const auto bound = no_recovery_in_place(
-      "bspg: a process was lost; no recovery in place: the recovery did not end within 10 s; "
+      "bspg: a process was lost; no recovery in place: the recovery did not end within 5 s; "
       "the job ends for a restart");
   ASSERT_TRUE(bound);
   EXPECT_EQ(bound->lost.pid, -1);
   EXPECT_EQ(bound->lost.host, "");
-  EXPECT_EQ(bound->why, "the recovery did not end within 10 s");
+  EXPECT_EQ(bound->why, "the recovery did not end within 5 s");
   EXPECT_FALSE(no_recovery_in_place("bspg: a process was lost; no recovery in place: x"));
   EXPECT_FALSE(no_recovery_in_place(
       "bspg: a process was lost; no recovery in place: \x1b[31m; the job ends for a restart"));
@@ -369,7 +369,7 @@ TEST(RecoveryLines, TheRecoverysTimeBoundLineIsReadWithoutAProcess) {
   const RunEnding ending = classify(run, "", "");
   EXPECT_EQ(ending.kind, Ending::kLost);
   EXPECT_EQ(ending.what,
-            "a process: no recovery in place (the recovery did not end within 10 s), said the "
+            "a process: no recovery in place (the recovery did not end within 5 s), said the "
             "library");
   EXPECT_EQ(ending.no_recovery_host, "");
 }

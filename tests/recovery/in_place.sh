@@ -102,7 +102,7 @@ expect_restart() {  # NAME PATTERN
   [ "$failures" = 0 ] || true
   [ "$status" = 76 ] || fail "$name: exit status $status (want 76, for bsprun's restart)"
   grep -q "no recovery in place: $pattern.*; the job ends for a restart" "$text" ||
-    grep -q "no recovery in place: the recovery did not end within 10 s" "$text" ||
+    grep -q "no recovery in place: the recovery did not end within 5 s" "$text" ||
     fail "$name: no line saying why ($pattern)"
   left_over "$name"
   [ "$failures" = 0 ] || { echo "--- $name output:"; grep -v '^checkpoint' "$text" | tail -20; }

@@ -12,6 +12,13 @@
 #                   survive a lost host: -v says which path it took)
 #   spare_lost      the spare killed while it waits: said in one line, the job goes on and ends
 #                   right
+#   two_killed      two spares on two more hosts, --copies 2: pids 1 and 2 killed at once (pid 1's
+#                   copies are with pids 2 and 3): both recovered in place, in one recovery, or,
+#                   where Open MPI 5.0.7's shrink waits for ever (the second loss reaching the
+#                   survivors while they shrink), one line at bspg's time bound and a restart
+#   copy_and_holder the same kill with one copy (the default): pid 1's only copy was with pid 2,
+#                   so the library says why not in place (or the time bound does, as above), and
+#                   bsprun restarts from disk
 #   sigterm         SIGTERM to bsprun: the moment it has exited, no process of the job, spare or
 #                   MPI daemon is left on any host
 # Environment: BSPRUN, EMUHOSTS, CKPT_JOB. Runs sealed, skipped without root (e2e_lib.sh).
@@ -72,9 +79,17 @@ say_loss_to_resumed() {
     echo "loss to resumed: $(awk -v a="$1" -v b="$resumed" 'BEGIN { printf "%.3f", b - a }') s (bspg's line: $(recovery_seconds) s)"
 }
 
-start_hosts 0.1 0.1 0.1 0.1 3.5 # the fifth, busy, gets the spare
+case $scenario in
+two_killed | copy_and_holder)
+  start_hosts 0.1 0.1 0.1 0.1 3.5 3.6 # the fifth and sixth, busy, get the spares
+  run=(-p 4 -v --spares 2 --restarts 2 --hostfile hosts.yaml --checkpoint-dir "$ckpt")
+  ;;
+*)
+  start_hosts 0.1 0.1 0.1 0.1 3.5 # the fifth, busy, gets the spare
+  run=(-p 4 -v --spares 1 --restarts 2 --host-timeout 2 --hostfile hosts.yaml --checkpoint-dir "$ckpt")
+  ;;
+esac
 want=$(reference 4)
-run=(-p 4 -v --spares 1 --restarts 2 --host-timeout 2 --hostfile hosts.yaml --checkpoint-dir "$ckpt")
 
 case $scenario in
 process_killed | frozen)
@@ -125,6 +140,36 @@ spare_lost)
   expect_count "$err" "^bsprun: restart " 0
   expect_answer "$want"
   expect_nothing_left 5
+  ;;
+
+two_killed | copy_and_holder)
+  [ "$scenario" = two_killed ] && run+=(--copies 2)
+  start_job "${run[@]}" "${job[@]}"
+  wait_for "$out" "^checkpoint 3 at step" 60
+  host_a=$(host_of_pid 1) host_b=$(host_of_pid 2)
+  victim_a=$(process_on "$host_a") victim_b=$(process_on "$host_b")
+  [ -n "$victim_a" ] && [ -n "$victim_b" ] || fail "no processes of pids 1 and 2 found"
+  lost_at=$(date +%s.%N)
+  kill -KILL "$victim_a" "$victim_b"
+  wait_job 120
+  show
+  expect_status 0
+  bound="^bspg: a process was lost; no recovery in place: the recovery did not end within 5 s; the job ends for a restart$"
+  if grep -Eq "$bound" "$err"; then
+    echo "(the MPI's shrink did not end: the time bound's line, and a restart)"
+    expect_count "$err" "^bspg: .*no recovery in place" 1
+    expect_match "$err" "^bsprun: restart 1 of 2: from checkpoint [0-9]+ on "
+  elif [ "$scenario" = two_killed ]; then
+    expect_match "$err" "^bspg: recovered in place from checkpoint [0-9]+: process 1 \(host emu$host_a, process id [0-9]+\), process 2 \(host emu$host_b, process id [0-9]+\) lost, spares on emu[56], emu[56] took their places, in [0-9.]+ s$"
+    expect_count "$err" "^bsprun: restart " 0
+  else
+    expect_match "$err" "^bspg: process [12] \(host emu[0-9], process id [0-9]+\) lost; no recovery in place: no process left holds a copy of process 1's shard of checkpoint [0-9]+ \(bsprun --copies keeps more\)"
+    expect_count "$err" "^bspg: .*no recovery in place" 1
+    expect_match "$err" "^bsprun: restart 1 of 2: from checkpoint [0-9]+ on "
+  fi
+  expect_answer "$want"
+  say_loss_to_resumed "$lost_at"
+  expect_nothing_left 6
   ;;
 
 sigterm)
