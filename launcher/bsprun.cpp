@@ -185,7 +185,6 @@ int main(int argc, char** argv) {
   if (!in_place.refused.empty()) return fail(kExitUsage, in_place.refused);
   if (!in_place.not_used.empty() && opt.verbose) say(in_place.not_used);
   settings.spares = in_place.spares;
-  settings.fault_timeout_s = opt.host_timeout_s;
 
   int status = 0;
   if (opt.show) {

@@ -1,6 +1,7 @@
 // local_place.cpp - the restart loop's place on this machine (-p N without a host file).
 #include "local_place.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <optional>
@@ -57,12 +58,20 @@ class LocalPlace : public JobPlace {
     watch.quiet_losses = opt_.restarts > 0;
     // A process of the run stopped (SIGSTOP) for --host-timeout is lost (frozen.h); only when
     // asked for, so that a process held in a debugger does not stop a plain run.
-    // With spares the MPI's own detector finds a stopped process at --host-timeout and the
-    // library recovers in place; this watch then only ends what the MPI did not notice.
+    // With spares such a process is killed instead: the MPI then sees it lost, and the library
+    // recovers in place.
     std::optional<FrozenWatch> frozen;
-    if (opt_.restarts > 0 || opt_.host_timeout_given) {
-      frozen.emplace(opt_.job_id, run_id,
-                     run.spares > 0 ? 2 * opt_.host_timeout_s + 10 : opt_.host_timeout_s);
+    if (opt_.restarts > 0 || opt_.host_timeout_given || run.spares > 0) {
+      frozen.emplace(opt_.job_id, run_id, opt_.host_timeout_s);
+      if (run.spares > 0)
+        frozen->end_stopped = [this](const JobProcess& process) {
+          const bool ended = ::kill(static_cast<pid_t>(process.pid), SIGKILL) == 0;
+          if (opt_.verbose)
+            say("process " + std::to_string(process.rank) + " (process id " +
+                std::to_string(process.pid) + ") stopped for --host-timeout: " +
+                (ended ? "ended, for recovery in place" : "could not be ended"));
+          return ended;
+        };
       watch.lost = [&frozen] { return frozen->lost(); };
     }
     // A lost process the library recovered from may still be there, stopped: ended at once,

@@ -242,6 +242,12 @@ std::string FrozenWatch::lost() {
   const auto now = Clock::now();
   if (!lost_.empty() || now < next_look_) return lost_;
   lost_ = clock_.observe(host_, local_job_processes(lines_), now);
+  if (!lost_.empty() && end_stopped) {
+    const JobProcess& stopped = clock_.lost_process();
+    if (!stopped.daemon && stopped.rank >= 0 && ended_.insert(stopped.pid).second &&
+        end_stopped(stopped))
+      lost_.clear();
+  }
   // The next look: after the interval, or at the deadline of a process seen stopped.
   next_look_ = std::min(
       now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(interval_s_)),

@@ -13,7 +13,9 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -86,6 +88,9 @@ class FrozenWatch {
   FrozenWatch(const std::string& job_id, const std::string& run_id, double timeout_s);
   // "" or what was lost, e.g. "process 1 on vm: stopped (SIGSTOP) for 5 s".
   std::string lost();
+  // Where the job recovers in place (spares): a process of the job stopped for the timeout is
+  // handed here instead of being lost; true where it was ended (the MPI then sees it lost).
+  std::function<bool(const JobProcess& process)> end_stopped;
 
   // Seconds between two looks at /proc for a timeout.
   static double interval_s(double timeout_s);
@@ -95,6 +100,7 @@ class FrozenWatch {
   double interval_s_;
   std::string host_;
   StopClock clock_;
+  std::set<long> ended_;  // stopped processes handed to end_stopped, each once
   StopClock::Clock::time_point next_look_;
   std::string lost_;
 };

@@ -108,10 +108,10 @@ class Mpi {
   // Recovery in place (bsprun --spares): why this MPI cannot keep the other processes alive when
   // one is lost, in one line; "" where it can (ULFM).
   virtual std::string in_place_unavailable() const = 0;
-  // Where it can: the starter's options that switch fault tolerance on. On this machine
-  // (across_hosts false) a silent process is found within host_timeout_s seconds too; across
-  // hosts only a process that ended is (bsprun's monitor ends a stopped one, see grid.cpp).
-  virtual void fault_tolerance(Argv&, double /*host_timeout_s*/, bool /*across_hosts*/) const {}
+  // Where it can: the starter's options that switch fault tolerance on. The MPI then finds a
+  // process that ended; bsprun's own watch ends one stopped for --host-timeout (grid_place.cpp,
+  // local_place.cpp), so that the MPI sees that loss too.
+  virtual void fault_tolerance(Argv&) const {}
 
   // One app context: n processes, on hosts ("h1:2,h2:1"; "" anywhere), in directory ("" as is).
   virtual void processes(Argv& argv, int n, const std::string& hosts,

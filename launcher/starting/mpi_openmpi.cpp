@@ -171,35 +171,16 @@ class OpenMpi : public Mpi {
            ": a lost process ends the job, and --restarts starts it again from its newest checkpoint";
   }
 
-  void fault_tolerance(Argv& argv, double host_timeout_s, bool across_hosts) const override {
+  void fault_tolerance(Argv& argv) const override {
     if (!ulfm_) return;
+    // Not the heartbeat detector (mpi_ft_detector): with it in its own thread every
+    // MPI_Finalize waited 5 s across hosts, and runs through bsprun crashed inside UCX at a loss
+    // (tests/recovery/FINDINGS.md); in the progress engine it is late (4.5 s for a 1 s timeout),
+    // and a process it declares dead while stopped keeps the survivors' shrink waiting.
     argv.insert(argv.end(), {"--with-ft", "ulfm"});
-    // Across hosts, the heartbeat detector's thread makes every MPI_Finalize wait (5.0.7, seen
-    // on emulated hosts with no loss at all), and a process it declares dead while stopped keeps
-    // the survivors' shrink waiting: there bsprun's monitor finds a stopped process at
-    // --host-timeout and kills it, and the MPI sees that loss as any other.
-    if (across_hosts) return;
-    // ULFM finds a killed process at once (its connections close); a stopped one only through
-    // the heartbeat detector, which is off by default and, in the progress engine, late (4.5 s
-    // for a 1 s timeout): its own thread keeps to the timeout (0.9 s, tests/recovery). The
-    // detector needs a period below a third of the timeout.
-    argv.insert(argv.end(),
-                {"--mca", "mpi_ft_detector", "true", "--mca", "mpi_ft_detector_thread", "true",
-                 "--mca", "mpi_ft_detector_timeout", seconds_text(host_timeout_s), "--mca",
-                 "mpi_ft_detector_period", seconds_text(host_timeout_s / 4)});
   }
 
  private:
-  // Seconds as the MCA parameter reads them: up to millisecond precision, no exponent.
-  static std::string seconds_text(double seconds) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.3f", seconds);
-    std::string out = text;
-    while (out.back() == '0') out.pop_back();
-    if (out.back() == '.') out.pop_back();
-    return out;
-  }
-
   bool prrte_;
   bool ulfm_;
   std::string version_;

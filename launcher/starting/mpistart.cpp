@@ -55,7 +55,7 @@ std::vector<std::string> local_mpirun_argv(const MpiSettings& settings, int npro
   std::vector<std::string> argv;
   mpi.start(argv, settings);
   if (oversubscribe) mpi.oversubscribe(argv);
-  if (settings.spares > 0) mpi.fault_tolerance(argv, settings.fault_timeout_s, false);
+  if (settings.spares > 0) mpi.fault_tolerance(argv);
   argv.insert(argv.end(), settings.starter_args.begin(), settings.starter_args.end());
   // One subjob holding everything: set explicitly so a stale value in the caller's
   // environment cannot mislead the library.
@@ -167,7 +167,7 @@ std::vector<std::string> subjobs_argv(const MpiSettings& settings,
   }
   else
     mpi.over_ssh(argv, ssh_config);
-  if (!spares.empty()) mpi.fault_tolerance(argv, settings.fault_timeout_s, true);
+  if (!spares.empty()) mpi.fault_tolerance(argv);
   argv.insert(argv.end(), settings.starter_args.begin(), settings.starter_args.end());
 
   std::string sizes;

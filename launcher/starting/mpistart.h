@@ -33,10 +33,9 @@ struct MpiSettings {
   // How the starter keeps each process's output apart (runner.h's JobOutput says the same).
   ProcessOutput output;
   // Recovery in place (bsprun --spares K, where the MPI can): K spare processes start with the
-  // job, as its last K ranks, and the starter's fault tolerance is on (Mpi::fault_tolerance),
-  // finding a silent process within fault_timeout_s (--host-timeout). 0: no spares.
+  // job, as its last K ranks, and the starter's fault tolerance is on (Mpi::fault_tolerance).
+  // 0: no spares.
   int spares = 0;
-  double fault_timeout_s = 30;
 };
 
 // Whether the user set the MPI's parameter `key` (for Open MPI: OMPI_MCA_key in the environment,

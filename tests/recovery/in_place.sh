@@ -163,7 +163,7 @@ expect_restart none_allowed "the recoveries allowed (bsprun --restarts) are used
 # Through bsprun on this machine: --spares starts the spare, the recovery passes through, -v says
 # which path each loss took, and a loss in place cannot take (process 0) restarts from disk.
 bsprun=$build/bin/bsprun
-run_bsprun() {  # NAME KILL_SPEC BSPRUN_ARGS...
+run_bsprun() {  # NAME KILL_SPEC BSPRUN_ARGS... (signal: $signal, default KILL)
   local name=$1 kills=$2
   shift 2
   quiet_machine
@@ -175,7 +175,7 @@ run_bsprun() {  # NAME KILL_SPEC BSPRUN_ARGS...
     at=${spec%%:*} rank=${spec#*:}
     wait_for_checkpoint "$at" "$dir/out"
     pid=$(pid_of_rank ckpt_counter "$rank")
-    [ -n "$pid" ] && kill -9 "$pid"
+    [ -n "$pid" ] && kill -"${signal:-KILL}" "$pid"
   done
   wait "$job"
   tr -d '\0' <"$dir/out" >"$dir/text"
@@ -185,6 +185,12 @@ run_bsprun() {  # NAME KILL_SPEC BSPRUN_ARGS...
 run_bsprun bsprun_in_place "10:2" -p 4 --spares 1 --restarts 2 -v "$counter" 300 10 slow 10
 expect_recovered bsprun_in_place "$ref_counter" 1
 grep -q "in place" <(grep '^bsprun' "$text") || fail "bsprun_in_place: -v does not say the recovery took the in-place path"
+# A process stopped (SIGSTOP): bsprun finds it at --host-timeout, kills it, and the job recovers in
+# place.
+signal=STOP run_bsprun bsprun_stopped "10:2" -p 4 --spares 1 --restarts 2 --host-timeout 2 -v "$counter" 300 10 slow 10
+expect_recovered bsprun_stopped "$ref_counter" 1
+grep -q "stopped for --host-timeout: ended, for recovery in place" "$text" ||
+  fail "bsprun_stopped: bsprun did not say it ended the stopped process"
 run_bsprun bsprun_zero_lost "10:0" -p 4 --spares 1 --restarts 2 -v "$counter" 300 10 slow 10
 [ "$status" = 0 ] || fail "bsprun_zero_lost: exit status $status (want 0 after a restart)"
 grep -q "^$ref_counter\$" "$text" || fail "bsprun_zero_lost: wrong or no answer"
@@ -194,4 +200,4 @@ grep -q "^bsprun: restart 1 of 2" "$text" || fail "bsprun_zero_lost: no restart 
 left_over bsprun_zero_lost
 [ "$failures" = 0 ] || { echo "--- bsprun output:"; grep -v '^checkpoint' "$text" | tail -30; }
 
-if [ "$failures" = 0 ]; then echo "PASS: recovery in place, 12 scenarios"; else exit 1; fi
+if [ "$failures" = 0 ]; then echo "PASS: recovery in place, 13 scenarios"; else exit 1; fi
