@@ -178,6 +178,26 @@ std::vector<std::string> subjobs_argv(const MpiSettings& settings,
   for (const auto& kv : settings.environment)
     if (mpi.is_parameter(kv.first) || is_sanitizer_option(kv.first)) parameters.push_back(&kv);
 
+  // An app context after its placement: the subjob variables, the MPI's parameters, exports and
+  // the context's own environment, then its program and arguments.
+  const auto context_rest = [&](const rsl::Subjob& sj, const std::string& subjob) {
+    mpi.set_variable(argv, "BSPG_SUBJOB", subjob);
+    mpi.set_variable(argv, "BSPG_NSUBJOBS", std::to_string(subjobs.size()));
+    mpi.set_variable(argv, "BSPG_SUBJOB_SIZES", sizes);
+    if (!settings.job_marker.empty())
+      mpi.set_variable(argv, kJobMarkerVariable, settings.job_marker);
+    for (const auto* parameter : parameters)
+      mpi.pass_variable(argv, parameter->first, &parameter->second);
+    add_exports(argv, settings);
+    for (const auto& kv : sj.environment) {
+      if (kv.first == "BSPG_SUBJOB" || kv.first == "BSPG_NSUBJOBS" ||
+          kv.first == "BSPG_SUBJOB_SIZES" || kv.first == kJobMarkerVariable)
+        continue;
+      mpi.set_variable(argv, kv.first, kv.second);
+    }
+    argv.push_back(sj.executable);
+    argv.insert(argv.end(), sj.arguments.begin(), sj.arguments.end());
+  };
   // With spares, one app context where it can be: Open MPI 5 starts several only with PMIx's
   // Open MPI personality left out (several_app_contexts), and its processes then run without the
   // fault tolerance asked for on the command line (a lost process ends the job).
@@ -188,22 +208,7 @@ std::vector<std::string> subjobs_argv(const MpiSettings& settings,
     int total = 0;
     for (const auto& sj : all) total += sj.count;
     if (!in_order.empty() && mpi.processes_in_order(argv, total, in_order, all[0].directory)) {
-      mpi.set_variable(argv, "BSPG_SUBJOB", "");  // found from the sizes and the rank
-      mpi.set_variable(argv, "BSPG_NSUBJOBS", std::to_string(subjobs.size()));
-      mpi.set_variable(argv, "BSPG_SUBJOB_SIZES", sizes);
-      if (!settings.job_marker.empty())
-        mpi.set_variable(argv, kJobMarkerVariable, settings.job_marker);
-      for (const auto* parameter : parameters)
-        mpi.pass_variable(argv, parameter->first, &parameter->second);
-      add_exports(argv, settings);
-      for (const auto& kv : all[0].environment) {
-        if (kv.first == "BSPG_SUBJOB" || kv.first == "BSPG_NSUBJOBS" ||
-            kv.first == "BSPG_SUBJOB_SIZES" || kv.first == kJobMarkerVariable)
-          continue;
-        mpi.set_variable(argv, kv.first, kv.second);
-      }
-      argv.push_back(all[0].executable);
-      argv.insert(argv.end(), all[0].arguments.begin(), all[0].arguments.end());
+      context_rest(all[0], "");  // the subjob found from the sizes and the rank
       return argv;
     }
   }
@@ -220,22 +225,7 @@ std::vector<std::string> subjobs_argv(const MpiSettings& settings,
     const auto& sj = spare ? spares[k - subjobs.size()] : subjobs[k];
     if (k > 0) argv.push_back(":");
     mpi.processes(argv, sj.count, per_context ? lists[k] : "", sj.directory);
-    mpi.set_variable(argv, "BSPG_SUBJOB", std::to_string(spare ? subjobs.size() : k));
-    mpi.set_variable(argv, "BSPG_NSUBJOBS", std::to_string(subjobs.size()));
-    mpi.set_variable(argv, "BSPG_SUBJOB_SIZES", sizes);
-    if (!settings.job_marker.empty())
-      mpi.set_variable(argv, kJobMarkerVariable, settings.job_marker);
-    for (const auto* parameter : parameters)
-      mpi.pass_variable(argv, parameter->first, &parameter->second);
-    add_exports(argv, settings);
-    for (const auto& kv : sj.environment) {
-      if (kv.first == "BSPG_SUBJOB" || kv.first == "BSPG_NSUBJOBS" ||
-          kv.first == "BSPG_SUBJOB_SIZES" || kv.first == kJobMarkerVariable)
-        continue;
-      mpi.set_variable(argv, kv.first, kv.second);
-    }
-    argv.push_back(sj.executable);
-    argv.insert(argv.end(), sj.arguments.begin(), sj.arguments.end());
+    context_rest(sj, std::to_string(spare ? subjobs.size() : k));
   }
   return argv;
 }
