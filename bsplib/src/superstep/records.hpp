@@ -11,6 +11,9 @@
 //                 payload[payload_nbytes] pad to 8
 //                 (a tag of up to 4 bytes, the common int, fills the header's fourth word)
 //   pad word:     u32 0xffffffff (kind bits 3: no record has them)
+// A mailbox region (transport.hpp) holds puts, and lent puts (lending.hpp):
+//   lent put:     u32 (slot << 2 | kGet)  u32 offset  u32 nbytes  u64 address in the sender
+//                 (no get request is ever in a mailbox, so its kind says "lent" there)
 // Messages start 8-aligned (a pad word goes before one when needed) and every stream is padded to
 // a multiple of 8, so message payloads are 8-aligned in the receive window for bsp_hpmove.
 #pragma once
@@ -182,6 +185,36 @@ inline void pack_message_unbuffered(Stream& out, const void* tag, std::uint32_t 
                                     const void* payload, std::uint32_t payload_nbytes) {
   pack_message_head(out.records(), tag, tag_nbytes, payload_nbytes, 0);
   out.add_external(payload, payload_nbytes);
+}
+
+constexpr std::size_t kLentRecordBytes = kHeaderBytes + 8;
+
+// Walks one mailbox region: on_put(slot, offset, payload, nbytes) for a put, on_lent(slot,
+// offset, address, nbytes) for a lent put. Returns false on a malformed region.
+template <class OnPut, class OnLent>
+bool unpack_mailbox(const char* region, std::size_t length, OnPut&& on_put, OnLent&& on_lent) {
+  std::size_t at = 0;
+  while (at < length) {
+    if (length - at < kHeaderBytes) return false;
+    const std::uint32_t word0 = load_word(region + at), word1 = load_word(region + at + 4),
+                        word2 = load_word(region + at + 8);
+    const int slot = static_cast<int>(word0 >> 2);
+    if ((word0 & 3u) == kPut) {
+      if (length - at - kHeaderBytes < align4(word2)) return false;
+      on_put(slot, word1, region + at + kHeaderBytes, word2);
+      at += kHeaderBytes + align4(word2);
+    } else if ((word0 & 3u) == kGet) {
+      if (length - at < kLentRecordBytes) return false;
+      std::uint64_t address;
+      std::memcpy(&address, region + at + kHeaderBytes, 8);
+      on_lent(slot, word1, reinterpret_cast<const char*>(static_cast<std::uintptr_t>(address)),
+              word2);
+      at += kLentRecordBytes;
+    } else {
+      return false;
+    }
+  }
+  return true;
 }
 
 // Walks one stream. Calls on_put(slot, offset, payload, nbytes), on_get(slot, offset, nbytes),

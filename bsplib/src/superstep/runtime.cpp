@@ -158,6 +158,7 @@ Runtime::Runtime(MPI_Comm comm_in, int pid_in, int nprocs_in)
   groups.push_back(std::make_unique<Group>(comm, everyone, pid, nprocs));
   world = groups[0].get();
   mailbox_.open(comm, pid, nprocs);
+  lender_.open(comm, pid, mailbox_.available());
   direct_.open(comm, pid);
 
   subjob = subjob_of_process(pid);
@@ -210,6 +211,9 @@ void Runtime::put_large(int dst, int slot, std::uint32_t offset, const void* src
   // room (two copies of memory the cache holds are faster than MPI_Put), but never make it grow.
   const bool direct_hpput = unbuffered && nbytes > kHpputMailboxBytes;
   if (p.way <= Way::Mailbox && mailbox_.available() && !direct_hpput) {
+    if (nbytes >= PageLender::kMinLendBytes &&
+        lend_put(p, dst, slot, offset, src, nbytes, unbuffered))
+      return;
     // Copied now into shared memory the receiver reads at the sync: one copy fewer than a stream.
     const std::uint64_t record = kHeaderBytes + align4(nbytes);
     if (p.mailbox_bytes + record <= mailbox_.region_bytes()) {
@@ -243,6 +247,43 @@ void Runtime::put_large(int dst, int slot, std::uint32_t offset, const void* src
   }
   pack_put(p.stream, slot, offset, src, nbytes);
   p.way = Way::Stream;
+}
+
+bool Runtime::lend_put(Peer& p, int dst, int slot, std::uint32_t offset, const void* src,
+                       std::uint32_t nbytes, bool unbuffered) {
+  if (!lender_.worth(nbytes)) return false;
+  // bsp_hpput's source stays as it is until the sync: the receiver reads it where it lies. A
+  // bsp_put's whole pages are lent (lending.hpp); the bytes before and after them are copied.
+  const auto at = reinterpret_cast<std::uintptr_t>(src);
+  constexpr std::uintptr_t kPage = 4096;
+  const std::uintptr_t first = unbuffered ? at : (at + kPage - 1) / kPage * kPage;
+  const std::uintptr_t last = unbuffered ? at + nbytes : (at + nbytes) / kPage * kPage;
+  if (last <= first) return false;
+  const std::uint32_t head = static_cast<std::uint32_t>(first - at),
+                      middle = static_cast<std::uint32_t>(last - first),
+                      tail = static_cast<std::uint32_t>(at + nbytes - last);
+  const std::uint64_t records = (head ? kHeaderBytes + align4(head) : 0) + kLentRecordBytes +
+                                (tail ? kHeaderBytes + align4(tail) : 0);
+  if (p.mailbox_bytes + records > mailbox_.region_bytes()) return false;
+  const char* lent = reinterpret_cast<const char*>(first);
+  if (!unbuffered) lent = lender_.lend(reinterpret_cast<char*>(first), middle);
+  if (lent == nullptr) return false;
+  const auto write_put = [&](std::uint32_t into, const void* from, std::uint32_t bytes) {
+    const std::uint32_t header[3] = {static_cast<std::uint32_t>(slot) << 2 | kPut, into, bytes};
+    mailbox_.write(dst, p.mailbox_bytes, header, kHeaderBytes, from, bytes);
+    p.mailbox_bytes += kHeaderBytes + align4(bytes);
+  };
+  if (head) write_put(offset, src, head);
+  const std::uint32_t header[3] = {static_cast<std::uint32_t>(slot) << 2 | kGet, offset + head,
+                                   middle};
+  const std::uint64_t address = reinterpret_cast<std::uintptr_t>(lent);
+  mailbox_.write(dst, p.mailbox_bytes, header, kHeaderBytes, &address, sizeof address);
+  p.mailbox_bytes += kLentRecordBytes;
+  if (tail) write_put(offset + head + middle, reinterpret_cast<const char*>(last), tail);
+  if (other_subjob(dst)) cross_subjob_recorded_ += records + middle;
+  p.way = Way::Mailbox;
+  mailbox_written_ = true;
+  return true;
 }
 
 void Runtime::get(int server, int slot, std::uint32_t offset, void* dst, std::uint32_t nbytes,
@@ -417,6 +458,7 @@ void Runtime::sync(Group& group, SyncCall call) {
   apply_puts_and_messages(group, streams);
   // Writers may fill their mailbox regions again once every receiver has read them.
   if (agreement.any(Header::kMailbox)) group.transport.barrier();
+  if (lender_.lending()) lender_.give_back();  // every receiver has read what was lent
   if (agreement.mailbox_short()) grow_mailbox();
   end_superstep();
   last_metadata_bytes_ = group.transport.metadata_bytes();
@@ -513,8 +555,12 @@ void Runtime::apply_puts_and_messages(Group& group,
   for (const Transport::Incoming& chunk : streams) {
     // The mailbox holds the source's puts that came before its stream's (see Way).
     const std::uint64_t mailbox_bytes = chunk.notes[0], messages = chunk.notes[1];
+    const auto apply_lent = [&](int slot, std::uint32_t offset, const char* from,
+                                std::uint32_t nbytes) {
+      lender_.read(chunk.src, from, registry.address(slot, pid) + offset, nbytes);
+    };
     if (mailbox_bytes &&
-        !unpack_stream(mailbox_.incoming(chunk.src), mailbox_bytes, apply_put, no_get, no_message))
+        !unpack_mailbox(mailbox_.incoming(chunk.src), mailbox_bytes, apply_put, apply_lent))
       fail("bsp_sync", "internal error: malformed mailbox from process %d", chunk.src);
     if (!chunk.bytes) continue;
     const char* records = group.transport.at(chunk);
@@ -610,6 +656,7 @@ void Runtime::finish() {
     group->transport.close();  // a no-op for a group that never synchronised
     if (group.get() != world) MPI_Comm_free(&group->comm);
   }
+  lender_.close();
   mailbox_.close();
   direct_.close();
   groups.clear();

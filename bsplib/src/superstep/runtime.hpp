@@ -10,13 +10,14 @@
 #include <mpi.h>
 
 #include <cstdint>
-#include <memory>
 #include <deque>
+#include <memory>
 #include <vector>
 
 #include "agreement.hpp"
 #include "checkpoint.hpp"
 #include "group.hpp"
+#include "lending.hpp"
 #include "queue.hpp"
 #include "records.hpp"
 #include "registry.hpp"
@@ -178,6 +179,10 @@ class Runtime {
   }
   void put_large(int dst, int slot, std::uint32_t offset, const void* src, std::uint32_t nbytes,
                  bool unbuffered);
+  // A large put to a process of this node whose data the receiver reads where the sender keeps
+  // it (lending.hpp); false where it is copied instead.
+  bool lend_put(Peer& p, int dst, int slot, std::uint32_t offset, const void* src,
+                std::uint32_t nbytes, bool unbuffered);
   std::uint64_t remote_address(int slot, int pid, std::uint32_t offset) const {
     return reinterpret_cast<std::uintptr_t>(registry.address(slot, pid)) + offset;
   }
@@ -199,6 +204,7 @@ class Runtime {
   bool mailbox_written_ = false;
   std::uint64_t mailbox_wanted_ = 0;  // region bytes a put of this superstep found missing
   Mailbox mailbox_;
+  PageLender lender_;       // large puts on this node whose pages are lent, not copied
   CopyChooser put_copies_;  // the sync's copies of large puts into their destinations
   DirectWindow direct_;
   std::vector<Transport::Outgoing> outgoing_;

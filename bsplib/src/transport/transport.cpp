@@ -30,6 +30,14 @@ const TransportChoices& transport_choices() {
              "BSPG_SHARED_REDUCTION='%s': choose auto, always or never (or leave it unset)",
              chosen);
     }
+    if (const char* chosen = std::getenv("BSPG_LEND_PUTS"); chosen && *chosen) {
+      c.lend_puts = nullptr;
+      for (const char* way : {"auto", "on", "off"})
+        if (std::strcmp(chosen, way) == 0) c.lend_puts = way;
+      if (!c.lend_puts)
+        fail("bsp_begin", "BSPG_LEND_PUTS='%s': choose auto, on or off (or leave it unset)",
+             chosen);
+    }
     return c;
   }();
   return choices;

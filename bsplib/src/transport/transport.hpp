@@ -39,7 +39,8 @@
 //
 // Two world-wide windows sit beside the transports: Mailbox (large puts copied at call time into
 // shared memory, when every process is on one node) and DirectWindow (registered memory exposed for
-// zero-copy transfers: bsp_hpput, bsp_hpget, bsp_direct_get).
+// zero-copy transfers: bsp_hpput, bsp_hpget, bsp_direct_get). A mailbox may also hold lent puts,
+// whose bytes the receiver copies from the sender's memory (PageLender, lending.hpp).
 //
 // Waiting never keeps a core busy for long: every wait polls for a few microseconds, then sleeps
 // between polls with a growing pause (wait_idle), so a process waiting at a sync for a slow peer

@@ -18,6 +18,7 @@ struct TransportChoices {
   const char* transport = nullptr;  // BSPG_TRANSPORT: one-sided, two-sided, mpi-rma; null: auto
   bool shared_reduction_always = false;  // BSPG_SHARED_REDUCTION=always
   bool shared_reduction_never = false;   // BSPG_SHARED_REDUCTION=never
+  const char* lend_puts = "auto";        // BSPG_LEND_PUTS: auto, on, off (lending.hpp)
 };
 const TransportChoices& transport_choices();  // transport.cpp
 

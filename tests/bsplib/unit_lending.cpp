@@ -1,0 +1,142 @@
+// PageLender in one process: a lent range reads back from where it was lent, comes back whole at
+// give_back, is put back at once when touched (by the program or the kernel), and costs nothing
+// when unmapped meanwhile. Skipped where this process may not use userfaultfd.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <vector>
+
+#include "lending.hpp"
+
+using namespace bspg;
+
+namespace {
+constexpr std::size_t kBytes = std::size_t{1} << 20;
+
+bool may_lend() {
+  const long fd = syscall(SYS_userfaultfd, O_CLOEXEC);
+  if (fd < 0) return false;
+  close(static_cast<int>(fd));
+  return true;
+}
+
+char* fresh_range(std::size_t bytes, char fill) {
+  void* at = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  EXPECT_NE(at, MAP_FAILED);
+  std::memset(at, fill, bytes);
+  return static_cast<char*>(at);
+}
+
+bool resident(const char* at) {
+  unsigned char in = 0;
+  mincore(const_cast<char*>(at), 4096, &in);
+  return (in & 1) != 0;
+}
+}  // namespace
+
+TEST(PageLender, LentPagesAreReadWhereLentAndComeBack) {
+  if (!may_lend()) GTEST_SKIP() << "no userfaultfd for this process";
+  PageLender lender;
+  lender.open_alone(PageLender::Mode::On);
+  char* source = fresh_range(kBytes, 'a');
+  const char* holding = lender.lend(source, kBytes);
+  ASSERT_NE(holding, nullptr);
+  EXPECT_FALSE(resident(source));  // the pages moved, not their bytes
+  EXPECT_EQ(lender.lend(source, kBytes), holding) << "the same range lent twice is one lending";
+  EXPECT_EQ(lender.lend(source + 4096, 4096), nullptr) << "part of a lent range is refused";
+  std::vector<char> got(kBytes);
+  lender.read(0, holding, got.data(), kBytes);
+  EXPECT_EQ(got, std::vector<char>(kBytes, 'a'));
+  lender.give_back();
+  EXPECT_TRUE(resident(source));
+  EXPECT_EQ(source[0], 'a');
+  EXPECT_EQ(source[kBytes - 1], 'a');
+  const PageLender::Counts counts = lender.counts();
+  EXPECT_EQ(counts.lent, 1u);
+  EXPECT_EQ(counts.restored, 0u);
+  EXPECT_EQ(counts.refused, 1u);
+  lender.close();
+  munmap(source, kBytes);
+}
+
+TEST(PageLender, TouchedRangeComesBackAtOnceAndTheHoldingAreaKeepsTheOldBytes) {
+  if (!may_lend()) GTEST_SKIP() << "no userfaultfd for this process";
+  PageLender lender;
+  lender.open_alone(PageLender::Mode::On);
+  char* source = fresh_range(kBytes, 'b');
+  const char* holding = lender.lend(source, kBytes);
+  ASSERT_NE(holding, nullptr);
+  EXPECT_EQ(source[kBytes / 2], 'b');  // a read: every page back
+  source[10] = 'x';
+  // The kernel's write into the range (read() from a pipe) is served as well.
+  int pipes[2];
+  ASSERT_EQ(pipe(pipes), 0);
+  ASSERT_EQ(write(pipes[1], "yyyy", 4), 4);
+  ASSERT_EQ(read(pipes[0], source + 4096, 4), 4);
+  close(pipes[0]);
+  close(pipes[1]);
+  std::vector<char> got(kBytes);
+  lender.read(0, holding, got.data(), kBytes);
+  EXPECT_EQ(got, std::vector<char>(kBytes, 'b')) << "the receivers still see the bytes as lent";
+  lender.give_back();
+  EXPECT_EQ(source[10], 'x');
+  EXPECT_EQ(std::memcmp(source + 4096, "yyyy", 4), 0);
+  EXPECT_EQ(source[kBytes - 1], 'b');
+  EXPECT_EQ(lender.counts().restored, 1u);
+  lender.close();
+  munmap(source, kBytes);
+}
+
+TEST(PageLender, UnmappedRangeIsNotGivenBack) {
+  if (!may_lend()) GTEST_SKIP() << "no userfaultfd for this process";
+  PageLender lender;
+  lender.open_alone(PageLender::Mode::On);
+  char* source = fresh_range(kBytes, 'c');
+  const char* holding = lender.lend(source, kBytes);
+  ASSERT_NE(holding, nullptr);
+  munmap(source, kBytes);
+  // Something else now lies where the source was; giving back must leave it alone.
+  char* other = static_cast<char*>(
+      mmap(source, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0));
+  ASSERT_EQ(other, source);
+  std::memset(other, 'd', kBytes);
+  std::vector<char> got(kBytes);
+  lender.read(0, holding, got.data(), kBytes);
+  EXPECT_EQ(got, std::vector<char>(kBytes, 'c'));
+  lender.give_back();
+  EXPECT_EQ(other[0], 'd');
+  EXPECT_EQ(other[kBytes - 1], 'd');
+  EXPECT_EQ(lender.counts().gone, 1u);
+  lender.close();
+  munmap(other, kBytes);
+}
+
+TEST(PageLender, OffLendsNothing) {
+  PageLender lender;
+  lender.open_alone(PageLender::Mode::Off);
+  EXPECT_FALSE(lender.worth(std::size_t{16} << 20));
+  char* source = fresh_range(kBytes, 'e');
+  EXPECT_EQ(lender.lend(source, kBytes), nullptr);
+  munmap(source, kBytes);
+}
+
+TEST(PageLender, AutoLendsOnlyFromItsThresholdOn) {
+  if (!may_lend()) GTEST_SKIP() << "no userfaultfd for this process";
+  PageLender lender;
+  lender.open_alone(PageLender::Mode::Auto);
+  EXPECT_FALSE(lender.worth(PageLender::kMinLendBytes - 1));
+  const bool large = lender.worth(std::size_t{64} << 20);  // takes the timings
+  const std::size_t threshold = lender.threshold();
+  if (threshold == 0) {
+    EXPECT_FALSE(large) << "no threshold: two copies were the cheaper here";
+  } else {
+    EXPECT_GE(threshold, PageLender::kMinLendBytes);
+    EXPECT_EQ(lender.worth(threshold), true);
+    EXPECT_EQ(lender.worth(threshold - 1), false);
+  }
+  EXPECT_EQ(lender.counts().lent, 0u) << "the timings' own lendings are not counted";
+}
