@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "bsp.h"
 #include "command_line.h"
@@ -156,6 +157,37 @@ std::string overload_note() {
   return note;
 }
 
+std::string machine_note() {
+  std::string model = "unknown processor";
+  if (FILE* file = std::fopen("/proc/cpuinfo", "r")) {
+    char line[512];
+    while (std::fgets(line, sizeof line, file)) {
+      if (std::strncmp(line, "model name", 10) != 0) continue;
+      const char* colon = std::strchr(line, ':');
+      if (!colon) continue;
+      model = colon + 1;
+      model.erase(0, model.find_first_not_of(" \t"));
+      model.erase(model.find_last_not_of(" \t\n") + 1);
+      break;
+    }
+    std::fclose(file);
+  }
+  double load = -1;
+  if (FILE* file = std::fopen("/proc/loadavg", "r")) {
+    if (std::fscanf(file, "%lf", &load) != 1) load = -1;
+    std::fclose(file);
+  }
+  char version[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+  int length = 0;
+  MPI_Get_library_version(version, &length);
+  std::string mpi(version, static_cast<std::size_t>(std::max(length, 0)));
+  mpi = mpi.substr(0, mpi.find_first_of(",\n"));
+  char note[256];
+  std::snprintf(note, sizeof note, "%s, %ld cores, load average %.2f; %s", model.c_str(),
+                sysconf(_SC_NPROCESSORS_ONLN), load, mpi.c_str());
+  return note;
+}
+
 double median(std::vector<double> values) {
   if (values.empty()) return 0;
   const size_t mid = values.size() / 2;
@@ -232,6 +264,15 @@ Alternation summarize(std::vector<double> bspg_seconds, std::vector<double> raw_
     result.bspg_min_us = *std::min_element(bspg_seconds.begin(), bspg_seconds.end()) * 1e6;
   if (!raw_seconds.empty())
     result.raw_min_us = *std::min_element(raw_seconds.begin(), raw_seconds.end()) * 1e6;
+  std::vector<double> ratios;
+  for (std::size_t i = 0; i < std::min(bspg_seconds.size(), raw_seconds.size()); ++i)
+    if (raw_seconds[i] > 0) ratios.push_back(bspg_seconds[i] / raw_seconds[i]);
+  if (!ratios.empty()) {
+    std::sort(ratios.begin(), ratios.end());
+    const std::size_t last = ratios.size() - 1;
+    result.ratio_q1 = ratios[last / 4];
+    result.ratio_q3 = ratios[last - last / 4];
+  }
   return result;
 }
 

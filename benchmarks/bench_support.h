@@ -73,6 +73,9 @@ std::optional<int> exit_before_begin(const std::string& error, const CommonOptio
 // "load average X on N cores" when the 1-minute load average exceeds the cores online, so
 // that other programs compete with the measurement for the CPUs; "" otherwise.
 std::string overload_note();
+// "PROCESSOR, N cores, load average X; MPI LIBRARY": what a figure's reader needs to compare it
+// (the processor's model name, the 1-minute load average when it was taken, the MPI's version).
+std::string machine_note();
 
 // Median of the values (mean of the two middle ones for an even count); 0 for none.
 double median(std::vector<double> values);
@@ -102,6 +105,9 @@ struct Alternation {
   double bspg_min_us = 0, raw_min_us = 0;  // fastest repetitions: the cost without noise
   double ratio() const { return raw_us > 0 ? bspg_us / raw_us : 0; }
   double min_ratio() const { return raw_min_us > 0 ? bspg_min_us / raw_min_us : 0; }
+  // The spread: the quartiles of the ratios of each bspg repetition to the raw MPI one that
+  // followed it (half the pairs lie between them).
+  double ratio_q1 = 0, ratio_q3 = 0;
 };
 Alternation summarize(std::vector<double> bspg_seconds, std::vector<double> raw_seconds);
 

@@ -66,10 +66,12 @@ class Table {
       csv_ = bspg::safe_paths::create_stream(csv_path, "w", why, 0644, false);
       if (!csv_)
         bsp_abort("%s: cannot write %s: %s\n", kProgram, csv_path.c_str(), why.c_str());
-      std::fprintf(csv_, "case,size,bspg_median_us,raw_median_us,ratio,target,result,min_ratio\n");
+      std::fprintf(csv_,
+                   "case,size,bspg_median_us,raw_median_us,ratio,target,result,min_ratio,"
+                   "ratio_q1,ratio_q3\n");
     }
-    std::printf("%-8s %9s %12s %12s %8s %8s  %-6s %9s\n", "case", "size", "bspg (us)",
-                "raw MPI (us)", "ratio", "target", "result", "min ratio");
+    std::printf("%-8s %9s %12s %12s %8s %8s  %-6s %9s  %s\n", "case", "size", "bspg (us)",
+                "raw MPI (us)", "ratio", "target", "result", "min ratio", "spread");
   }
   ~Table() {
     if (csv_) std::fclose(csv_);
@@ -81,12 +83,14 @@ class Table {
     count(pass);
     char target_text[32];
     std::snprintf(target_text, sizeof target_text, "<= %gx", target);
-    std::printf("%-8s %9s %12.2f %12.2f %7.2fx %8s  %-6s %8.2fx\n", name, size.c_str(), t.bspg_us,
-                t.raw_us, t.ratio(), target_text, pass ? "PASS" : "FAIL", t.min_ratio());
+    std::printf("%-8s %9s %12.2f %12.2f %7.2fx %8s  %-6s %8.2fx  %.2f-%.2fx\n", name, size.c_str(),
+                t.bspg_us, t.raw_us, t.ratio(), target_text, pass ? "PASS" : "FAIL", t.min_ratio(),
+                t.ratio_q1, t.ratio_q3);
     std::fflush(stdout);
     if (csv_)
-      std::fprintf(csv_, "%s,%s,%.3f,%.3f,%.4f,%g,%s,%.4f\n", name, size.c_str(), t.bspg_us,
-                   t.raw_us, t.ratio(), target, pass ? "PASS" : "FAIL", t.min_ratio());
+      std::fprintf(csv_, "%s,%s,%.3f,%.3f,%.4f,%g,%s,%.4f,%.4f,%.4f\n", name, size.c_str(),
+                   t.bspg_us, t.raw_us, t.ratio(), target, pass ? "PASS" : "FAIL", t.min_ratio(),
+                   t.ratio_q1, t.ratio_q3);
   }
 
   void count(bool pass) {
@@ -182,7 +186,8 @@ void run_words(const Options& opt, Table& table) {
 
 void run_blocks(const Options& opt, Table& table) {
   const int ndest = bsp_nprocs() > 1 ? bsp_nprocs() - 1 : 1;
-  const std::vector<long> sizes = {64L << 10, 1L << 20, 16L << 20};  // bytes per destination
+  const std::vector<long> sizes = {64L << 10, 1L << 20, 4L << 20,
+                                   16L << 20};  // bytes per destination
   bench::BlockRelation relation(sizes.back() / 8 * ndest + 1);
   bsp_sync();
   for (bool hp : {false, true}) {
@@ -315,6 +320,7 @@ int main(int argc, char** argv) {
         "bspcases: bspg against raw MPI in the same run, p = %d, %ld repetitions per row\n"
         "  (medians of the slowest process's time; bspg and raw MPI repetitions interleaved)\n",
         bsp_nprocs(), opt.reps);
+    std::printf("  machine: %s\n", bench::machine_note().c_str());
     const std::string overload = bench::overload_note();
     if (!overload.empty())
       std::printf("  note: %s: other programs share the CPUs, so medians scatter\n",

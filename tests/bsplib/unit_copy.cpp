@@ -76,6 +76,28 @@ TEST(CopyChooser, OneSlowCopyDoesNotTurnIt) {
   EXPECT_EQ(count_streaming(next_choices(chooser, CopyChooser::kRetryEvery)), 1u);
 }
 
+TEST(CopyChooser, EachSizeClassChoosesForItself) {
+  CopyChooser chooser;
+  const std::size_t one_mib = std::size_t{1} << 20, sixteen_mib = std::size_t{16} << 20;
+  EXPECT_NE(CopyChooser::class_of(one_mib), CopyChooser::class_of(sixteen_mib));
+  EXPECT_EQ(CopyChooser::class_of(kChosenCopyBytes), 0);
+  EXPECT_EQ(CopyChooser::class_of(std::size_t{1} << 30), CopyChooser::kClasses - 1);
+  // 1 MiB fits a cache: through it is cheaper. 16 MiB does not: around it is.
+  for (int i = 0; i < 2; ++i) {
+    chooser.record(false, 0.05, one_mib);
+    chooser.record(true, 0.10, one_mib);
+    chooser.record(false, 0.30, sixteen_mib);
+    chooser.record(true, 0.10, sixteen_mib);
+  }
+  unsigned around_small = 0, around_large = 0;
+  for (unsigned i = 0; i < 4 * CopyChooser::kRetryEvery; ++i) {
+    around_small += chooser.choose(one_mib) ? 1 : 0;
+    around_large += chooser.choose(sixteen_mib) ? 1 : 0;
+  }
+  EXPECT_EQ(around_small, 4u);
+  EXPECT_EQ(around_large, 4 * CopyChooser::kRetryEvery - 4);
+}
+
 TEST(CopyChooser, CopiesEveryByteEitherWay) {
   CopyChooser chooser;
   const std::size_t n = kChosenCopyBytes + 13;  // neither end on a cache line

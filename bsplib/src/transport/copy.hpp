@@ -14,7 +14,8 @@
 
 namespace bspg {
 
-// Copies of this size and more bypass the cache (copy_streaming).
+// A put's bytes of this size and more copied into a stream bypass the cache (copy_streaming);
+// the mailbox's copies choose (CopyChooser).
 constexpr std::size_t kStreamingCopyBytes = std::size_t{4} << 20;
 
 #if defined(__x86_64__)
@@ -106,51 +107,61 @@ inline void copy_for_reader(void* dst, const void* src, std::size_t n) {
 #endif
 }
 
-// Copies from kChosenCopyBytes up to kStreamingCopyBytes: whether one is faster through the cache
-// or around it depends on where the processes run, and may change while they run. Between cores
-// that share a cache, a megabyte the writer leaves in the cache reaches the reader at cache speed,
-// and bypassing it halves the speed; between cores that share none (two sockets, two core
-// complexes; a virtual machine's cores now on one, now on two), every line written into a cache
-// must first be fetched from the other core's, and bypassing the cache is twice as fast. So each
-// place that copies (a put's copy at the call, the receiver's at the sync) times its copies, keeps
-// a running cost per byte of each way, takes the cheaper, and tries the other one copy in
-// kRetryEvery, so that it follows a change.
+// Copies from kChosenCopyBytes up: whether one is faster through the cache or around it depends
+// on the processor, on where the processes run, and may change while they run. Between cores that
+// share a cache, a megabyte the writer leaves in the cache reaches the reader at cache speed, and
+// bypassing it halves the speed; between cores that share none (two sockets, two core complexes; a
+// virtual machine's cores now on one, now on two), every line written into a cache must first be
+// fetched from the other core's, and bypassing the cache is twice as fast. Copies larger than a
+// core's cache were always sent around it (an AMD EPYC's choice), which a processor with a
+// larger cache or slower non-temporal stores may not share. So each place that copies (a put's
+// copy at the call, the receiver's at the sync) times its copies, keeps a running cost per byte of
+// each way for each size class (512 KiB-1 MiB, 1-2, 2-4, 4-8, 8-16, 16 MiB and more: a copy's
+// cost per byte changes with how much of it the caches hold), takes the cheaper, and tries the
+// other one copy in kRetryEvery of the class, so that it follows a change.
 constexpr std::size_t kChosenCopyBytes = std::size_t{512} << 10;
 
 class CopyChooser {
  public:
   static constexpr unsigned kRetryEvery = 16;
+  static constexpr int kClasses = 6;
 
-  // A copy of kChosenCopyBytes or more; from kStreamingCopyBytes on always around the cache.
+  // A copy of kChosenCopyBytes or more, by the way its size class finds cheaper.
   void copy(void* dst, const void* src, std::size_t n) {
-    if (n >= kStreamingCopyBytes) return copy_streaming(dst, src, n);
-    const bool streaming = choose();
+    const bool streaming = choose(n);
     const std::int64_t start = now_ns();
     if (streaming)
       copy_streaming(dst, src, n);
     else
       std::memcpy(dst, src, n);
-    record(streaming, static_cast<double>(now_ns() - start) / static_cast<double>(n));
+    record(streaming, static_cast<double>(now_ns() - start) / static_cast<double>(n), n);
   }
-  // Which way the next copy takes (true: around the cache); for tests.
-  bool choose() {
-    if (samples_[0] < 2) return false;
-    if (samples_[1] < 2) return true;
-    const bool cheaper = cost_[1] < cost_[0];
-    return ++copies_ % kRetryEvery == 0 ? !cheaper : cheaper;
+  // Which way the next copy of n bytes takes (true: around the cache); for tests.
+  bool choose(std::size_t n = kChosenCopyBytes) {
+    Costs& c = costs_[class_of(n)];
+    if (c.samples[0] < 2) return false;
+    if (c.samples[1] < 2) return true;
+    const bool cheaper = c.cost[1] < c.cost[0];
+    return ++c.copies % kRetryEvery == 0 ? !cheaper : cheaper;
   }
-  // A copy's cost per byte, measured: into that way's running cost. The first sample of a way
-  // only stands in until the second replaces it (a first copy into fresh memory also pays for its
-  // pages); later ones move the cost a quarter of the way toward them, and one more than four
-  // times the cost (a moment's preemption) counts as four times.
-  void record(bool streaming, double ns_per_byte) {
+  // A copy's cost per byte, measured: into that way's running cost for its size class. The first
+  // sample of a way only stands in until the second replaces it (a first copy into fresh memory
+  // also pays for its pages); later ones move the cost a quarter of the way toward them, and one
+  // more than four times the cost (a moment's preemption) counts as four times.
+  void record(bool streaming, double ns_per_byte, std::size_t n = kChosenCopyBytes) {
+    Costs& c = costs_[class_of(n)];
     const int way = streaming ? 1 : 0;
-    double& cost = cost_[way];
+    double& cost = c.cost[way];
     if (ns_per_byte <= 0) ns_per_byte = 1e-6;
-    if (samples_[way] < 2)
-      cost = ns_per_byte, ++samples_[way];
+    if (c.samples[way] < 2)
+      cost = ns_per_byte, ++c.samples[way];
     else
       cost += (std::min(ns_per_byte, 4 * cost) - cost) / 4;
+  }
+  static int class_of(std::size_t n) {
+    int k = 0;
+    for (std::size_t limit = kChosenCopyBytes * 2; n >= limit && k < kClasses - 1; limit *= 2) ++k;
+    return k;
   }
 
  private:
@@ -159,9 +170,12 @@ class CopyChooser {
     clock_gettime(CLOCK_MONOTONIC, &t);
     return static_cast<std::int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
   }
-  double cost_[2] = {0, 0};  // ns per byte: through the cache, around it
-  int samples_[2] = {0, 0};  // of each way, counted up to 2
-  unsigned copies_ = 0;
+  struct Costs {
+    double cost[2] = {0, 0};  // ns per byte: through the cache, around it
+    int samples[2] = {0, 0};  // of each way, counted up to 2
+    unsigned copies = 0;
+  };
+  Costs costs_[kClasses];
 };
 
 }  // namespace bspg

@@ -166,8 +166,15 @@ void PageLender::fail_lending(const char* what) const {
 bool PageLender::worth(std::size_t n) {
   if (n < kMinLendBytes || mode_ == Mode::Off || !start()) return false;
   if (mode_ == Mode::On) return true;
-  if (!timed_) time_the_ways();
-  return threshold_ != 0 && n >= threshold_;
+  if (!timed_) {
+    time_the_ways();
+    if (threshold_ == 0) {  // two copies are the cheaper here: no thread left waiting
+      close();
+      unusable_ = true;
+      return false;
+    }
+  }
+  return n >= threshold_;
 }
 
 void PageLender::time_the_ways() {
