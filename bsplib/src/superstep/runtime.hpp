@@ -17,7 +17,6 @@
 #include "agreement.hpp"
 #include "checkpoint.hpp"
 #include "group.hpp"
-#include "lending.hpp"
 #include "queue.hpp"
 #include "records.hpp"
 #include "registry.hpp"

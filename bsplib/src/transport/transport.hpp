@@ -57,6 +57,7 @@
 #include <vector>
 
 #include "copy.hpp"
+#include "lending.hpp"
 #include "stream.hpp"
 
 namespace bspg {
