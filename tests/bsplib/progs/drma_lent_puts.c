@@ -150,6 +150,27 @@ int main(int argc, char **argv) {
   check(shared_src + (512u << 10), MIB, left, round + 1000, "the put into a put's source");
   free(patch);
 
+  /* The same with MPI's one-sided transfers: the left neighbour's bsp_hpput of 1.5 MiB (from
+   * 1 MiB on, straight into registered memory) writes into the lent source, and its bsp_get of
+   * 1 MiB into unregistered memory (straight from the registered area) reads it. */
+  ++round;
+  fill(shared_src, 2 * MIB, me, round);
+  bsp_sync();
+  bsp_put(right, shared_src, area, 0, (int)(2 * MIB));
+  unsigned char *fetched = test_alloc(MIB);
+  bsp_get(right, shared_src, (int)MIB, fetched, (int)MIB);
+  unsigned char *direct = test_alloc(3 * MIB / 2);
+  fill(direct, 3 * MIB / 2, me, round + 2000);
+  bsp_hpput(right, direct, shared_src, 0, (int)(3 * MIB / 2));
+  bsp_sync();
+  check(area, 2 * MIB, left, round, "a put of a registered source that an hpput wrote into");
+  for (size_t i = 0; i < MIB; ++i)
+    if (fetched[i] != value_at(right, round, i + MIB))
+      EXPECT_INT(fetched[i], value_at(right, round, i + MIB), "direct get byte %zu", i);
+  check(shared_src, 3 * MIB / 2, left, round + 2000, "an hpput into a lent source");
+  free(fetched);
+  free(direct);
+
   /* A shared mapping and a stack array as sources (not lendable: copied), overwritten. */
   ++round;
   unsigned char *mapped =
