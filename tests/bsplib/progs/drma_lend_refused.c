@@ -1,6 +1,8 @@
 /* Where one process may not read another's memory (process_vm_readv refused, as a ptrace policy
- * would: here a seccomp filter fails it with EPERM in every process), no put is lent, even with
- * BSPG_LEND_PUTS=on: each is copied, and arrives. */
+ * would: here a seccomp filter fails it with EPERM in every process), or (argument
+ * "no-userfaultfd") may not have a userfaultfd (the system call and /dev/userfaultfd refused, as
+ * for a user without the rights), no put is lent, even with BSPG_LEND_PUTS=on: each is copied,
+ * and arrives. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/filter.h>
@@ -12,14 +14,12 @@
 
 #include "bsptest.h"
 
-static void refuse_reading_others(void) {
-  struct sock_filter filter[] = {
-      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_readv, 0, 1),
-      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
-      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-  };
-  struct sock_fprog program = {(unsigned short)(sizeof filter / sizeof *filter), filter};
+#define REFUSE BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA))
+#define ALLOW BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
+#define LOAD(field) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, field))
+
+static void install(struct sock_filter *filter, unsigned short length) {
+  struct sock_fprog program = {length, filter};
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
       prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) != 0) {
     printf("FAIL: could not install the seccomp filter (errno %d)\n", errno);
@@ -27,8 +27,33 @@ static void refuse_reading_others(void) {
   }
 }
 
-int main(void) {
-  refuse_reading_others();
+/* process_vm_readv fails with EPERM. */
+static void refuse_reading_others(void) {
+  struct sock_filter filter[] = {
+      LOAD(nr),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_readv, 0, 1),
+      REFUSE,
+      ALLOW,
+  };
+  install(filter, sizeof filter / sizeof *filter);
+}
+
+/* userfaultfd() and /dev/userfaultfd's ioctl USERFAULTFD_IOC_NEW (_IO(0xAA, 0)) fail with EPERM. */
+static void refuse_userfaultfd(void) {
+  struct sock_filter filter[] = {
+      LOAD(nr),      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_userfaultfd, 0, 1),
+      REFUSE,        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ioctl, 0, 3),
+      LOAD(args[1]), BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0xAA00, 0, 1),
+      REFUSE,        ALLOW,
+  };
+  install(filter, sizeof filter / sizeof *filter);
+}
+
+int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "no-userfaultfd") == 0)
+    refuse_userfaultfd();
+  else
+    refuse_reading_others();
   test_begin(bsp_nprocs());
   const int p = bsp_nprocs(), me = bsp_pid();
   const size_t bytes = (size_t)1 << 20;
