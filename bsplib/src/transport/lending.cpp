@@ -76,6 +76,18 @@ bool read_memory(pid_t from_pid, const char* from, void* dst, std::size_t n) {
   return true;
 }
 
+// Moves the pages of [from, from + n) to `to` (mremap with MREMAP_FIXED; with MREMAP_DONTUNMAP
+// the range left behind stays mapped, empty). By the system call itself: UCX 1.13's memory hooks
+// (Debian 12's MPICH loads them) pass mremap on without its fifth argument, and the pages went
+// elsewhere. Those hooks keep UCX's registrations of memory with network cards current; the
+// pages moved here are on one node, which UCX reaches through shared memory, never through a
+// card.
+bool move_pages(char* from, std::size_t n, char* to, bool leave_range) {
+  const long flags = MREMAP_MAYMOVE | MREMAP_FIXED | (leave_range ? MREMAP_DONTUNMAP : 0);
+  const long moved = syscall(SYS_mremap, from, n, n, flags, to);
+  return moved != -1 && reinterpret_cast<char*>(moved) == to;
+}
+
 double now_us() {
   timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -256,8 +268,7 @@ const char* PageLender::lend(char* begin, std::size_t n) {
     ++counts_.refused;
     return nullptr;
   };
-  if (mremap(begin, n, n, MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP, holding) == MAP_FAILED)
-    return refuse();
+  if (!move_pages(begin, n, holding, true)) return refuse();
   // Lent only from private anonymous memory: a shared or file mapping left behind still shows its
   // pages (and the program's writes would reach the holding area).
   unsigned char resident = 0;
@@ -266,8 +277,7 @@ const char* PageLender::lend(char* begin, std::size_t n) {
   watch.mode = UFFDIO_REGISTER_MODE_MISSING;
   if ((mincore(begin, kPage, &resident) == 0 && (resident & 1)) ||
       ioctl(uffd_, UFFDIO_REGISTER, &watch) != 0) {
-    if (mremap(holding, n, n, MREMAP_MAYMOVE | MREMAP_FIXED, begin) == MAP_FAILED)
-      fail_lending("moving pages back");
+    if (!move_pages(holding, n, begin, false)) fail_lending("moving pages back");
     return refuse();
   }
   lends_.push_back({begin, n, holding, reserve, reserve_bytes, State::Lent});
@@ -370,8 +380,7 @@ void PageLender::give_back() {
         // No longer watched first: moving pages onto a watched range would wait for an answer
         // from this thread's own lock.
         ioctl(uffd_, UFFDIO_UNREGISTER, &range);
-        if (mremap(lend.holding, lend.bytes, lend.bytes, MREMAP_MAYMOVE | MREMAP_FIXED,
-                   lend.user) == MAP_FAILED)
+        if (!move_pages(lend.holding, lend.bytes, lend.user, false))
           fail_lending("giving lent pages back (mremap)");
         // Only the reserve around the moved pages: their old place may be taken already.
         munmap(lend.reserve, static_cast<std::size_t>(lend.holding - lend.reserve));
