@@ -13,7 +13,8 @@
 //   pad word:     u32 0xffffffff (kind bits 3: no record has them)
 // A mailbox region (transport.hpp) holds puts, and lent puts (lending.hpp):
 //   lent put:     u32 (slot << 2 | kGet)  u32 offset  u32 nbytes  u64 address in the sender
-//                 (no get request is ever in a mailbox, so its kind says "lent" there)
+//                 (no get request is ever in a mailbox, so its kind says "lent" there; nbytes
+//                 with kLiveBit: a bsp_hpput's source, read where it lies before any put lands)
 // Messages start 8-aligned (a pad word goes before one when needed) and every stream is padded to
 // a multiple of 8, so message payloads are 8-aligned in the receive window for bsp_hpmove.
 #pragma once
@@ -188,9 +189,10 @@ inline void pack_message_unbuffered(Stream& out, const void* tag, std::uint32_t 
 }
 
 constexpr std::size_t kLentRecordBytes = kHeaderBytes + 8;
+constexpr std::uint32_t kLiveBit = 1u << 31;
 
 // Walks one mailbox region: on_put(slot, offset, payload, nbytes) for a put, on_lent(slot,
-// offset, address, nbytes) for a lent put. Returns false on a malformed region.
+// offset, address, nbytes, live) for a lent put. Returns false on a malformed region.
 template <class OnPut, class OnLent>
 bool unpack_mailbox(const char* region, std::size_t length, OnPut&& on_put, OnLent&& on_lent) {
   std::size_t at = 0;
@@ -208,13 +210,27 @@ bool unpack_mailbox(const char* region, std::size_t length, OnPut&& on_put, OnLe
       std::uint64_t address;
       std::memcpy(&address, region + at + kHeaderBytes, 8);
       on_lent(slot, word1, reinterpret_cast<const char*>(static_cast<std::uintptr_t>(address)),
-              word2);
+              word2 & ~kLiveBit, (word2 & kLiveBit) != 0);
       at += kLentRecordBytes;
     } else {
       return false;
     }
   }
   return true;
+}
+
+// The live lent puts at the start of a mailbox region (a bsp_hpput's come before its sender's
+// other records for that receiver): on_live(slot, offset, address, nbytes) for each.
+template <class OnLive>
+void unpack_live_prefix(const char* region, std::size_t length, OnLive&& on_live) {
+  for (std::size_t at = 0; length - at >= kLentRecordBytes; at += kLentRecordBytes) {
+    const std::uint32_t word0 = load_word(region + at), word2 = load_word(region + at + 8);
+    if ((word0 & 3u) != kGet || !(word2 & kLiveBit)) return;
+    std::uint64_t address;
+    std::memcpy(&address, region + at + kHeaderBytes, 8);
+    on_live(static_cast<int>(word0 >> 2), load_word(region + at + 4),
+            reinterpret_cast<const char*>(static_cast<std::uintptr_t>(address)), word2 & ~kLiveBit);
+  }
 }
 
 // Walks one stream. Calls on_put(slot, offset, payload, nbytes), on_get(slot, offset, nbytes),

@@ -179,7 +179,8 @@ class Runtime {
   void put_large(int dst, int slot, std::uint32_t offset, const void* src, std::uint32_t nbytes,
                  bool unbuffered);
   // A large put to a process of this node whose data the receiver reads where the sender keeps
-  // it (lending.hpp); false where it is copied instead.
+  // it (lending.hpp: a bsp_put's pages lent, a bsp_hpput's source as it is); false where it
+  // must go another way.
   bool lend_put(Peer& p, int dst, int slot, std::uint32_t offset, const void* src,
                 std::uint32_t nbytes, bool unbuffered);
   std::uint64_t remote_address(int slot, int pid, std::uint32_t offset) const {
@@ -194,6 +195,9 @@ class Runtime {
   void apply_registrations();
   void end_superstep();
   void grow_mailbox();  // collective, at bsp_sync: regions as large as this superstep wanted
+  // Large bsp_hpputs to this process read where they lie in their senders (records with
+  // kLiveBit), with the direct puts: before any other put lands.
+  void read_live_puts(const std::vector<Transport::Incoming>& streams);
 
   std::vector<Peer> peers_;   // per global pid
   std::vector<int> touched_;  // pids whose Peer holds something this superstep
@@ -201,6 +205,7 @@ class Runtime {
   std::vector<DirectGet> direct_gets_;
   bool asks_for_data_ = false;  // a get this superstep
   bool mailbox_written_ = false;
+  bool live_reads_ = false;           // a large bsp_hpput read where it lies (read_live_puts)
   std::uint64_t mailbox_wanted_ = 0;  // region bytes a put of this superstep found missing
   Mailbox mailbox_;
   PageLender lender_;       // large puts on this node whose pages are lent, not copied

@@ -76,6 +76,9 @@ class PageLender {
   // the program touched or unmapped their range meanwhile).
   void give_back();
   bool lending() const { return !lends_.empty(); }
+  // Whether every process of the job may read every other's memory (and BSPG_LEND_PUTS is not
+  // off): a bsp_hpput's source, which stays as it is until the sync, is then read where it lies.
+  bool reads_peers() const { return can_read_ && mode_ != Mode::Off; }
 
   // What happened so far (tests, benchmarks).
   struct Counts {

@@ -198,6 +198,20 @@ int main(int argc, char **argv) {
   bsp_sync();
   check(area + 8, 3 * MIB, left, round, "a bsp_hpput");
 
+  /* A bsp_hpput of 2 MiB (read where it lies) from a registered area into which the left
+   * neighbour puts in the same superstep: what arrives is the area before any put landed. */
+  ++round;
+  fill(shared_src, 2 * MIB, me, round);
+  bsp_sync();
+  bsp_hpput(right, shared_src, area, 0, (int)(2 * MIB));
+  unsigned char *into_source = test_alloc(MIB);
+  fill(into_source, MIB, me, round + 3000);
+  bsp_put(right, into_source, shared_src, (int)(MIB / 2), (int)MIB);
+  bsp_sync();
+  check(area, 2 * MIB, left, round, "a bsp_hpput whose source a put wrote at the same sync");
+  check(shared_src + MIB / 2, MIB, left, round + 3000, "the put into a bsp_hpput's source");
+  free(into_source);
+
   /* Many supersteps lending one buffer: nothing builds up (each round's check reads it all). */
   for (int k = 0; k < 40; ++k) {
     ++round;
