@@ -212,20 +212,7 @@ void Runtime::put_large(int dst, int slot, std::uint32_t offset, const void* src
   // MPI_Put (below). Smaller ones take the mailbox where it has room (two copies of memory the
   // cache holds are faster), but never make it grow.
   const bool direct_hpput = unbuffered && nbytes > kHpputMailboxBytes;
-  if (direct_hpput && p.way <= Way::Direct && mailbox_.available() && lender_.reads_peers() &&
-      p.mailbox_bytes + kLentRecordBytes <= mailbox_.region_bytes()) {
-    // Read where it lies before any put of the superstep lands, as MPI_Put would have written it
-    // (a direct put: first among the ways, see Way).
-    const std::uint32_t header[3] = {static_cast<std::uint32_t>(slot) << 2 | kGet, offset,
-                                     nbytes | kLiveBit};
-    const std::uint64_t address = reinterpret_cast<std::uintptr_t>(src);
-    mailbox_.write(dst, p.mailbox_bytes, header, kHeaderBytes, &address, sizeof address);
-    p.mailbox_bytes += kLentRecordBytes;
-    if (other_subjob(dst)) cross_subjob_recorded_ += kLentRecordBytes + nbytes;
-    p.way = Way::Direct;
-    mailbox_written_ = live_reads_ = true;
-    return;
-  }
+  if (direct_hpput && read_where_it_lies(p, dst, slot, offset, src, nbytes)) return;
   if (p.way <= Way::Mailbox && mailbox_.available() && !unbuffered &&
       nbytes >= PageLender::kMinLendBytes && lender_.worth(nbytes) &&
       lend_put(p, dst, slot, offset, src, nbytes, unbuffered))
@@ -244,6 +231,9 @@ void Runtime::put_large(int dst, int slot, std::uint32_t offset, const void* src
     }
     // Too small: this put goes another way, and the regions grow at the next bsp_sync.
     if (!unbuffered) mailbox_wanted_ = std::max(mailbox_wanted_, p.mailbox_bytes + record);
+    if (unbuffered && nbytes >= kDirectBytes &&
+        read_where_it_lies(p, dst, slot, offset, src, nbytes))
+      return;
   }
   // Between nodes (a wide world) a one-sided put would add its flush's round trip to the sync:
   // large puts travel in the stream there, as messages.
@@ -264,6 +254,24 @@ void Runtime::put_large(int dst, int slot, std::uint32_t offset, const void* src
   }
   pack_put(p.stream, slot, offset, src, nbytes);
   p.way = Way::Stream;
+}
+
+bool Runtime::read_where_it_lies(Peer& p, int dst, int slot, std::uint32_t offset, const void* src,
+                                 std::uint32_t nbytes) {
+  if (p.way > Way::Direct || !mailbox_.available() || !lender_.reads_peers() ||
+      p.mailbox_bytes + kLentRecordBytes > mailbox_.region_bytes())
+    return false;
+  // Read before any put of the superstep lands, as MPI_Put would have written it (a direct put:
+  // first among the ways, see Way).
+  const std::uint32_t header[3] = {static_cast<std::uint32_t>(slot) << 2 | kGet, offset,
+                                   nbytes | kLiveBit};
+  const std::uint64_t address = reinterpret_cast<std::uintptr_t>(src);
+  mailbox_.write(dst, p.mailbox_bytes, header, kHeaderBytes, &address, sizeof address);
+  p.mailbox_bytes += kLentRecordBytes;
+  if (other_subjob(dst)) cross_subjob_recorded_ += kLentRecordBytes + nbytes;
+  p.way = Way::Direct;
+  mailbox_written_ = live_reads_ = true;
+  return true;
 }
 
 bool Runtime::lend_put(Peer& p, int dst, int slot, std::uint32_t offset, const void* src,

@@ -183,6 +183,10 @@ class Runtime {
   // must go another way.
   bool lend_put(Peer& p, int dst, int slot, std::uint32_t offset, const void* src,
                 std::uint32_t nbytes, bool unbuffered);
+  // A bsp_hpput to a process of this node that reads it where it lies, before any put lands
+  // (read_live_puts); false where it must go another way.
+  bool read_where_it_lies(Peer& p, int dst, int slot, std::uint32_t offset, const void* src,
+                          std::uint32_t nbytes);
   std::uint64_t remote_address(int slot, int pid, std::uint32_t offset) const {
     return reinterpret_cast<std::uintptr_t>(registry.address(slot, pid)) + offset;
   }
