@@ -215,7 +215,7 @@ void Runtime::put_large(int dst, int slot, std::uint32_t offset, const void* src
   if (direct_hpput && read_where_it_lies(p, dst, slot, offset, src, nbytes)) return;
   if (p.way <= Way::Mailbox && mailbox_.available() && !unbuffered &&
       nbytes >= PageLender::kMinLendBytes && lender_.worth(nbytes) &&
-      lend_put(p, dst, slot, offset, src, nbytes, unbuffered))
+      lend_put(p, dst, slot, offset, src, nbytes))
     return;
   if (p.way <= Way::Mailbox && mailbox_.available() && !direct_hpput) {
     // Copied now into shared memory the receiver reads at the sync: one copy fewer than a stream.
@@ -263,25 +263,29 @@ bool Runtime::read_where_it_lies(Peer& p, int dst, int slot, std::uint32_t offse
     return false;
   // Read before any put of the superstep lands, as MPI_Put would have written it (a direct put:
   // first among the ways, see Way).
-  const std::uint32_t header[3] = {static_cast<std::uint32_t>(slot) << 2 | kGet, offset,
-                                   nbytes | kLiveBit};
-  const std::uint64_t address = reinterpret_cast<std::uintptr_t>(src);
-  mailbox_.write(dst, p.mailbox_bytes, header, kHeaderBytes, &address, sizeof address);
-  p.mailbox_bytes += kLentRecordBytes;
+  write_lent_record(p, dst, slot, offset, src, nbytes | kLiveBit);
   if (other_subjob(dst)) cross_subjob_recorded_ += kLentRecordBytes + nbytes;
   p.way = Way::Direct;
   mailbox_written_ = live_reads_ = true;
   return true;
 }
 
+void Runtime::write_lent_record(Peer& p, int dst, int slot, std::uint32_t offset,
+                                const void* address, std::uint32_t nbytes_word) {
+  const std::uint32_t header[3] = {static_cast<std::uint32_t>(slot) << 2 | kGet, offset,
+                                   nbytes_word};
+  const std::uint64_t at = reinterpret_cast<std::uintptr_t>(address);
+  mailbox_.write(dst, p.mailbox_bytes, header, kHeaderBytes, &at, sizeof at);
+  p.mailbox_bytes += kLentRecordBytes;
+}
+
 bool Runtime::lend_put(Peer& p, int dst, int slot, std::uint32_t offset, const void* src,
-                       std::uint32_t nbytes, bool unbuffered) {
-  // bsp_hpput's source stays as it is until the sync: the receiver reads it where it lies. A
-  // bsp_put's whole pages are lent (lending.hpp); the bytes before and after them are copied.
+                       std::uint32_t nbytes) {
+  // The source's whole pages are lent (lending.hpp); the bytes before and after them are copied.
   const auto at = reinterpret_cast<std::uintptr_t>(src);
   constexpr std::uintptr_t kPage = 4096;
-  const std::uintptr_t first = unbuffered ? at : (at + kPage - 1) / kPage * kPage;
-  const std::uintptr_t last = unbuffered ? at + nbytes : (at + nbytes) / kPage * kPage;
+  const std::uintptr_t first = (at + kPage - 1) / kPage * kPage;
+  const std::uintptr_t last = (at + nbytes) / kPage * kPage;
   if (last <= first) return false;
   const std::uint32_t head = static_cast<std::uint32_t>(first - at),
                       middle = static_cast<std::uint32_t>(last - first),
@@ -289,8 +293,7 @@ bool Runtime::lend_put(Peer& p, int dst, int slot, std::uint32_t offset, const v
   const std::uint64_t records = (head ? kHeaderBytes + align4(head) : 0) + kLentRecordBytes +
                                 (tail ? kHeaderBytes + align4(tail) : 0);
   if (p.mailbox_bytes + records > mailbox_.region_bytes()) return false;
-  const char* lent = reinterpret_cast<const char*>(first);
-  if (!unbuffered) lent = lender_.lend(reinterpret_cast<char*>(first), middle);
+  const char* lent = lender_.lend(reinterpret_cast<char*>(first), middle);
   if (lent == nullptr) return false;
   const auto write_put = [&](std::uint32_t into, const void* from, std::uint32_t bytes) {
     const std::uint32_t header[3] = {static_cast<std::uint32_t>(slot) << 2 | kPut, into, bytes};
@@ -298,11 +301,7 @@ bool Runtime::lend_put(Peer& p, int dst, int slot, std::uint32_t offset, const v
     p.mailbox_bytes += kHeaderBytes + align4(bytes);
   };
   if (head) write_put(offset, src, head);
-  const std::uint32_t header[3] = {static_cast<std::uint32_t>(slot) << 2 | kGet, offset + head,
-                                   middle};
-  const std::uint64_t address = reinterpret_cast<std::uintptr_t>(lent);
-  mailbox_.write(dst, p.mailbox_bytes, header, kHeaderBytes, &address, sizeof address);
-  p.mailbox_bytes += kLentRecordBytes;
+  write_lent_record(p, dst, slot, offset + head, lent, middle);
   if (tail) write_put(offset + head + middle, reinterpret_cast<const char*>(last), tail);
   if (other_subjob(dst)) cross_subjob_recorded_ += records + middle;
   p.way = Way::Mailbox;

@@ -178,11 +178,14 @@ class Runtime {
   }
   void put_large(int dst, int slot, std::uint32_t offset, const void* src, std::uint32_t nbytes,
                  bool unbuffered);
-  // A large put to a process of this node whose data the receiver reads where the sender keeps
-  // it (lending.hpp: a bsp_put's pages lent, a bsp_hpput's source as it is); false where it
-  // must go another way.
+  // A large bsp_put to a process of this node whose pages are lent to the receiver
+  // (lending.hpp); false where it must go another way.
   bool lend_put(Peer& p, int dst, int slot, std::uint32_t offset, const void* src,
-                std::uint32_t nbytes, bool unbuffered);
+                std::uint32_t nbytes);
+  // Writes a lent put's record into p's mailbox region: the receiver reads nbytes_word bytes
+  // (with kLiveBit: before any put lands) at `address` in this process.
+  void write_lent_record(Peer& p, int dst, int slot, std::uint32_t offset, const void* address,
+                         std::uint32_t nbytes_word);
   // A bsp_hpput to a process of this node that reads it where it lies, before any put lands
   // (read_live_puts); false where it must go another way.
   bool read_where_it_lies(Peer& p, int dst, int slot, std::uint32_t offset, const void* src,
