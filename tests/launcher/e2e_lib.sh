@@ -34,6 +34,11 @@ trap 'exit 130' INT TERM
 if [ "${EMU_NETNS:-0}" != 1 ]; then
   export OMPI_MCA_oob_tcp_if_include=lo OMPI_MCA_btl_tcp_if_include=lo
 fi
+# The emulated hosts share this machine's few cores: a process that waits busily would hold a core
+# another host's process needs (each collective then costs several scheduler time slices, tens of
+# milliseconds). Real hosts have cores of their own; here every waiting process yields. (bsprun
+# passes OMPI_MCA_ variables on to every host.)
+export OMPI_MCA_mpi_yield_when_idle=1
 cd "$dir" || exit 1
 
 failures=0

@@ -93,6 +93,8 @@ two_killed | copy_and_holder)
   run=(-p 4 -v --spares 1 --restarts 2 --host-timeout "$timeout_s" --hostfile hosts.yaml --checkpoint-dir "$ckpt")
   ;;
 esac
+# BSPG_TRACE_RECOVERY=1 in the test's environment: every recovery's steps, with the wall clock.
+[ -n "${BSPG_TRACE_RECOVERY:-}" ] && run+=(-x BSPG_TRACE_RECOVERY=1)
 want=$(reference 4)
 
 case $scenario in

@@ -1,6 +1,7 @@
 // in_place.cpp - spares, the job's world without them, and the recovery (see in_place.hpp).
 #include "in_place.hpp"
 
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -142,6 +143,18 @@ int number_from_environment(const char* name, const char* text, int low, int hig
 [[maybe_unused]] void restore_globals() {
   for (const Saved& s : saved_globals)
     std::memcpy(reinterpret_cast<void*>(s.page.begin), s.bytes.data(), s.bytes.size());
+}
+
+// With BSPG_TRACE_RECOVERY: one line per step of a recovery, with the wall clock (to compare with
+// the moment a test killed a process).
+void trace_step(const char* what) {
+  static const bool tracing = std::getenv("BSPG_TRACE_RECOVERY") != nullptr;
+  if (!tracing) return;
+  timespec t{};
+  clock_gettime(CLOCK_REALTIME, &t);
+  std::fprintf(stderr, "bspg trace: role %d: %s at %.3f\n", role, what,
+               static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9);
+  std::fflush(stderr);
 }
 
 #if defined(BSPG_HAVE_ULFM)
@@ -394,6 +407,7 @@ void bound_the_recovery() {
   // Losses close together (a host's processes) are best seen at once: a moment for the MPI to
   // report them before the world is shrunk.
   usleep(50000);
+  trace_step("surveying");
   for (int attempt = 0;; ++attempt) {  // a loss during the recovery starts it again
     if (attempt > 100) std::_Exit(kEndedForRestart);
     Survey s;
@@ -413,6 +427,7 @@ void bound_the_recovery() {
       if (s.spare_ranks[k] == s.me) new_role = s.lost[k];
     }
     // All agree that every shard came (else: again, on the world that is left then).
+    trace_step("bringing shards");
     int whole = bring_lost_shards(s, taker) ? 1 : 0;
     if (MPIX_Comm_agree(s.alive, &whole) != MPI_SUCCESS || !whole) {
       start_again(s);
@@ -436,6 +451,7 @@ void bound_the_recovery() {
     forget_sections();
     memory_copies::resume_from_memory(!spare);
     restore_globals();
+    trace_step("back to the start");
     in_recovery = false;
     longjmp(point, 1);
   }
@@ -447,6 +463,7 @@ void bound_the_recovery() {
 void on_loss(const char* where) {
   if (in_recovery) return;  // an MPI call of the recovery itself: its result says enough
   in_recovery = true;
+  trace_step(where);
   recover(where);
 }
 
@@ -496,6 +513,8 @@ void prepare() {
 }
 
 jmp_buf& recovery_point() { return point; }
+
+void trace_moment(const char* what) { trace_step(what); }
 
 void start() {
   const char* text = std::getenv("BSPG_SPARES");

@@ -42,6 +42,10 @@ void release_spares();
 // finalize that does not end is ended (see in_place.cpp).
 void before_finalize();
 
+// With BSPG_TRACE_RECOVERY set: one line on stderr, "bspg trace: role R: WHAT at T" (T the wall
+// clock), for following a recovery step by step. Nothing otherwise.
+void trace_moment(const char* what);
+
 // Set by the API layer: forgets the abandoned section (its runtime is left as it is: its
 // communicators are revoked, and freeing them could wait for the lost process).
 void set_forget_section_hook(void (*forget)());
