@@ -89,7 +89,10 @@ class LocalPlace : public JobPlace {
         run_mpirun(local_mpirun_argv(run, opt_.nprocs, processes > local_core_count(), program_,
                                      opt_.program_args),
                    opt_.verbose, time_limit_s, {}, watch);
-    // The library recovered from its losses, or said why it could not: no exit note says more.
+    // The library recovered from its losses, or said why it could not (or its notes say that it
+    // ended the job for a restart, where its line was lost): no exit note says more.
+    if (run.spares > 0 && notes && result.started)
+      take_unsaid_end_for_restart(result, notes->read(), host_of_pid());
     if (run.spares > 0 && (result.exit_status == 0 || result.no_recovery)) return result;
     // A process that crashed said so itself (the job's status is then 128 + its signal).
     const bool crashed = result.exit_status > 128 && is_crash_signal(result.exit_status - 128);

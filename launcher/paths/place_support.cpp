@@ -92,6 +92,25 @@ void keep_listing(const std::string& host, const std::string& problem, Holdings&
   holdings.push_back(std::move(h));
 }
 
+bool take_unsaid_end_for_restart(RunResult& result, const ExitNoteSet& notes,
+                                 const std::vector<std::string>& host_of_pid) {
+  // Open MPI's forwarding of output can drop the last lines of processes that end together: the
+  // library's line is then lost, but not its processes' notes.
+  if (result.no_recovery || result.exit_status != kExitNoRecoveryInPlace ||
+      !notes.ended_with(kExitNoRecoveryInPlace))
+    return false;
+  NoRecoveryInPlace unsaid;
+  unsaid.why = "its reason did not arrive; the processes' exit notes say it ended the job";
+  for (int rank : notes.not_ended())
+    if (rank >= 0 && static_cast<std::size_t>(rank) < host_of_pid.size()) {
+      unsaid.lost.pid = rank;
+      unsaid.lost.host = host_of_pid[static_cast<std::size_t>(rank)];
+      break;
+    }
+  result.no_recovery = unsaid;
+  return true;
+}
+
 // A process of the run killed by a signal, from the exit notes of the run's hosts (`complete`:
 // every host's were read): the job's loss, unless a process failed by exit (the program's
 // failure) or the run ended otherwise (a crash said so itself, a lost host (other_loss: one the
@@ -101,6 +120,7 @@ void take_killed_process(RunResult& result, const ExitNoteSet& notes, bool compl
                          const std::string& mpi_name) {
   const bool crashed = result.exit_status > 128 && is_crash_signal(result.exit_status - 128);
   // With spares the library accounts for its lost processes itself (in_place.h).
+  if (take_unsaid_end_for_restart(result, notes, host_of_pid)) return;
   if (!result.recoveries.empty() || result.no_recovery) return;
   if (!complete || !result.started || result.start_overdue || result.forwarded_signal ||
       result.timed_out || crashed || result.death.rank >= 0 || !result.lost.empty() ||

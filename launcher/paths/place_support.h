@@ -30,6 +30,12 @@ std::string chosen_text(const GridPlan& plan);
 std::string chosen_calling_itself(const GridPlan& plan, const std::string& name);
 void keep_listing(const std::string& host, const std::string& problem, Holdings&& h,
                   const Options& opt, const std::string& dir, std::vector<Holdings>& holdings);
+// A run with spares that ended with the library's status for a restart (kExitNoRecoveryInPlace)
+// without its line: the notes decide. Where a process ended with that status, the run is taken as
+// the library's end for a restart (no_recovery set, naming the first job's process the notes show
+// killed). true where it was.
+bool take_unsaid_end_for_restart(RunResult& result, const ExitNoteSet& notes,
+                                 const std::vector<std::string>& host_of_pid);
 void take_killed_process(RunResult& result, const ExitNoteSet& notes, bool complete,
                          bool other_loss, const std::vector<std::string>& host_of_pid,
                          const std::string& mpi_name);

@@ -71,6 +71,10 @@ bool ExitNoteSet::ended_with_failure() const {
   return std::any_of(ended.begin(), ended.end(), [](const auto& e) { return e.second != 0; });
 }
 
+bool ExitNoteSet::ended_with(int status) const {
+  return std::any_of(ended.begin(), ended.end(), [&](const auto& e) { return e.second == status; });
+}
+
 namespace {
 constexpr const char* kNotesBegin = "BSPG-EXIT-NOTES-BEGIN";
 constexpr const char* kNotesEnd = "BSPG-EXIT-NOTES-END";

@@ -26,6 +26,8 @@ struct ExitNoteSet {
   // Whether a process ended by exit with a status other than 0: the program failed (bsp_abort,
   // say, after which the starter kills the others), rather than lost a process.
   bool ended_with_failure() const;
+  // Whether a process ended by exit with exactly `status`.
+  bool ended_with(int status) const;
 };
 
 // Grid path: where each host's processes leave their notes, "~/..." (each host's home), for

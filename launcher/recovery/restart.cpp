@@ -139,7 +139,9 @@ RunEnding classify(const RunResult& r, const std::string& watched_host,
     e.kind = Ending::kLost;
     e.what = (lost.pid < 0 ? std::string("a process")
                            : "process " + std::to_string(lost.pid) + " on " + lost.host +
-                                 " (process id " + std::to_string(lost.process_id) + ")") +
+                                 (lost.process_id > 0
+                                      ? " (process id " + std::to_string(lost.process_id) + ")"
+                                      : "")) +
              ": no recovery in place (" + r.no_recovery->why + "), said the library";
     e.host = watched_host;
     e.no_recovery_host = lost.host;

@@ -18,8 +18,10 @@
 #include <vector>
 
 #include "allocate.h"
+#include "exit_notes.h"
 #include "mpirun_messages.h"
 #include "mpistart.h"
+#include "place_support.h"
 #include "recovery_lines.h"
 #include "remote_stop.h"
 #include "restart.h"
@@ -409,6 +411,41 @@ TEST(InPlaceRestart, NoRecoveryInPlaceIsALossOnItsHost) {
   EXPECT_EQ(classify(alone, "", "").kind, Ending::kProgramFailed);
   r.exit_status = 1;
   EXPECT_EQ(classify(r, "", "").kind, Ending::kProgramFailed);
+}
+
+TEST(InPlaceRestart, AnEndForRestartWhoseLineWasLostIsReadFromTheExitNotes) {
+  const std::vector<std::string> hosts = {"n1", "n1", "node7", "node7"};
+  ExitNoteSet notes;
+  for (int rank = 0; rank < 5; ++rank) notes.add(std::to_string(rank) + ".begun", 0);
+  for (int rank : {0, 1, 3, 4}) notes.add(std::to_string(rank), kExitNoRecoveryInPlace);
+  RunResult r;
+  r.started = true;
+  r.exit_status = kExitNoRecoveryInPlace;
+  ASSERT_TRUE(take_unsaid_end_for_restart(r, notes, hosts));
+  ASSERT_TRUE(r.no_recovery);
+  EXPECT_EQ(r.no_recovery->lost.pid, 2);  // the one the notes show killed
+  const RunEnding ending = classify(r, "", "");
+  EXPECT_EQ(ending.kind, Ending::kLost);
+  EXPECT_EQ(ending.what,
+            "process 2 on node7: no recovery in place (its reason did not arrive; the processes' "
+            "exit notes say it ended the job), said the library");
+  // The line itself, where it came, is not replaced.
+  RunResult said;
+  said.exit_status = kExitNoRecoveryInPlace;
+  said.no_recovery = no_recovery_in_place(kNoRecovery);
+  EXPECT_FALSE(take_unsaid_end_for_restart(said, notes, hosts));
+  EXPECT_EQ(said.no_recovery->why, "no spare left");
+  // Status 76 without such a note is the program's own; so are such notes under another status.
+  ExitNoteSet program_failed;
+  program_failed.add("0.begun", 0);
+  program_failed.add("0", 1);
+  RunResult own;
+  own.exit_status = kExitNoRecoveryInPlace;
+  EXPECT_FALSE(take_unsaid_end_for_restart(own, program_failed, hosts));
+  EXPECT_EQ(classify(own, "", "").kind, Ending::kProgramFailed);
+  RunResult other;
+  other.exit_status = 1;
+  EXPECT_FALSE(take_unsaid_end_for_restart(other, notes, hosts));
 }
 
 namespace {
