@@ -109,11 +109,9 @@ class GridPlace : public JobPlace {
     // does not stop the job for a host the library recovered from.
     SpareRun spare_run;
     recovered_hosts_.clear();
-    ended_stopped_.clear();
+    end_stopped_.forget();
     if (settings.spares > 0) {
-      watching.end_stopped = [this](const std::string& host, const JobProcess& process) {
-        return end_stopped_process(host, process);
-      };
+      watching.end_stopped = &end_stopped_;
       spare_run.spares = plan_.spares;
       spare_run.recovered = [this](const InPlaceRecovery& r) { end_lost_processes(r); };
       spare_run.dismissed = [this](const std::string& host) {
@@ -192,10 +190,10 @@ class GridPlace : public JobPlace {
     }
   }
 
-  // A process of the job stopped for --host-timeout on `host` (the monitor's thread): ended over
-  // ssh, once; false where that failed (the job is then stopped and restarted, as without spares).
+  // A process of the job stopped for --host-timeout on `host` (the monitor's thread, through
+  // end_stopped_): ended over ssh; false where that failed (the job is then stopped and restarted,
+  // as without spares).
   bool end_stopped_process(const std::string& host, const JobProcess& process) {
-    if (!ended_stopped_.insert(host + " " + std::to_string(process.pid)).second) return false;
     const std::string script =
         end_process_script(std::string(kJobMarkerVariable) + "=" + remote_.marker, process.pid);
     const auto runs =
@@ -273,7 +271,10 @@ class GridPlace : public JobPlace {
   std::string dir_;
   GridPlan plan_;
   std::vector<hosts::HostSpec> run_hosts_;  // the job's hosts and the spares'
-  std::set<std::string> ended_stopped_;     // "HOST PID" of stopped processes ended
+  StoppedProcessEnder end_stopped_{
+      [this](const std::string& host, const JobProcess& process) {
+        return end_stopped_process(host, process);
+      }};
   std::map<std::string, std::string> left_out_;
   std::vector<hosts::HostSpec> reachable_;
   std::vector<std::string> host_of_pid_;

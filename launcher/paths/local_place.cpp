@@ -64,14 +64,15 @@ class LocalPlace : public JobPlace {
     if (opt_.restarts > 0 || opt_.host_timeout_given || run.spares > 0) {
       frozen.emplace(opt_.job_id, run_id, opt_.host_timeout_s);
       if (run.spares > 0)
-        frozen->end_stopped = [this](const JobProcess& process) {
+        frozen->end_stopped = StoppedProcessEnder([this](const std::string&,
+                                                         const JobProcess& process) {
           const bool ended = ::kill(static_cast<pid_t>(process.pid), SIGKILL) == 0;
           if (opt_.verbose)
             say("process " + std::to_string(process.rank) + " (process id " +
                 std::to_string(process.pid) + ") stopped for --host-timeout: " +
                 (ended ? "ended, for recovery in place" : "could not be ended"));
           return ended;
-        };
+        });
       watch.lost = [&frozen] { return frozen->lost(); };
     }
     // A lost process the library recovered from may still be there, stopped: ended at once,

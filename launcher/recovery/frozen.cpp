@@ -238,16 +238,18 @@ FrozenWatch::FrozenWatch(const std::string& job_id, const std::string& run_id, d
   host_ = untrusted::printable(name);
 }
 
+bool StoppedProcessEnder::end(const std::string& host, const JobProcess& process) {
+  if (!end_ || process.daemon || process.rank < 0) return false;
+  if (!ended_.insert({host, process.pid}).second) return false;
+  return end_(host, process);
+}
+
 std::string FrozenWatch::lost() {
   const auto now = Clock::now();
   if (!lost_.empty() || now < next_look_) return lost_;
   lost_ = clock_.observe(host_, local_job_processes(lines_), now);
-  if (!lost_.empty() && end_stopped) {
-    const JobProcess& stopped = clock_.lost_process();
-    if (!stopped.daemon && stopped.rank >= 0 && ended_.insert(stopped.pid).second &&
-        end_stopped(stopped))
-      lost_.clear();
-  }
+  if (!lost_.empty() && end_stopped && end_stopped.end(host_, clock_.lost_process()))
+    lost_.clear();
   // The next look: after the interval, or at the deadline of a process seen stopped.
   next_look_ = std::min(
       now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(interval_s_)),

@@ -80,6 +80,27 @@ class StopClock {
 // 10 s", "Open MPI's daemon orted (pid 812) on HOST: stopped by a tracer for 10 s".
 std::string stopped_text(const std::string& host, const JobProcess& process, double seconds);
 
+// Where the job recovers in place (spares): a process stopped for --host-timeout is ended (the MPI
+// then sees it lost, and the library recovers) instead of lost with its host. Holds the two rules
+// both paths follow: only a process of the job (a rank, never an MPI daemon or mpirun) is ended,
+// and each once (a second sighting of the same process is a loss: ending it failed).
+class StoppedProcessEnder {
+ public:
+  // Ends `process` on `host`; true where it was ended.
+  using End = std::function<bool(const std::string& host, const JobProcess& process)>;
+  StoppedProcessEnder() = default;
+  explicit StoppedProcessEnder(End end) : end_(std::move(end)) {}
+  explicit operator bool() const { return static_cast<bool>(end_); }
+  // true where `process` was ended now.
+  bool end(const std::string& host, const JobProcess& process);
+  // A new run: its processes are new.
+  void forget() { ended_.clear(); }
+
+ private:
+  End end_;
+  std::set<std::pair<std::string, long>> ended_;  // (host, pid) handed to end_
+};
+
 // The local path's watch (runner.h JobWatch::lost): every process of run `run` of job `job_id`
 // on this machine (BSPG_JOB_ID and BSPG_RUN in its environment). lost() scans /proc at most
 // every interval_s(timeout) and is cheap in between.
@@ -89,8 +110,8 @@ class FrozenWatch {
   // "" or what was lost, e.g. "process 1 on vm: stopped (SIGSTOP) for 5 s".
   std::string lost();
   // Where the job recovers in place (spares): a process of the job stopped for the timeout is
-  // handed here instead of being lost; true where it was ended (the MPI then sees it lost).
-  std::function<bool(const JobProcess& process)> end_stopped;
+  // ended here instead of being lost.
+  StoppedProcessEnder end_stopped;
 
   // Seconds between two looks at /proc for a timeout.
   static double interval_s(double timeout_s);
@@ -100,7 +121,6 @@ class FrozenWatch {
   double interval_s_;
   std::string host_;
   StopClock clock_;
-  std::set<long> ended_;  // stopped processes handed to end_stopped, each once
   StopClock::Clock::time_point next_look_;
   std::string lost_;
 };

@@ -150,9 +150,8 @@ void HostMonitor::run() {
         if (listed[i]) {
           if (std::string what = stop_clock.observe(hosts_[i].host.name, processes[i], now);
               !what.empty()) {
-            const JobProcess& stopped = stop_clock.lost_process();
-            if (options_.end_stopped && !stopped.daemon && stopped.rank >= 0 &&
-                options_.end_stopped(hosts_[i].host.name, stopped))
+            if (options_.end_stopped &&
+                options_.end_stopped->end(hosts_[i].host.name, stop_clock.lost_process()))
               continue;
             std::lock_guard<std::mutex> lock(mutex_);
             lost_host_ = hosts_[i].host.name;

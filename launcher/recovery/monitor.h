@@ -40,9 +40,9 @@ struct MonitorOptions {
   // Whether the job could run without `host` (probes the other candidates); asked before moving.
   std::function<bool(const std::string& host)> room_elsewhere;
   // Set where the job recovers in place (spares): a process of the job stopped for
-  // --host-timeout is handed here instead of being lost; true where it was ended (the MPI then
-  // sees it lost, and the library recovers), and the monitor watches on.
-  std::function<bool(const std::string& host, const JobProcess& process)> end_stopped;
+  // --host-timeout is ended by it instead of being lost (the MPI then sees it lost, and the
+  // library recovers), and the monitor watches on.
+  StoppedProcessEnder* end_stopped = nullptr;
 };
 
 // Probes this many times in a row above --migrate-load before the job moves.

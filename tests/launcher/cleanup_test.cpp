@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "frozen.h"
 #include "remote_stop.h"
@@ -103,6 +104,27 @@ TEST(StopClock, NamesADaemonOrATracedProcess) {
   StopClock traced(1, t0);
   EXPECT_EQ(traced.observe("emu2", {process(12, 't', 1)}, later),
             "process 1 on emu2: stopped by a tracer (debugger) for 2 s");
+}
+
+TEST(StoppedProcessEnder, EndsOnlyAProcessOfTheJobAndEachOnce) {
+  std::vector<std::string> ended;
+  bool works = true;
+  StoppedProcessEnder ender([&](const std::string& host, const JobProcess& p) {
+    ended.push_back(host + ":" + std::to_string(p.pid));
+    return works;
+  });
+  EXPECT_FALSE(ender.end("emu2", process(800, 'T', -1, true, "prted")));  // a daemon: never
+  EXPECT_FALSE(ender.end("emu2", process(801, 'T', -1)));                 // no rank: not the job's
+  EXPECT_TRUE(ender.end("emu2", process(12, 'T', 1)));
+  EXPECT_FALSE(ender.end("emu2", process(12, 'T', 1)));  // seen again: ending it failed
+  EXPECT_TRUE(ender.end("emu3", process(12, 'T', 2)));   // the same pid on another host
+  works = false;
+  EXPECT_FALSE(ender.end("emu3", process(13, 'T', 3)));  // could not be ended
+  EXPECT_EQ(ended, (std::vector<std::string>{"emu2:12", "emu3:12", "emu3:13"}));
+  ender.forget();  // a new run
+  works = true;
+  EXPECT_TRUE(ender.end("emu2", process(12, 'T', 1)));
+  EXPECT_FALSE(StoppedProcessEnder().end("emu2", process(12, 'T', 1)));  // none set
 }
 
 TEST(JobProcesses, TheScriptListsTheJobsProcessesWithStateAndRankAndNothingElse) {
