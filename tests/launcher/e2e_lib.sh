@@ -147,9 +147,10 @@ start_hosts() { "$EMUHOSTS" start "$dir" "$@" >/dev/null || { echo "FAIL: emuhos
 
 # Jobs run in the background (restart_e2e.sh, outlive_e2e.sh): the scenario sets steps, every,
 # out and err; pid is bsprun's.
-# reference P: the answer of an uninterrupted run of P processes of CKPT_JOB on this machine.
+# reference P [ARGS...]: the answer of an uninterrupted run of P processes of CKPT_JOB on this
+# machine (ARGS: more of ckpt_job's options, as the scenario's job has them).
 reference() {
-  "$BSPRUN" -p "$1" --checkpoint-dir "$dir/reference" "$CKPT_JOB" "$steps" "$every" 2>&1 | grep '^RESULT'
+  "$BSPRUN" -p "$1" --checkpoint-dir "$dir/reference" "$CKPT_JOB" "$steps" "$every" "${@:2}" 2>&1 | grep '^RESULT'
 }
 
 start_job() {

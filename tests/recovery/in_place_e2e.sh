@@ -21,7 +21,8 @@
 #                   bsprun restarts from disk
 #   sigterm         SIGTERM to bsprun: the moment it has exited, no process of the job, spare or
 #                   MPI daemon is left on any host
-# Environment: BSPRUN, EMUHOSTS, CKPT_JOB. Runs sealed, skipped without root (e2e_lib.sh).
+# Environment: BSPRUN, EMUHOSTS, CKPT_JOB; E2E_MIB and BSPG_TRACE_RECOVERY (below).
+# Runs sealed, skipped without root (e2e_lib.sh).
 set -u
 scenario=${1:?scenario}
 : "${CKPT_JOB:?}"
@@ -31,7 +32,11 @@ scenario=${1:?scenario}
 tag=in-place-e2e-$$ # on every process's command line
 ckpt=$dir/ckpt      # the checkpoint directory, private on each host
 steps=60 every=4
-job=("$CKPT_JOB" "$steps" "$every" --ms 100 "$tag")
+# E2E_MIB=M: each process persists M MiB more (ckpt_job --mib), for timing a recovery with
+# that much state; the scenarios' checks are the same.
+more=()
+[ -n "${E2E_MIB:-}" ] && more=(--mib "$E2E_MIB")
+job=("$CKPT_JOB" "$steps" "$every" --ms 100 "${more[@]}" "$tag")
 export EMU_PRIVATE_DIRS=$ckpt EMU_NO_RC=1 EMU_SLOTS=1
 
 # The process of the job (or the spare: the one whose pid line is missing) on host I.
@@ -95,7 +100,7 @@ two_killed | copy_and_holder)
 esac
 # BSPG_TRACE_RECOVERY=1 in the test's environment: every recovery's steps, with the wall clock.
 [ -n "${BSPG_TRACE_RECOVERY:-}" ] && run+=(-x BSPG_TRACE_RECOVERY=1)
-want=$(reference 4)
+want=$(reference 4 "${more[@]}")
 
 case $scenario in
 process_killed | frozen)
