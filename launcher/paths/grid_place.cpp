@@ -142,8 +142,13 @@ class GridPlace : public JobPlace {
   void find_killed_process(RunResult& result, const MpiSettings& settings) const {
     ExitNoteSet notes;
     bool complete = true;
+    // Not on a host that was lost: it would only wait out the timeout (a frozen host), and a loss
+    // of a host ends the run whatever the notes say.
+    std::vector<hosts::HostSpec> answering;
+    for (const auto& h : run_hosts_)
+      if (h.name != lost_host_) answering.push_back(h);
     for (const auto& listed : hosts::run_on_hosts(
-             run_hosts_,
+             answering,
              hosts::guarded_command(exit_notes_script(remote_.marker), job_.probe.timeout_ms),
              job_.probe))
       complete = listed.ok && read_exit_notes(listed.out, notes) && complete;

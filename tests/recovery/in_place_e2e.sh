@@ -10,6 +10,10 @@
 #   host_killed     a whole host of the job killed (its sshd, MPI daemon and process): the job
 #                   finishes right, in place or by a restart (Open MPI 5.0's daemons do not
 #                   survive a lost host: -v says which path it took)
+#   host_frozen     a whole host of the job frozen (its sshd, MPI daemon and process SIGSTOPped):
+#                   lost at --host-timeout (4 s) to bsprun's probes, and the job finishes right by
+#                   a restart without it (nothing can end a frozen host's processes, and Open MPI
+#                   5.0's run-time ends a job whose daemon it loses); once thawed, nothing is left
 #   spare_lost      the spare killed while it waits: said in one line, the job goes on and ends
 #                   right
 #   two_killed      two spares on two more hosts, --copies 2: pids 1 and 2 killed at once (pid 1's
@@ -94,7 +98,7 @@ two_killed | copy_and_holder)
   # A short --host-timeout only where a stopped process is to be found: under load (CI runs
   # tests side by side) a probe of a host that is fine can take over a second.
   timeout_s=10
-  [ "$scenario" = frozen ] && timeout_s=4
+  [ "$scenario" = frozen ] || [ "$scenario" = host_frozen ] && timeout_s=4
   run=(-p 4 -v --spares 1 --restarts 2 --host-timeout "$timeout_s" --hostfile hosts.yaml --checkpoint-dir "$ckpt")
   ;;
 esac
@@ -135,6 +139,28 @@ host_killed)
     fail "neither a recovery in place nor a restart was said"
   expect_answer "$want"
   say_loss_to_resumed "$lost_at"
+  expect_nothing_left 5
+  ;;
+
+host_frozen)
+  start_job "${run[@]}" "${job[@]}"
+  wait_for "$out" "^checkpoint 3 at step" 60
+  victim_host=$(host_of_pid 2)
+  lost_at=$(date +%s.%N)
+  "$EMUHOSTS" freeze "$dir" "$victim_host"
+  wait_for "$err" "^bsprun: lost emu$victim_host: " 60
+  echo "lost to bsprun's line: $(awk -v a="$lost_at" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }') s"
+  wait_for "$err" "^bsprun: restart 1 of 2: " 60
+  echo "lost to the restart's line: $(awk -v a="$lost_at" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }') s"
+  wait_job 120
+  show
+  expect_status 0
+  expect_match "$err" "^bsprun: lost emu$victim_host: no answer for [0-9.]+ s \\(.*\\), noticed by bsprun's probes"
+  expect_match "$err" "^bsprun: restart 1 of 2: from checkpoint [0-9]+ on "
+  expect_answer "$want"
+  say_loss_to_resumed "$lost_at"
+  # Thawed, what was left on the frozen host finds its job gone and ends.
+  "$EMUHOSTS" thaw "$dir" "$victim_host"
   expect_nothing_left 5
   ;;
 
