@@ -174,7 +174,7 @@ frozen_profile)
   wait_for "$err" "^bsprun: restart 1 of 2: " 60
   gap_ms=$(($(date +%s%3N) - lost_at))
   echo "---- from the loss to the restart: $gap_ms ms"
-  # About 7 s without --profile here (the frozen scenario prints its own); waiting out emu2's
+  # About 2 s without --profile here (the frozen scenario prints its own); waiting out emu2's
   # ssh connect timeout would add 10 s.
   [ "$gap_ms" -lt 12000 ] || fail "the restart came $gap_ms ms after the loss (the profile waited for emu2?)"
   wait_job 120
