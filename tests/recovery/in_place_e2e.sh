@@ -20,6 +20,9 @@
 #                   copies are with pids 2 and 3): both recovered in place, in one recovery, or,
 #                   where Open MPI 5.0.7's shrink waits for ever (the second loss reaching the
 #                   survivors while they shrink), one line at bspg's time bound and a restart
+#   loss_in_recovery  two spares, --copies 2: pid 2 killed, then pid 1 0.1 s later, while the
+#                   others recover from the first loss: both recovered in place (in one recovery
+#                   or two), or one line at bspg's time bound and a restart, as above
 #   copy_and_holder the same kill with one copy (the default): pid 1's only copy was with pid 2,
 #                   so the library says why not in place (or the time bound does, as above), and
 #                   bsprun restarts from disk
@@ -89,7 +92,7 @@ say_loss_to_resumed() {
 }
 
 case $scenario in
-two_killed | copy_and_holder)
+two_killed | copy_and_holder | loss_in_recovery)
   start_hosts 0.1 0.1 0.1 0.1 3.5 3.6 # the fifth and sixth, busy, get the spares
   run=(-p 4 -v --spares 2 --restarts 2 --hostfile hosts.yaml --checkpoint-dir "$ckpt")
   ;;
@@ -203,6 +206,37 @@ two_killed | copy_and_holder)
     expect_match "$err" "^bspg: process [12] \(host emu[0-9], process id [0-9]+\) lost; no recovery in place: no process left holds a copy of process 1's shard of checkpoint [0-9]+ \(bsprun --copies keeps more\)"
     expect_count "$err" "^bspg: .*no recovery in place" 1
     expect_match "$err" "^bsprun: restart 1 of 2: from checkpoint [0-9]+ on "
+  fi
+  expect_answer "$want"
+  say_loss_to_resumed "$lost_at"
+  expect_nothing_left 6
+  ;;
+
+loss_in_recovery)
+  run+=(--copies 2)
+  start_job "${run[@]}" "${job[@]}"
+  wait_for "$out" "^checkpoint 3 at step" 60
+  victim_a=$(process_on "$(host_of_pid 2)") victim_b=$(process_on "$(host_of_pid 1)")
+  [ -n "$victim_a" ] && [ -n "$victim_b" ] || fail "no processes of pids 1 and 2 found"
+  lost_at=$(date +%s.%N)
+  kill -KILL "$victim_a"
+  sleep 0.1
+  kill -KILL "$victim_b"
+  wait_job 120
+  show
+  expect_status 0
+  bound="^bspg: a process was lost; no recovery in place: the recovery did not end within 5 s; the job ends for a restart$"
+  if grep -Eq "$bound" "$err"; then
+    echo "(the MPI's shrink did not end: the time bound's line, and a restart)"
+    expect_count "$err" "^bspg: .*no recovery in place" 1
+    expect_match "$err" "^bsprun: restart 1 of 2: from checkpoint [0-9]+ on "
+  else
+    # Both lost pids were taken by spares, in one recovery or two, and the job never restarted.
+    for lost in 1 2; do
+      grep -Eq "^bspg: recovered in place from checkpoint [0-9]+: .*process $lost \\(host emu[0-9], process id [0-9]+\\)" "$err" ||
+        fail "no recovery in place of process $lost"
+    done
+    expect_count "$err" "^bsprun: restart " 0
   fi
   expect_answer "$want"
   say_loss_to_resumed "$lost_at"
