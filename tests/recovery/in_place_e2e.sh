@@ -5,6 +5,8 @@
 # run's and that nothing of the job is left on any host once bsprun has returned.
 #   process_killed  one process of the job killed (SIGKILL) on a host that stays: the spare takes
 #                   its place in place (no restart, no new mpirun), within the time the line says
+#   process_killed_restart  the same kill with --recovery restart: the restart path, for
+#                   comparison (benchmarks/recovery_in_place.sh times both)
 #   frozen          one process of the job stopped (SIGSTOP): found by bsprun's probes at
 #                   --host-timeout (4 s), killed by bsprun, and recovered in place
 #   host_killed     a whole host of the job killed (its sshd, MPI daemon and process): the job
@@ -103,6 +105,7 @@ two_killed | copy_and_holder | loss_in_recovery)
   timeout_s=10
   [ "$scenario" = frozen ] || [ "$scenario" = host_frozen ] && timeout_s=4
   run=(-p 4 -v --spares 1 --restarts 2 --host-timeout "$timeout_s" --hostfile hosts.yaml --checkpoint-dir "$ckpt")
+  [ "$scenario" = process_killed_restart ] && run+=(--recovery restart)
   ;;
 esac
 # BSPG_TRACE_RECOVERY=1 in the test's environment: every recovery's steps, with the wall clock.
@@ -125,6 +128,23 @@ process_killed | frozen)
   expect_match "$err" "^bspg: recovered in place from checkpoint [0-9]+: process 2 \(host emu$victim_host, process id [0-9]+\) lost, a spare on emu5 took its place, in [0-9.]+ s$"
   expect_match "$err" "^bsprun: process 2 on emu$victim_host lost: recovered in place"
   expect_count "$err" "^bsprun: restart " 0
+  expect_answer "$want"
+  say_loss_to_resumed "$lost_at"
+  expect_nothing_left 5
+  ;;
+
+process_killed_restart)
+  start_job "${run[@]}" "${job[@]}"
+  wait_for "$out" "^checkpoint 3 at step" 60
+  victim=$(process_on "$(host_of_pid 2)")
+  [ -n "$victim" ] || fail "no process of pid 2 found"
+  lost_at=$(date +%s.%N)
+  kill -KILL "$victim"
+  wait_job 120
+  show
+  expect_status 0
+  expect_count "$err" "^bspg: recovered in place" 0
+  expect_match "$err" "^bsprun: restart 1 of 2: from checkpoint [0-9]+ on "
   expect_answer "$want"
   say_loss_to_resumed "$lost_at"
   expect_nothing_left 5
