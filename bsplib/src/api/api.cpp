@@ -15,7 +15,6 @@
 #include "bspg.h"
 #include "crash.hpp"
 #include "errors.hpp"
-#include "in_place.hpp"
 #include "profile.hpp"
 #include "runtime.hpp"
 #include "section.hpp"
@@ -302,13 +301,13 @@ void bsp_begin(int maxprocs) {
            "run's SPMD part with bsp_init before its bsp_begin)");
     return begin_nested(maxprocs);
   }
-  bspg::in_place::trace_moment("bsp_begin");
+  bspg::section::trace_recovery("bsp_begin");
   const bspg::Membership member = bspg::section::begin(maxprocs);
   if (member.comm == MPI_COMM_NULL) return;  // not needed: as after bsp_end
   g_runtime = new Runtime(member.comm, member.pid, member.nprocs);
   g_phase = Phase::Inside;
   bspg::g_profiler = bspg::Profiler::start(member.comm, member.pid, member.nprocs);
-  bspg::in_place::trace_moment("bsp_begin done");
+  bspg::section::trace_recovery("bsp_begin done");
   // Runs before the handlers installed earlier (those of MPI's start, which expect the section
   // to be over) and before the destructors of anything built so far.
   static bool end_at_exit_installed = false;
@@ -517,10 +516,10 @@ void bspg_persist(void* addr, size_t nbytes) {
 
 int bspg_resume(void) {
   Runtime& rt = checkpointing_run("bspg_resume");
-  bspg::in_place::trace_moment("bspg_resume");
+  bspg::section::trace_recovery("bspg_resume");
   bspg::Checkpoints& checkpoints = rt.checkpointing();
   const int from = checkpoints.resume();
-  bspg::in_place::trace_moment("bspg_resume done");
+  bspg::section::trace_recovery("bspg_resume done");
   // A restarted attempt's profile numbers its supersteps on from the checkpoint's (which the
   // runtime's count now holds; a checkpoint of format 2 does not say).
   if (from > 0 && bspg::g_profiler != nullptr && checkpoints.restored_supersteps() > 0)

@@ -43,7 +43,7 @@ using namespace checkpoint_internal;  // what the checkpoint files share (checkp
 // Every process says whether it has a problem. If one has, the lowest such process tells the
 // others where and why, checkpoint n is removed (what of it exists), pid 0 prints the one line,
 // and every process ends with 75 when an earlier checkpoint is kept, else 1.
-void Checkpoints::agree(std::uint64_t n, const Problem& mine, Files& files) {
+void Checkpoints::agree(std::uint64_t n, const Problem& mine, Files& files, std::uint64_t kept) {
   const std::uint64_t failed =
       all_min(mine.empty() ? UINT64_MAX : static_cast<std::uint64_t>(rt_.pid), comm_);
   if (failed == UINT64_MAX) return;
@@ -61,13 +61,13 @@ void Checkpoints::agree(std::uint64_t n, const Problem& mine, Files& files) {
   if (lowest_on_host_ && dir_fd_ >= 0) remove_entry(dir_fd_, "c" + std::to_string(n));
   if (rt_.pid == 0) {
     std::fflush(stdout);
-    const std::string kept = last_ > 0 ? "checkpoint " + std::to_string(last_) + " is kept"
-                                       : "there is no earlier checkpoint";
+    const std::string kept_text = kept > 0 ? "checkpoint " + std::to_string(kept) + " is kept"
+                                           : "there is no earlier checkpoint";
     std::fprintf(stderr, "bspg: checkpoint %llu could not be written on %s: %s: %s; %s\n",
-                 static_cast<unsigned long long>(n), host, file, error, kept.c_str());
+                 static_cast<unsigned long long>(n), host, file, error, kept_text.c_str());
     std::fflush(stderr);
   }
-  end_job(last_ > 0 ? kStoppedAfterCheckpoint : 1);
+  end_job(kept > 0 ? kStoppedAfterCheckpoint : 1);
 }
 
 // Every process ends here together, through MPI_Finalize, so that the starter reports `status`.
@@ -80,6 +80,14 @@ void Checkpoints::end_job(int status) {
   if (rt_.pid == 0) stop_job(status);
   for (int i = 0; i < 300; ++i) usleep(100000);  // process 0's abort ends us
   stop_job(status);
+}
+
+// Where bsprun cannot ask the hosts afterwards (a Slurm allocation that ended under the job), this
+// line, which its filter takes out, tells it which checkpoint the hosts hold whole.
+void Checkpoints::say_whole(std::uint64_t n) {
+  if (!say_whole_ || rt_.pid != 0) return;
+  std::fprintf(stderr, "bspg: checkpoint %llu is whole\n", static_cast<unsigned long long>(n));
+  std::fflush(stderr);
 }
 
 // bsprun asks a job to stop right after a checkpoint (to move it to other hosts) with a file "stop"
@@ -97,26 +105,32 @@ int Checkpoints::checkpoint() {
     clean_up_first();
   }
   Files files;
-  // The checkpoint counts only once every shard, copy and marker is durable everywhere.
-  agree(n, prepare(n, files), files);
-  agree(n, write_data(n, files), files);
-  agree(n, write_marker(n, files), files);
-  files.close_all();
-  // Every marker is written (the agreement says so): the checkpoint before is no longer needed.
-  if (lowest_on_host_)
-    for (const std::string& name : entries(dir_fd_)) {
-      const long long m = checkpoint_number(name);
-      if (m >= 0 && static_cast<std::uint64_t>(m) < n) remove_entry(dir_fd_, name);
-    }
-  last_ = n;
-  memory_copies::keep(n, run_);
-  // Where bsprun cannot ask the hosts afterwards (a Slurm allocation that ended under the job),
-  // this line, which its filter takes out, tells it which checkpoint the hosts hold whole.
-  if (say_whole_ && rt_.pid == 0) {
-    std::fprintf(stderr, "bspg: checkpoint %llu is whole\n", static_cast<unsigned long long>(n));
-    std::fflush(stderr);
+  if (memory_copies::on() && dir_fd_ >= 0) {
+    // In memory on every process and its copy holders first (what a recovery in place reads);
+    // the disk copy of the checkpoint before must be durable everywhere by now.
+    finish_behind();
+    agree(n, write_data(n, files), files, last_);
+    last_ = n;
+    memory_copies::keep(n, run_);
+    write_behind(n);
+  } else {
+    // The checkpoint counts only once every shard, copy and marker is durable everywhere.
+    agree(n, prepare(n, files), files, last_);
+    agree(n, write_data(n, files), files, last_);
+    agree(n, write_marker(n, files), files, last_);
+    files.close_all();
+    // Every marker is written (the agreement says so): the checkpoint before is no longer needed.
+    if (lowest_on_host_)
+      for (const std::string& name : entries(dir_fd_)) {
+        const long long m = checkpoint_number(name);
+        if (m >= 0 && static_cast<std::uint64_t>(m) < n) remove_entry(dir_fd_, name);
+      }
+    last_ = n;
+    memory_copies::keep(n, run_);
+    say_whole(n);
   }
   if (stop_requested()) {
+    finish_behind();  // bsprun continues the job from the disk
     if (rt_.pid == 0) {
       std::fprintf(stderr, "bspg: stopping after checkpoint %llu, as asked (%s/stop)\n",
                    static_cast<unsigned long long>(n), directory_.c_str());

@@ -20,6 +20,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,9 @@ class Checkpoints {
  public:
   // Reads BSPG_CHECKPOINT_DIR, BSPG_RESUME, BSPG_RUN, BSPG_PROGRAM_ID and BSPG_COPIES. Local.
   explicit Checkpoints(Runtime& runtime);
+  ~Checkpoints();  // stops a disk write still going on (see abandon)
+  Checkpoints(const Checkpoints&) = delete;
+  Checkpoints& operator=(const Checkpoints&) = delete;
 
   void persist(void* address, std::uint64_t bytes);  // local, in the same order on every run
   int resume();      // collective: 0 on a fresh run, else the checkpoint restored
@@ -49,7 +53,8 @@ class Checkpoints {
   // BSPG_CHECKPOINT_CLEANUP=end (bsprun's default directory) it first removes the directory on
   // every host, once all processes got here: one barrier, and a directory listing per host.
   void close();
-  // After a loss (recovery in place): closes the directory and its lock, with no MPI call.
+  // After a loss (recovery in place): stops a disk write going on behind the job (its files stay
+  // .part, never counted), closes the directory and its lock, with no MPI call.
   void abandon();
 
   // What went wrong with a file of the checkpoint directory: its full path and strerror.
@@ -84,8 +89,17 @@ class Checkpoints {
   Problem prepare(std::uint64_t n, Files& files);
   Problem write_data(std::uint64_t n, Files& files);
   Problem write_marker(std::uint64_t n, Files& files);
-  // Collective: returns when no process has a problem; otherwise the job ends (see the .cpp).
-  void agree(std::uint64_t n, const Problem& mine, Files& files);
+  // Collective: returns when no process has a problem; otherwise the job ends (see the .cpp),
+  // keeping checkpoint `kept` (the last one written).
+  void agree(std::uint64_t n, const Problem& mine, Files& files, std::uint64_t kept);
+  // With in-memory copies: checkpoint n's disk copy, written behind the job by a thread of its
+  // own from the in-memory files (behind.cpp). finish_behind (collective) waits for it, agrees
+  // on it and removes the checkpoints before it; cancel_behind (local) stops it.
+  struct DiskWrite;
+  void write_behind(std::uint64_t n);
+  void finish_behind();
+  void cancel_behind();
+  void say_whole(std::uint64_t n);  // BSPG_SAY_WHOLE's line, for a checkpoint durable everywhere
   [[noreturn]] void end_job(int status);
   std::string read_shard(std::uint64_t n, int dir, const char* kind, std::uint64_t run);
   std::string read_shard_from(std::uint64_t n, int fd, std::uint64_t run);
@@ -102,6 +116,8 @@ class Checkpoints {
   std::string resume_;  // BSPG_RESUME as given
   std::vector<Area> areas_;
   std::uint64_t last_ = 0;  // number of the last checkpoint written or restored
+  std::uint64_t disk_last_ = 0;       // written behind the job: the last durable on disk
+  std::unique_ptr<DiskWrite> behind_;  // the disk write going on, if any
   bool planned_ = false;
   bool cleaned_ = false;           // the first checkpoint's clean-up is done
   bool lowest_on_host_ = false;    // the lowest pid on this host (set by plan)

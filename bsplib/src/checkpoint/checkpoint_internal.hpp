@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "behind.hpp"
 #include "checkpoint.hpp"
 #include "write_all.h"
 

@@ -142,7 +142,8 @@ void Checkpoints::remove_directory() {
 // one what lies beyond the checkpoint restored. Entries are removed, never followed.
 void Checkpoints::clean_up_first() {
   if (lowest_on_host_ && dir_fd_ >= 0) {
-    const bool fresh = resume_.empty() || resume_ == "0";
+    // A fresh run that restored a checkpoint (from memory, after a recovery in place) keeps it.
+    const bool fresh = (resume_.empty() || resume_ == "0") && last_ == 0;
     for (const std::string& name : entries(dir_fd_)) {
       const long long m = checkpoint_number(name);
       if (m >= 0 && (fresh || static_cast<std::uint64_t>(m) > last_)) remove_entry(dir_fd_, name);

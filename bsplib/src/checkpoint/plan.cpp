@@ -162,6 +162,8 @@ Checkpoints::Checkpoints(Runtime& runtime) : rt_(runtime) {
 }
 
 void Checkpoints::close() {
+  // The last checkpoint's disk copy, if it is being written behind the job, is waited for.
+  if (comm_ != MPI_COMM_NULL) finish_behind();
   // The job's own directory (bsprun's default) is not needed once every process ended its last
   // superstep: removing it here spares bsprun a login to each host after the job. Only where
   // this run opened it (a program that never checkpoints leaves none); the lowest pid of each
@@ -176,6 +178,7 @@ void Checkpoints::close() {
 }
 
 void Checkpoints::abandon() {
+  cancel_behind();
   if (dir_fd_ >= 0) ::close(dir_fd_), dir_fd_ = -1;
   if (lock_fd_ >= 0) ::close(lock_fd_), lock_fd_ = -1;
   comm_ = MPI_COMM_NULL;  // revoked; left to MPI_Finalize

@@ -101,8 +101,10 @@ Problem Checkpoints::prepare(std::uint64_t n, Files& files) {
 // Writes our shard, sends it to the copy holders and writes the copies we keep, interleaving file
 // writes with MPI progress so that the transfers overlap the disk. Every process takes part in the
 // whole exchange even after a write failed, so that nobody waits for it; the first problem is
-// returned.
+// returned. Without files (none prepared: the disk copy is written behind the job, behind.cpp)
+// only the in-memory copies are written.
 Problem Checkpoints::write_data(std::uint64_t n, Files& files) {
+  const bool to_disk = files.own >= 0;
   ByteBuffer head, tail;
   const std::vector<Piece> pieces = serialize(n, head, tail);
   std::uint64_t total = 0;
@@ -139,7 +141,7 @@ Problem Checkpoints::write_data(std::uint64_t n, Files& files) {
   for (std::size_t w = 0; w < wards_.size(); ++w) {
     Incoming& in = incoming[w];
     in.from = wards_[w];
-    in.fd = files.copies[w];
+    in.fd = to_disk ? files.copies[w] : -1;
     MPI_Irecv(&in.expected, 1, MPI_UINT64_T, in.from, kSizeTag, comm_, &in.request);
   }
   bool own_ok = true;
@@ -174,7 +176,8 @@ Problem Checkpoints::write_data(std::uint64_t n, Files& files) {
         int got = 0;
         MPI_Get_count(&status, MPI_BYTE, &got);
         const ByteBuffer& chunk = in.buffers[in.next ^ 1];
-        if (copy_ok[w] && !write_all(in.fd, chunk.data(), static_cast<std::uint64_t>(got))) {
+        if (to_disk && copy_ok[w] &&
+            !write_all(in.fd, chunk.data(), static_cast<std::uint64_t>(got))) {
           copy_ok[w] = false;
           note(shard_path(n, "copy", in.from) + ".part");
         }
@@ -192,7 +195,7 @@ Problem Checkpoints::write_data(std::uint64_t n, Files& files) {
     if (piece < pieces.size()) {  // a chunk of our own shard
       const Piece& p = pieces[piece];
       const std::uint64_t n_bytes = std::min(kChunkBytes, p.bytes - piece_at);
-      if (own_ok && !write_all(files.own, p.data + piece_at, n_bytes)) {
+      if (to_disk && own_ok && !write_all(files.own, p.data + piece_at, n_bytes)) {
         own_ok = false;
         note(shard_path(n, "shard", rt_.pid) + ".part");
       }
@@ -222,14 +225,15 @@ Problem Checkpoints::write_data(std::uint64_t n, Files& files) {
         renameat(files.dir, (final_name + ".part").c_str(), files.dir, final_name.c_str()) != 0)
       note(path);
   };
-  seal(files.own, "shard-" + std::to_string(rt_.pid));
+  if (to_disk) seal(files.own, "shard-" + std::to_string(rt_.pid));
   for (std::size_t w = 0; w < incoming.size(); ++w) {
     if (problem.empty() && incoming[w].received != incoming[w].expected)
       problem = {shard_path(n, "copy", incoming[w].from) + ".part",
                  "the copy from process " + std::to_string(incoming[w].from) + " is incomplete"};
-    seal(files.copies[w], "copy-" + std::to_string(incoming[w].from));
+    if (to_disk) seal(files.copies[w], "copy-" + std::to_string(incoming[w].from));
   }
-  if (problem.empty() && fsync(files.dir) != 0) note(directory_ + "/c" + std::to_string(n));
+  if (to_disk && problem.empty() && fsync(files.dir) != 0)
+    note(directory_ + "/c" + std::to_string(n));
   return problem;
 }
 

@@ -255,6 +255,8 @@ void set_end_section_hook(void (*end_section)()) { end_section_hook = end_sectio
 
 void set_forget_section_hook(void (*forget)()) { in_place::set_forget_section_hook(forget); }
 
+void trace_recovery(const char* what) { in_place::trace_moment(what); }
+
 void start_mpi() {
   if (!start_mpi_as_owner()) return;
   in_place::start();  // with spares: the job's world without them

@@ -14,6 +14,8 @@ void set_end_section_hook(void (*end_section)());
 // The API layer's other hook: forgets the section in progress when a recovery in place (bsprun
 // --spares) abandons it, without ending it.
 void set_forget_section_hook(void (*forget)());
+// With BSPG_TRACE_RECOVERY set: one line "bspg trace: role R: WHAT at T" on stderr (in_place.hpp).
+void trace_recovery(const char* what);
 
 // Starts MPI unless someone already has (bspg then owns it and finalizes it). A call that may
 // report an error before bsp_begin starts it first, so that process 0 speaks for all.
