@@ -112,11 +112,16 @@ void Checkpoints::write_behind(std::uint64_t n) {
   for (int ward : wards_) add("copy-" + std::to_string(ward), memory_copies::kept_copy(ward));
   write->marker_name = "complete-" + std::to_string(rt_.pid);
   write->marker = complete_marker(n, rt_.nprocs, hex_id(run_), program_id_);
-  bool whole = write->dir >= 0;
-  for (const auto& file : write->files) whole = whole && file.second >= 0;
-  if (!whole) {
-    write->problem = {write->path, std::string("cannot take its in-memory files: ") +
-                                       std::strerror(errno ? errno : EBADF)};
+  // Only checkpoint n's own in-memory files (a memory file that could not be made leaves the one
+  // before kept: never written under n's name).
+  bool taken = write->dir >= 0;
+  for (const auto& file : write->files) taken = taken && file.second >= 0;
+  const int why = errno;
+  if (memory_copies::kept() != n) {
+    write->problem = {write->path, "its copy in memory is missing (it could not be made)"};
+  } else if (!taken) {
+    write->problem = {write->path, std::string("cannot take its copy in memory: ") +
+                                       std::strerror(why != 0 ? why : EBADF)};
   } else {
     DiskWrite* w = write.get();
     write->thread = std::thread([w] { w->run(); });
