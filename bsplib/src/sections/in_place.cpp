@@ -562,8 +562,20 @@ void serve_as_spare() {
   int word = 0;
   MPI_Request request = MPI_REQUEST_NULL;
   MPI_Irecv(&word, 1, MPI_INT, MPI_ANY_SOURCE, kSpareTag, world, &request);
+  // Polls, sleeping between polls (up to 1 ms): a spare may wait for hours, and MPI_Wait's busy
+  // wait would take a core from whatever else its host runs (the job's processes, where they share
+  // it). A loss reaches it within a pause.
+  long pause_ns = 0;
   for (;;) {
-    const int rc = MPI_Wait(&request, MPI_STATUS_IGNORE);
+    int done = 0;
+    const int rc = MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (rc == MPI_SUCCESS && !done) {
+      pause_ns = std::min(pause_ns > 0 ? 2 * pause_ns : 50L * 1000, 1000L * 1000);
+      const timespec pause{0, pause_ns};
+      nanosleep(&pause, nullptr);
+      continue;
+    }
+    pause_ns = 0;
     if (rc == MPI_SUCCESS) {  // the job ended
       g_phase = Phase::After;
       before_finalize();
