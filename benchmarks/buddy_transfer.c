@@ -1,7 +1,9 @@
-/* buddy_transfer MIB OFFSET [REPEAT] - the network part of a checkpoint's limit, in plain MPI:
- * every process sends MIB MiB from memory to its buddy (rank + OFFSET) and receives as much
- * from its ward (rank - OFFSET), as bspg_checkpoint sends a shard's copy; rank 0 prints the
- * slowest process's time of each repetition ("transfer S s"). benchmarks/ckpt_restart.sh runs it.
+/* buddy_transfer MIB OFFSET [REPEAT] - a checkpoint's limit, in plain MPI and memcpy. Each
+ * repetition, all processes at once: the memory part, a memcpy of MIB MiB into memory written
+ * before (as an in-memory checkpoint keeps its own copy), and the network part, MIB MiB sent from
+ * memory to the buddy (rank + OFFSET) while as much arrives from the ward (rank - OFFSET), as
+ * bspg_checkpoint sends a shard's copy. Rank 0 prints the slowest process's time of each part
+ * ("memcpy S s", "transfer S s"). benchmarks/ckpt_restart.sh and recovery_in_place.sh run it.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -21,13 +23,24 @@ int main(int argc, char **argv) {
   const long mib = atol(argv[1]), offset = atol(argv[2]), repeat = argc > 3 ? atol(argv[3]) : 1;
   const size_t bytes = (size_t)mib << 20,
                chunk = (size_t)8 << 20; /* as the library: 8 MiB messages */
-  char *out = malloc(bytes ? bytes : 1), *in = malloc(bytes ? bytes : 1);
-  if (!out || !in) MPI_Abort(MPI_COMM_WORLD, 1);
+  char *out = malloc(bytes ? bytes : 1), *in = malloc(bytes ? bytes : 1),
+       *kept = malloc(bytes ? bytes : 1);
+  if (!out || !in || !kept) MPI_Abort(MPI_COMM_WORLD, 1);
   memset(out, rank, bytes);
+  memset(in, 0, bytes);
+  memset(kept, 0, bytes);
+  /* Called through a volatile pointer: a copy nobody reads must not be left out by the compiler. */
+  void *(*volatile copy)(void *, const void *, size_t) = memcpy;
   const int to = (int)((rank + offset) % p), from = (int)((rank - offset % p + p) % p);
   for (long r = 0; r < repeat; ++r) {
     MPI_Barrier(MPI_COMM_WORLD);
-    const double began = MPI_Wtime();
+    double began = MPI_Wtime();
+    copy(kept, out, bytes);
+    double copied = MPI_Wtime() - began, slowest_copy = 0;
+    MPI_Reduce(&copied, &slowest_copy, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (rank == 0) printf("memcpy %.4f s\n", slowest_copy);
+    MPI_Barrier(MPI_COMM_WORLD);
+    began = MPI_Wtime();
     for (size_t at = 0; at < bytes; at += chunk) {
       const int n = (int)(bytes - at < chunk ? bytes - at : chunk);
       MPI_Sendrecv(out + at, n, MPI_BYTE, to, 0, in + at, n, MPI_BYTE, from, 0, MPI_COMM_WORLD,
@@ -39,6 +52,7 @@ int main(int argc, char **argv) {
   }
   free(out);
   free(in);
+  free(kept);
   MPI_Finalize();
   return 0;
 }

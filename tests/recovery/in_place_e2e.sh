@@ -30,6 +30,10 @@
 #                   bsprun restarts from disk
 #   sigterm         SIGTERM to bsprun: the moment it has exited, no process of the job, spare or
 #                   MPI daemon is left on any host
+#   checkpoint_cost nothing lost: what an in-memory checkpoint costs (bspg_checkpoint's median,
+#                   checkpoints 2 and later) beside its limit on the same hosts, measured with
+#                   plain MPI and memcpy (BUDDY_TRANSFER: benchmarks/buddy_transfer); for
+#                   benchmarks/recovery_in_place.sh, E2E_MIB 16 unless set
 # Environment: BSPRUN, EMUHOSTS, CKPT_JOB; E2E_MIB and BSPG_TRACE_RECOVERY (below).
 # Runs sealed, skipped without root (e2e_lib.sh).
 set -u
@@ -41,9 +45,11 @@ scenario=${1:?scenario}
 tag=in-place-e2e-$$ # on every process's command line
 ckpt=$dir/ckpt      # the checkpoint directory, private on each host
 steps=60 every=4
+[ "$scenario" = checkpoint_cost ] && every=10 # the disk copy behind has the time to end
 # E2E_MIB=M: each process persists M MiB more (ckpt_job --mib), for timing a recovery with
 # that much state; the scenarios' checks are the same.
 more=()
+[ "$scenario" = checkpoint_cost ] && : "${E2E_MIB:=16}"
 [ -n "${E2E_MIB:-}" ] && more=(--mib "$E2E_MIB")
 job=("$CKPT_JOB" "$steps" "$every" --ms 100 "${more[@]}" "$tag")
 export EMU_PRIVATE_DIRS=$ckpt EMU_NO_RC=1 EMU_SLOTS=1
@@ -274,6 +280,29 @@ sigterm)
   show
   expect_status 143
   nothing_left_at_once
+  ;;
+
+checkpoint_cost)
+  [ -x "${BUDDY_TRANSFER:-}" ] || fail "BUDDY_TRANSFER must name benchmarks/buddy_transfer"
+  start_job "${run[@]}" "${job[@]}"
+  wait_job 300
+  show
+  expect_status 0
+  expect_answer "$want"
+  expect_nothing_left 5
+  median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+  cost=$(tr -d '\0' <"$out" | sed -n 's/^checkpoint \([0-9]*\) at step [0-9]* took \([0-9.]*\) s$/\1 \2/p' |
+    awk '$1 >= 2 { print $2 }' | median)
+  # The limit, on the same hosts: each of the 4 processes copies its shard in memory and sends it
+  # to the next one's host (where bspg places the copy) while its ward's arrives.
+  "$BSPRUN" -p 4 --hostfile hosts.yaml "$BUDDY_TRANSFER" "$E2E_MIB" 1 7 >"$dir/limit" 2>&1 ||
+    fail "buddy_transfer failed: $(tail -n 3 "$dir/limit")"
+  copy=$(sed -n 's/^memcpy \([0-9.]*\) s$/\1/p' "$dir/limit" | median)
+  send=$(sed -n 's/^transfer \([0-9.]*\) s$/\1/p' "$dir/limit" | median)
+  [ -n "$cost" ] && [ -n "$copy" ] && [ -n "$send" ] || fail "no checkpoint or limit times"
+  awk -v c="$cost" -v m="$copy" -v t="$send" 'BEGIN {
+    printf "checkpoint in memory: %.4f s; limit: memcpy %.4f s + transfer %.4f s = %.4f s; ratio %.2f\n",
+      c, m, t, m + t, c / (m + t) }'
   ;;
 
 *)

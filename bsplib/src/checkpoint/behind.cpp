@@ -5,7 +5,10 @@
 // reads), while the job goes on. The thread makes no MPI call. The next checkpoint, bsp_end or a
 // stop waits for it and agrees on it with the others: only then are the older checkpoints
 // removed, and a failure there ends the job as a failed write always did.
+#include "behind.hpp"
+
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,7 +19,6 @@
 #include <utility>
 #include <vector>
 
-#include "behind.hpp"
 #include "checkpoint_internal.hpp"
 #include "memory_copies.hpp"
 #include "runtime.hpp"
@@ -33,6 +35,15 @@ Checkpoints::DiskWrite::~DiskWrite() {
 }
 
 void Checkpoints::DiskWrite::run() {
+  // The job's own threads first: this one takes what CPU time they leave (the next checkpoint
+  // waits for it, and gives it the time then).
+  setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 19);
+  // The checkpoints before the last durable one, freed here rather than in the job's time.
+  if (remove_before > 0)
+    for (const std::string& entry : entries(dir)) {
+      const long long m = checkpoint_number(entry);
+      if (m >= 0 && static_cast<std::uint64_t>(m) < remove_before) remove_entry(dir, entry);
+    }
   const std::string name = "c" + std::to_string(n);
   if (mkdirat(dir, name.c_str(), 0700) != 0 && errno != EEXIST) return note(path);
   const int at = openat(dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -112,6 +123,8 @@ void Checkpoints::write_behind(std::uint64_t n) {
   for (int ward : wards_) add("copy-" + std::to_string(ward), memory_copies::kept_copy(ward));
   write->marker_name = "complete-" + std::to_string(rt_.pid);
   write->marker = complete_marker(n, rt_.nprocs, hex_id(run_), program_id_);
+  if (lowest_on_host_ && remove_pending_) write->remove_before = disk_last_;
+  remove_pending_ = false;
   // Only checkpoint n's own in-memory files (a memory file that could not be made leaves the one
   // before kept: never written under n's name).
   bool taken = write->dir >= 0;
@@ -129,7 +142,7 @@ void Checkpoints::write_behind(std::uint64_t n) {
   behind_ = std::move(write);
 }
 
-void Checkpoints::finish_behind() {
+void Checkpoints::finish_behind(bool remove_now) {
   if (!behind_) return;
   if (behind_->thread.joinable()) behind_->thread.join();
   const std::uint64_t n = behind_->n;
@@ -139,12 +152,15 @@ void Checkpoints::finish_behind() {
   Files none;
   agree(n, problem, none, kept);
   // Every process's files of checkpoint n are durable: the ones before it are no longer needed.
-  if (lowest_on_host_)
+  // Removing them takes time (tens of ms for large shards): the next disk write does it, where
+  // there is one.
+  disk_last_ = n;
+  remove_pending_ = !remove_now;
+  if (remove_now && lowest_on_host_)
     for (const std::string& name : entries(dir_fd_)) {
       const long long m = checkpoint_number(name);
       if (m >= 0 && static_cast<std::uint64_t>(m) < n) remove_entry(dir_fd_, name);
     }
-  disk_last_ = n;
   say_whole(n);
 }
 

@@ -22,6 +22,7 @@ struct Checkpoints::DiskWrite {
   std::string path;        // its name, for messages: DIRECTORY/c<n>
   std::vector<std::pair<std::string, int>> files;  // final name in c<n>, in-memory file
   std::string marker_name, marker;                 // complete-<pid> and its line
+  std::uint64_t remove_before = 0;                 // the checkpoints before it go first (0: none)
   std::atomic<bool> cancel{false};
   Problem problem;  // the first one; read after the join
   std::thread thread;

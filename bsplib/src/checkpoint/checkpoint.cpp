@@ -105,13 +105,17 @@ int Checkpoints::checkpoint() {
     clean_up_first();
   }
   Files files;
+  bool stop = false;
   if (memory_copies::on() && dir_fd_ >= 0) {
     // In memory on every process and its copy holders first (what a recovery in place reads);
     // the disk copy of the checkpoint before must be durable everywhere by now.
-    finish_behind();
-    agree(n, write_data(n, files), files, last_);
+    finish_behind(false);
+    agree(n, write_memory(n), files, last_);
     last_ = n;
     memory_copies::keep(n, run_);
+    // The job's last collective of the checkpoint before the disk write starts: its thread then
+    // slows none of them.
+    stop = stop_requested();
     write_behind(n);
   } else {
     // The checkpoint counts only once every shard, copy and marker is durable everywhere.
@@ -128,8 +132,9 @@ int Checkpoints::checkpoint() {
     last_ = n;
     memory_copies::keep(n, run_);
     say_whole(n);
+    stop = stop_requested();
   }
-  if (stop_requested()) {
+  if (stop) {
     finish_behind();  // bsprun continues the job from the disk
     if (rt_.pid == 0) {
       std::fprintf(stderr, "bspg: stopping after checkpoint %llu, as asked (%s/stop)\n",

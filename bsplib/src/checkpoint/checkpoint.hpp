@@ -88,16 +88,18 @@ class Checkpoints {
   std::vector<Piece> serialize(std::uint64_t n, ByteBuffer& head, ByteBuffer& tail);
   Problem prepare(std::uint64_t n, Files& files);
   Problem write_data(std::uint64_t n, Files& files);
+  Problem write_memory(std::uint64_t n);  // with spares: in memory only (in_memory.cpp)
   Problem write_marker(std::uint64_t n, Files& files);
   // Collective: returns when no process has a problem; otherwise the job ends (see the .cpp),
   // keeping checkpoint `kept` (the last one written).
   void agree(std::uint64_t n, const Problem& mine, Files& files, std::uint64_t kept);
   // With in-memory copies: checkpoint n's disk copy, written behind the job by a thread of its
   // own from the in-memory files (behind.cpp). finish_behind (collective) waits for it, agrees
-  // on it and removes the checkpoints before it; cancel_behind (local) stops it.
+  // on it and removes the checkpoints before it, at once or (remove_now false: a checkpoint
+  // follows) by the next disk write; cancel_behind (local) stops it.
   struct DiskWrite;
   void write_behind(std::uint64_t n);
-  void finish_behind();
+  void finish_behind(bool remove_now = true);
   void cancel_behind();
   void say_whole(std::uint64_t n);  // BSPG_SAY_WHOLE's line, for a checkpoint durable everywhere
   [[noreturn]] void end_job(int status);
@@ -117,6 +119,7 @@ class Checkpoints {
   std::vector<Area> areas_;
   std::uint64_t last_ = 0;  // number of the last checkpoint written or restored
   std::uint64_t disk_last_ = 0;       // written behind the job: the last durable on disk
+  bool remove_pending_ = false;       // the checkpoints before disk_last_ are still to go
   std::unique_ptr<DiskWrite> behind_;  // the disk write going on, if any
   bool planned_ = false;
   bool cleaned_ = false;           // the first checkpoint's clean-up is done

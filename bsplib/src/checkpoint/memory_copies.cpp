@@ -5,18 +5,37 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <map>
+#include <vector>
 
 namespace bspg::memory_copies {
 namespace {
 
+// An in-memory file and its mapping (mapped bytes may run past the file's end: never touched).
+struct File {
+  int fd = -1;
+  char* map = nullptr;
+  std::size_t mapped = 0;
+};
+
+void release(File& file) {
+  if (file.map) munmap(file.map, file.mapped);
+  if (file.fd >= 0) ::close(file.fd);
+  file = File{};
+}
+
+// Files of checkpoints dropped while the next is written, for it to use again; what it does not
+// use goes once it is kept.
+std::vector<File> reusable;
+
 struct Generation {
   std::uint64_t n = 0, run = 0;
-  int own = -1;
-  std::map<int, int> copies;  // ward pid -> file
+  File own;
+  std::map<int, File> copies;  // ward pid -> file
   void drop() {
-    if (own >= 0) ::close(own);
-    for (auto& [ward, fd] : copies) ::close(fd);
+    if (own.fd >= 0) reusable.push_back(own);
+    for (auto& [ward, file] : copies) reusable.push_back(file);
     *this = Generation{};
   }
 };
@@ -28,7 +47,29 @@ bool from_memory = false;
 // every process has the last, since the sync before it needs all), and the one being written.
 Generation kept_generation, previous, writing;
 
-int new_file(const char* name) { return memfd_create(name, MFD_CLOEXEC); }
+// Room for `bytes` in `file`: a reusable file where there is one (its pages are there already),
+// else a new one; made exactly `bytes` long, mapped (its pages populated at once, not one fault
+// at a time).
+char* room(File& file, std::uint64_t bytes) {
+  if (file.fd < 0 && !reusable.empty()) {
+    file = reusable.back();
+    reusable.pop_back();
+  }
+  if (file.fd < 0) file.fd = memfd_create("bspg-checkpoint", MFD_CLOEXEC);
+  if (file.fd < 0) return nullptr;
+  if (ftruncate(file.fd, static_cast<off_t>(bytes)) != 0) return nullptr;
+  if (bytes > file.mapped || file.map == nullptr) {
+    if (file.map) munmap(file.map, file.mapped);
+    file.map = nullptr;
+    file.mapped = 0;
+    const std::size_t length = bytes > 0 ? bytes : 1;
+    void* at = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, file.fd, 0);
+    if (at == MAP_FAILED) return nullptr;
+    file.map = static_cast<char*>(at);
+    file.mapped = length;
+  }
+  return file.map;
+}
 
 }  // namespace
 
@@ -41,28 +82,25 @@ void begin(std::uint64_t n) {
 }
 bool on() { return turned_on; }
 
-int own_file(std::uint64_t n) {
-  if (!turned_on || writing.n != n) return -1;
-  if (writing.own < 0) writing.own = new_file("bspg-shard");
-  return writing.own;
+char* own_room(std::uint64_t n, std::uint64_t bytes) {
+  if (!turned_on || writing.n != n) return nullptr;
+  return room(writing.own, bytes);
 }
 
-int copy_file(std::uint64_t n, int ward) {
-  if (!turned_on || writing.n != n) return -1;
-  auto found = writing.copies.find(ward);
-  if (found != writing.copies.end()) return found->second;
-  const int fd = new_file("bspg-copy");
-  writing.copies[ward] = fd;
-  return fd;
+char* copy_room(std::uint64_t n, int ward, std::uint64_t bytes) {
+  if (!turned_on || writing.n != n) return nullptr;
+  return room(writing.copies[ward], bytes);
 }
 
 void keep(std::uint64_t n, std::uint64_t run) {
-  if (!turned_on || writing.n != n || writing.own < 0) return;
+  if (!turned_on || writing.n != n || writing.own.fd < 0) return;
   previous.drop();
   previous = kept_generation;
   kept_generation = writing;
   kept_generation.run = run;
   writing = Generation{};
+  for (File& file : reusable) release(file);
+  reusable.clear();
 }
 
 std::uint64_t kept_before() { return previous.n; }
@@ -78,17 +116,17 @@ bool use(std::uint64_t n) {
 
 std::uint64_t kept() { return kept_generation.n; }
 std::uint64_t kept_run() { return kept_generation.run; }
-int kept_own() { return kept_generation.own; }
+int kept_own() { return kept_generation.own.fd; }
 
 std::vector<int> kept_wards() {
   std::vector<int> wards;
-  for (const auto& [ward, fd] : kept_generation.copies) wards.push_back(ward);
+  for (const auto& [ward, file] : kept_generation.copies) wards.push_back(ward);
   return wards;
 }
 
 int kept_copy(int ward) {
   auto found = kept_generation.copies.find(ward);
-  return found == kept_generation.copies.end() ? -1 : found->second;
+  return found == kept_generation.copies.end() ? -1 : found->second.fd;
 }
 
 void adopt(std::uint64_t n, std::uint64_t run, const std::string& bytes) {
@@ -97,17 +135,13 @@ void adopt(std::uint64_t n, std::uint64_t run, const std::string& bytes) {
   kept_generation.drop();
   kept_generation.n = n;
   kept_generation.run = run;
-  kept_generation.own = new_file("bspg-shard");
-  std::size_t at = 0;
-  while (at < bytes.size()) {
-    const ssize_t put = ::write(kept_generation.own, bytes.data() + at, bytes.size() - at);
-    if (put < 0 && errno == EINTR) continue;
-    if (put <= 0) {
-      kept_generation.drop();
-      return;
-    }
-    at += static_cast<std::size_t>(put);
-  }
+  char* into = room(kept_generation.own, bytes.size());
+  if (into)
+    std::memcpy(into, bytes.data(), bytes.size());
+  else
+    kept_generation.drop();
+  for (File& file : reusable) release(file);
+  reusable.clear();
 }
 
 bool read_whole(int fd, std::string& bytes) {

@@ -3,7 +3,9 @@
 // files (memfd) that outlive the section's runtime. A recovery restores survivors from their own
 // shard and sends each lost process's shard to the spare that takes its place, reading no file.
 // Memory: one shard plus one per copy held (with --copies K, about K + 1 times the persisted
-// bytes), twice: the last checkpoint, and the one before it or the one being written.
+// bytes), twice: the last checkpoint, and the one before it or the one being written. Each file
+// stays mapped, and a checkpoint is written into the files of the one it replaces: after the
+// first two, a checkpoint of the same size touches no new page (no page fault, no zeroing).
 #pragma once
 
 #include <cstdint>
@@ -18,10 +20,11 @@ bool on();
 
 // Checkpoint n starts being written (anew: what an attempt cut short by a loss wrote is dropped).
 void begin(std::uint64_t n);
-// While checkpoint n is written: the files its bytes go to (-1 where off). A failed write turns
-// the whole checkpoint's memory copy off (the last kept one stays).
-int own_file(std::uint64_t n);
-int copy_file(std::uint64_t n, int ward);
+// While checkpoint n is written: room for its bytes, `bytes` long (the file is made exactly that
+// long), for this process's shard or the copy of ward's, to be filled in place. nullptr where off,
+// or where the memory cannot be had (errno says why).
+char* own_room(std::uint64_t n, std::uint64_t bytes);
+char* copy_room(std::uint64_t n, int ward, std::uint64_t bytes);
 // Checkpoint n is whole everywhere: it is kept, and the one before it too until the next
 // checkpoint starts (see memory_copies.cpp).
 void keep(std::uint64_t n, std::uint64_t run);

@@ -11,7 +11,6 @@
 #include <cstring>
 
 #include "checkpoint_internal.hpp"
-#include "memory_copies.hpp"
 #include "runtime.hpp"
 #include "shard.hpp"
 #include "transport.hpp"
@@ -101,10 +100,8 @@ Problem Checkpoints::prepare(std::uint64_t n, Files& files) {
 // Writes our shard, sends it to the copy holders and writes the copies we keep, interleaving file
 // writes with MPI progress so that the transfers overlap the disk. Every process takes part in the
 // whole exchange even after a write failed, so that nobody waits for it; the first problem is
-// returned. Without files (none prepared: the disk copy is written behind the job, behind.cpp)
-// only the in-memory copies are written.
+// returned.
 Problem Checkpoints::write_data(std::uint64_t n, Files& files) {
-  const bool to_disk = files.own >= 0;
   ByteBuffer head, tail;
   const std::vector<Piece> pieces = serialize(n, head, tail);
   std::uint64_t total = 0;
@@ -141,21 +138,11 @@ Problem Checkpoints::write_data(std::uint64_t n, Files& files) {
   for (std::size_t w = 0; w < wards_.size(); ++w) {
     Incoming& in = incoming[w];
     in.from = wards_[w];
-    in.fd = to_disk ? files.copies[w] : -1;
+    in.fd = files.copies[w];
     MPI_Irecv(&in.expected, 1, MPI_UINT64_T, in.from, kSizeTag, comm_, &in.request);
   }
   bool own_ok = true;
   std::vector<bool> copy_ok(wards_.size(), true);
-  // With spares, the same bytes stay in memory too, for a recovery in place (memory_copies.hpp).
-  memory_copies::begin(n);
-  const int own_memory = memory_copies::own_file(n);
-  std::vector<int> copy_memory(wards_.size(), -1);
-  for (std::size_t w = 0; w < wards_.size(); ++w)
-    copy_memory[w] = memory_copies::copy_file(n, wards_[w]);
-  auto keep_in_memory = [&](int fd, const char* data, std::uint64_t bytes) {
-    if (fd >= 0 && !write_all(fd, data, bytes) && problem.empty())
-      problem = {"the in-memory copy of checkpoint " + std::to_string(n), std::strerror(errno)};
-  };
 
   std::size_t piece = 0;
   std::uint64_t piece_at = 0;
@@ -176,12 +163,10 @@ Problem Checkpoints::write_data(std::uint64_t n, Files& files) {
         int got = 0;
         MPI_Get_count(&status, MPI_BYTE, &got);
         const ByteBuffer& chunk = in.buffers[in.next ^ 1];
-        if (to_disk && copy_ok[w] &&
-            !write_all(in.fd, chunk.data(), static_cast<std::uint64_t>(got))) {
+        if (copy_ok[w] && !write_all(in.fd, chunk.data(), static_cast<std::uint64_t>(got))) {
           copy_ok[w] = false;
           note(shard_path(n, "copy", in.from) + ".part");
         }
-        keep_in_memory(copy_memory[w], chunk.data(), static_cast<std::uint64_t>(got));
         in.received += static_cast<std::uint64_t>(got);
       }
       if (in.received < in.expected) {
@@ -195,11 +180,10 @@ Problem Checkpoints::write_data(std::uint64_t n, Files& files) {
     if (piece < pieces.size()) {  // a chunk of our own shard
       const Piece& p = pieces[piece];
       const std::uint64_t n_bytes = std::min(kChunkBytes, p.bytes - piece_at);
-      if (to_disk && own_ok && !write_all(files.own, p.data + piece_at, n_bytes)) {
+      if (own_ok && !write_all(files.own, p.data + piece_at, n_bytes)) {
         own_ok = false;
         note(shard_path(n, "shard", rt_.pid) + ".part");
       }
-      keep_in_memory(own_memory, p.data + piece_at, n_bytes);
       piece_at += n_bytes;
       if (piece_at >= p.bytes) ++piece, piece_at = 0;
       continue;
@@ -225,15 +209,14 @@ Problem Checkpoints::write_data(std::uint64_t n, Files& files) {
         renameat(files.dir, (final_name + ".part").c_str(), files.dir, final_name.c_str()) != 0)
       note(path);
   };
-  if (to_disk) seal(files.own, "shard-" + std::to_string(rt_.pid));
+  seal(files.own, "shard-" + std::to_string(rt_.pid));
   for (std::size_t w = 0; w < incoming.size(); ++w) {
     if (problem.empty() && incoming[w].received != incoming[w].expected)
       problem = {shard_path(n, "copy", incoming[w].from) + ".part",
                  "the copy from process " + std::to_string(incoming[w].from) + " is incomplete"};
-    if (to_disk) seal(files.copies[w], "copy-" + std::to_string(incoming[w].from));
+    seal(files.copies[w], "copy-" + std::to_string(incoming[w].from));
   }
-  if (to_disk && problem.empty() && fsync(files.dir) != 0)
-    note(directory_ + "/c" + std::to_string(n));
+  if (problem.empty() && fsync(files.dir) != 0) note(directory_ + "/c" + std::to_string(n));
   return problem;
 }
 
