@@ -142,18 +142,26 @@ void Checkpoints::write_behind(std::uint64_t n) {
   behind_ = std::move(write);
 }
 
-void Checkpoints::finish_behind(bool remove_now) {
-  if (!behind_) return;
+Checkpoints::BehindEnd Checkpoints::join_behind() {
+  if (!behind_) return {};
   if (behind_->thread.joinable()) behind_->thread.join();
-  const std::uint64_t n = behind_->n;
-  const Problem problem = behind_->problem;
-  const std::uint64_t kept = behind_->kept;
+  BehindEnd end{behind_->n, behind_->kept, behind_->problem};
   behind_.reset();
+  return end;
+}
+
+void Checkpoints::finish_behind(bool remove_now) {
+  const BehindEnd end = join_behind();
+  if (end.n == 0) return;
   Files none;
-  agree(n, problem, none, kept);
-  // Every process's files of checkpoint n are durable: the ones before it are no longer needed.
-  // Removing them takes time (tens of ms for large shards): the next disk write does it, where
-  // there is one.
+  agree(end.n, end.problem, none, end.kept);
+  behind_durable(end.n, remove_now);
+}
+
+// Every process's files of checkpoint n are durable: the ones before it are no longer needed.
+// Removing them takes time (tens of ms for large shards): the next disk write does it, where
+// there is one (remove_now false).
+void Checkpoints::behind_durable(std::uint64_t n, bool remove_now) {
   disk_last_ = n;
   remove_pending_ = !remove_now;
   if (remove_now && lowest_on_host_)

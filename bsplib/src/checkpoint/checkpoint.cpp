@@ -17,11 +17,14 @@ namespace checkpoint_internal {
 
 // Smallest value over all processes, with idle waiting.
 std::uint64_t all_min(std::uint64_t mine, MPI_Comm comm) {
-  std::uint64_t result = 0;
+  all_min(&mine, 1, comm);
+  return mine;
+}
+
+void all_min(std::uint64_t* words, int count, MPI_Comm comm) {
   MPI_Request request;
-  MPI_Iallreduce(&mine, &result, 1, MPI_UINT64_T, unsigned_min_op(), comm, &request);
+  MPI_Iallreduce(MPI_IN_PLACE, words, count, MPI_UINT64_T, unsigned_min_op(), comm, &request);
   wait_idle(&request);
-  return result;
 }
 
 void idle_barrier(MPI_Comm comm) {
@@ -44,9 +47,17 @@ using namespace checkpoint_internal;  // what the checkpoint files share (checkp
 // others where and why, checkpoint n is removed (what of it exists), pid 0 prints the one line,
 // and every process ends with 75 when an earlier checkpoint is kept, else 1.
 void Checkpoints::agree(std::uint64_t n, const Problem& mine, Files& files, std::uint64_t kept) {
-  const std::uint64_t failed =
-      all_min(mine.empty() ? UINT64_MAX : static_cast<std::uint64_t>(rt_.pid), comm_);
-  if (failed == UINT64_MAX) return;
+  const std::uint64_t failed = all_min(said_problem(mine), comm_);
+  if (failed != UINT64_MAX) end_for_problem(failed, n, mine, files, kept);
+}
+
+std::uint64_t Checkpoints::said_problem(const Problem& mine) const {
+  return mine.empty() ? UINT64_MAX : static_cast<std::uint64_t>(rt_.pid);
+}
+
+// The rest of agree, once every process knows the lowest pid with a problem (failed).
+void Checkpoints::end_for_problem(std::uint64_t failed, std::uint64_t n, const Problem& mine,
+                                  Files& files, std::uint64_t kept) {
   files.close_all();
   char said[4096] = {};  // host, file and error, each NUL-terminated
   if (static_cast<std::uint64_t>(rt_.pid) == failed) {
@@ -92,9 +103,10 @@ void Checkpoints::say_whole(std::uint64_t n) {
 
 // bsprun asks a job to stop right after a checkpoint (to move it to other hosts) with a file "stop"
 // in the checkpoint directory of any of its hosts, whose first line names the run.
-bool Checkpoints::stop_requested() {
-  const bool mine = dir_fd_ >= 0 && first_line(dir_fd_, "stop") == hex_id(run_);
-  return all_min(mine ? 0 : 1, comm_) == 0;
+bool Checkpoints::stop_requested() { return all_min(stop_file_here() ? 0 : 1, comm_) == 0; }
+
+bool Checkpoints::stop_file_here() {
+  return dir_fd_ >= 0 && first_line(dir_fd_, "stop") == hex_id(run_);
 }
 
 int Checkpoints::checkpoint() {
@@ -107,15 +119,23 @@ int Checkpoints::checkpoint() {
   Files files;
   bool stop = false;
   if (memory_copies::on() && dir_fd_ >= 0) {
-    // In memory on every process and its copy holders first (what a recovery in place reads);
-    // the disk copy of the checkpoint before must be durable everywhere by now.
-    finish_behind(false);
-    agree(n, write_memory(n), files, last_);
+    // In memory on every process and its copy holders first (what a recovery in place reads).
+    // One agreement for three things: the disk copy of the checkpoint before (written behind the
+    // job) is durable everywhere, this one is in memory everywhere, and whether bsprun asked for
+    // a stop; it is the checkpoint's last collective, so the next disk write slows none.
+    const BehindEnd before = join_behind();
+    const Problem in_memory = write_memory(n);
+    std::uint64_t words[3] = {said_problem(before.problem), said_problem(in_memory),
+                              stop_file_here() ? 0u : 1u};
+    all_min(words, 3, comm_);
+    Files none;
+    if (words[0] != UINT64_MAX)
+      end_for_problem(words[0], before.n, before.problem, none, before.kept);
+    if (words[1] != UINT64_MAX) end_for_problem(words[1], n, in_memory, files, last_);
+    if (before.n > 0) behind_durable(before.n, false);
     last_ = n;
     memory_copies::keep(n, run_);
-    // The job's last collective of the checkpoint before the disk write starts: its thread then
-    // slows none of them.
-    stop = stop_requested();
+    stop = words[2] == 0;
     write_behind(n);
   } else {
     // The checkpoint counts only once every shard, copy and marker is durable everywhere.

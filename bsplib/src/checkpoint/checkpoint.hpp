@@ -80,12 +80,15 @@ class Checkpoints {
   void plan(const char* call);
   std::string take_lock();  // "" or why the directory is refused; may set unavailable_
   std::string shard_path(std::uint64_t n, const char* kind, int pid) const;
-  // The bytes of this process's shard for checkpoint n, in pieces that point into user memory.
+  // The bytes of this process's shard for checkpoint n, in pieces that point into user memory;
+  // with_checksum false: all but the last 8 bytes, the checksum of the others (for the caller to
+  // compute as it copies them).
   struct Piece {
     const char* data;
     std::uint64_t bytes;
   };
-  std::vector<Piece> serialize(std::uint64_t n, ByteBuffer& head, ByteBuffer& tail);
+  std::vector<Piece> serialize(std::uint64_t n, ByteBuffer& head, ByteBuffer& tail,
+                               bool with_checksum = true);
   Problem prepare(std::uint64_t n, Files& files);
   Problem write_data(std::uint64_t n, Files& files);
   Problem write_memory(std::uint64_t n);  // with spares: in memory only (in_memory.cpp)
@@ -93,13 +96,22 @@ class Checkpoints {
   // Collective: returns when no process has a problem; otherwise the job ends (see the .cpp),
   // keeping checkpoint `kept` (the last one written).
   void agree(std::uint64_t n, const Problem& mine, Files& files, std::uint64_t kept);
+  std::uint64_t said_problem(const Problem& mine) const;  // what agree reduces: pid or none
+  [[noreturn]] void end_for_problem(std::uint64_t failed, std::uint64_t n, const Problem& mine,
+                                    Files& files, std::uint64_t kept);
   // With in-memory copies: checkpoint n's disk copy, written behind the job by a thread of its
   // own from the in-memory files (behind.cpp). finish_behind (collective) waits for it, agrees
   // on it and removes the checkpoints before it, at once or (remove_now false: a checkpoint
   // follows) by the next disk write; cancel_behind (local) stops it.
   struct DiskWrite;
+  struct BehindEnd {  // a finished disk write (n 0: none was going on)
+    std::uint64_t n = 0, kept = 0;
+    Problem problem;
+  };
   void write_behind(std::uint64_t n);
   void finish_behind(bool remove_now = true);
+  BehindEnd join_behind();  // finish_behind's local part: waits for the thread
+  void behind_durable(std::uint64_t n, bool remove_now);  // and its part after the agreement
   void cancel_behind();
   void say_whole(std::uint64_t n);  // BSPG_SAY_WHOLE's line, for a checkpoint durable everywhere
   [[noreturn]] void end_job(int status);
@@ -111,6 +123,7 @@ class Checkpoints {
   std::uint64_t newest_readable_everywhere(std::uint64_t& run);
   void clean_up_first();
   bool stop_requested();
+  bool stop_file_here();    // stop_requested's local part
   void remove_directory();  // the whole checkpoint directory, never following a symbolic link
 
   Runtime& rt_;

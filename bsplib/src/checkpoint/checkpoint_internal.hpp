@@ -50,6 +50,7 @@ void remove_entry(int dir, const std::string& name, int depth = 0);
 // ---- checkpoint.cpp: collectives on the checkpoints' communicator, waiting idle ----------------
 
 std::uint64_t all_min(std::uint64_t mine, MPI_Comm comm);
+void all_min(std::uint64_t* words, int count, MPI_Comm comm);  // each word's, in place
 void idle_barrier(MPI_Comm comm);
 void idle_broadcast(void* data, int bytes, int root, MPI_Comm comm);
 

@@ -9,6 +9,7 @@
 #include "checkpoint_internal.hpp"
 #include "memory_copies.hpp"
 #include "runtime.hpp"
+#include "shard.hpp"
 #include "transport.hpp"
 
 namespace bspg {
@@ -32,13 +33,16 @@ int piece_length(std::uint64_t bytes, int i) {
 
 }  // namespace
 
-// Every process takes part in the whole exchange even where its memory ran out (the pieces then
-// land in a scratch buffer, one at a time), so that nobody waits for it; the first problem is
+// Our shard goes into its in-memory file 1 MiB at a time, checksummed on the way (the bytes are
+// in cache then), each piece sent to the holders as soon as it is there, and the MPI polled
+// between pieces: the copy overlaps the transfers. Every process takes part in the whole exchange
+// even where its memory ran out (the copy then goes to a buffer of its own, and the pieces it
+// receives to a scratch buffer, one at a time), so that nobody waits for it; the first problem is
 // returned.
 Problem Checkpoints::write_memory(std::uint64_t n) {
   ByteBuffer head, tail;
-  const std::vector<Piece> pieces = serialize(n, head, tail);
-  std::uint64_t total = 0;
+  const std::vector<Piece> pieces = serialize(n, head, tail, false);
+  std::uint64_t total = sizeof(std::uint64_t);  // the checksum, last
   for (const Piece& piece : pieces) total += piece.bytes;
   Problem problem;
   auto out_of_memory = [&]() {
@@ -74,30 +78,44 @@ Problem Checkpoints::write_memory(std::uint64_t n) {
     MPI_Isend(&total, 1, MPI_UINT64_T, holder, kSizeTag, comm_, &requests.back());
   }
 
-  // Our own shard: into its in-memory file, then sent from there in pieces (one contiguous
-  // source; the holders receive it while our next steps run).
   char* own = memory_copies::own_room(n, total);
   if (!own) out_of_memory();
-  if (own) {
-    std::uint64_t at = 0;
-    for (const Piece& piece : pieces) {
-      std::memcpy(own + at, piece.data, piece.bytes);
-      at += piece.bytes;
+  ByteBuffer flat;  // without room in memory (the job ends at the agreement): sent from here
+  if (!own) flat.extend(total);
+  char* const shard = own ? own : flat.data();
+  // Fills piece `own_next` of the shard from the serialized pieces (at `from`, `from_at`).
+  int own_next = 0;
+  std::size_t from = 0;
+  std::uint64_t from_at = 0;
+  ShardHash hash;
+  const int own_pieces = piece_count(total);
+  auto fill_and_send = [&]() {
+    const std::uint64_t begin = static_cast<std::uint64_t>(own_next) * kPieceBytes;
+    const std::uint64_t end = begin + static_cast<std::uint64_t>(piece_length(total, own_next));
+    const std::uint64_t data_end = std::min(end, total - sizeof(std::uint64_t));
+    for (std::uint64_t at = begin; at < data_end;) {
+      const Piece& piece = pieces[from];
+      const std::uint64_t take = std::min(piece.bytes - from_at, data_end - at);
+      if (take > 0) {
+        std::memcpy(shard + at, piece.data + from_at, take);
+        hash.update(shard + at, take);
+      }
+      at += take;
+      from_at += take;
+      if (from_at == piece.bytes) ++from, from_at = 0;
     }
-  }
-  // Without room for it (the job ends at the agreement), the holders still get as many bytes.
-  ByteBuffer flat;
-  if (!own) {
-    for (const Piece& piece : pieces) flat.append(piece.data, piece.bytes);
-  }
-  const char* source = own ? own : flat.data();
-  for (const int holder : holders_)
-    for (int i = 0; i < piece_count(total); ++i) {
+    if (end == total) {
+      const std::uint64_t checksum = hash.value();
+      std::memcpy(shard + total - sizeof checksum, &checksum, sizeof checksum);
+    }
+    for (const int holder : holders_) {
       requests.emplace_back();
-      what.push_back({kSend, 0, i});
-      MPI_Isend(source + static_cast<std::uint64_t>(i) * kPieceBytes, piece_length(total, i),
-                MPI_BYTE, holder, kDataTag, comm_, &requests.back());
+      what.push_back({kSend, 0, own_next});
+      MPI_Isend(shard + begin, static_cast<int>(end - begin), MPI_BYTE, holder, kDataTag, comm_,
+                &requests.back());
     }
+    ++own_next;
+  };
 
   ByteBuffer scratch;
   auto receive_piece = [&](std::size_t w, int i, char* into) {
@@ -106,17 +124,22 @@ Problem Checkpoints::write_memory(std::uint64_t n) {
     MPI_Irecv(into, piece_length(incoming[w].expected, i), MPI_BYTE, wards_[w], kDataTag, comm_,
               &requests.back());
   };
-  std::vector<int> done(requests.size());
+  std::vector<int> done;
   std::vector<MPI_Status> statuses;
   IdlePacer pacer;
-  for (int outstanding = static_cast<int>(requests.size()); outstanding > 0;) {
+  for (int outstanding = static_cast<int>(requests.size());
+       outstanding > 0 || own_next < own_pieces;) {
+    if (own_next < own_pieces) {
+      fill_and_send();
+      outstanding += static_cast<int>(holders_.size());
+    }
     done.resize(requests.size());
     statuses.resize(requests.size());
     int count = 0;
     MPI_Testsome(static_cast<int>(requests.size()), requests.data(), &count, done.data(),
                  statuses.data());
     if (count == MPI_UNDEFINED || count == 0) {
-      pacer.idle();
+      if (own_next == own_pieces) pacer.idle();
       continue;
     }
     pacer.reset();
