@@ -110,6 +110,6 @@ for _ in $(seq "$grid_repeat"); do
   env -u OMPI_MCA_btl_tcp_if_include BSPRUN=$bsprun CKPT_JOB=$job EMUHOSTS=$here/../tests/launcher/emuhosts.sh \
     SEALED=$here/../tests/sealed.sh EMU_NETNS=1 E2E_MIB=$mib BUDDY_TRANSFER=$build/benchmarks/buddy_transfer \
     "$here/../tests/recovery/in_place_e2e.sh" checkpoint_cost >"$work/log" 2>&1 || true
-  grep '^checkpoint in memory:' "$work/log" || echo "(failed: $(tail -n 1 "$work/log"))"
+  grep -a '^checkpoint in memory:' "$work/log" || echo "(failed: $(tail -n 1 "$work/log"))"
 done
 echo "target: a ratio of at most 1.2 (the disk copy, written behind the job, not counted)"

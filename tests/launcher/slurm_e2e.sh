@@ -9,6 +9,10 @@
 #   restart     salloc --no-kill, a spare node drained and a node killed mid-run, --restarts 2:
 #               the job finishes on the allocation's other spare node from its last checkpoint,
 #               with the right answer
+#   in_place    salloc -N 4, bsprun -p 3 --spares 1: a process of the job killed mid-run is
+#               recovered in place by the spare on the fourth node where the MPI can (Open MPI 5
+#               with ULFM), else the job restarts; the answer is right either way, and nothing
+#               is left on any node
 #   scancel     an sbatch job running bsprun is cancelled: nothing of it is left on any node
 #   sbatch      hostfiles/slurm-job.sbatch (restarts, a checkpointing program) runs as a batch job
 #   controls    a failing program's exit status, -x, --time-limit and SIGINT, as on the other paths
@@ -17,8 +21,8 @@
 #   profile     --profile DIR on the nodes' own storage: the records come back through srun
 #   time_limit  Slurm's signal before the time limit: bsprun stops the job and prints the --resume
 #               command, which finishes it in a new allocation with the right answer
-# Environment: BSPRUN, EMUHOSTS, EMUSLURM, CKPT_JOB, HELLO, SBATCH_EXAMPLE. Sealed, skipped
-# without root, Slurm or munge.
+# Environment: BSPRUN, EMUHOSTS, EMUSLURM, CKPT_JOB, HELLO, SBATCH_EXAMPLE; ULFM=1 where the MPI
+# recovers in place. Sealed, skipped without root, Slurm or munge.
 set -u
 scenario=${1:?scenario}
 : "${EMUSLURM:?}" "${CKPT_JOB:?}" "${HELLO:?}"
@@ -191,6 +195,40 @@ case "$scenario" in
     expect_count "$out" "^pid [0-2] of 3 on emu$drained$" 0
     expect_count "$out" "^$want$" 1
     expect_nothing_left 5 15
+    no_ssh_used
+    ;;
+  in_place)
+    steps=40 every=4
+    want=$(reference 3)
+    [ -n "$want" ] || fail "no reference answer"
+    EMU_SLOTS=1 start_cluster 0 0 0 0
+    out=$dir/out err=$dir/err
+    echo "---- salloc -N 4 bsprun -p 3 -v --spares 1 --restarts 2 (in the background)"
+    setsid salloc --quiet --no-kill -N 4 "$BSPRUN" -p 3 -v --spares 1 --restarts 2 "$CKPT_JOB" "$steps" "$every" --ms 100 "$tag" \
+      >"$out" 2>"$err" </dev/null &
+    pid=$!
+    group=$pid
+    wait_for "$out" "^checkpoint 2 at step" 60
+    node=$(tr -d '\0' <"$out" | grep -Eo "^pid 1 of 3 on emu[0-9]" | grep -Eo "[0-9]$")
+    victim=
+    for p in $("$EMUHOSTS" pids "$dir" "${node:-0}"); do
+      tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q "^$CKPT_JOB .*$tag" && victim=$p
+    done
+    [ -n "$victim" ] || fail "no process of pid 1 found on emu${node:-?}"
+    echo "---- pid 1 (process $victim on emu$node) is killed"
+    kill -KILL "$victim"
+    wait_job 150
+    kill -KILL -- "-$group" 2>/dev/null  # what a failed wait left
+    show
+    expect_status 0
+    if [ "${ULFM:-0}" = 1 ]; then
+      expect_match "$err" "^bspg: recovered in place from checkpoint [0-9]+: process 1 \(host emu$node, process id [0-9]+\) lost, a spare on emu[0-9] took its place, in [0-9.]+ s$"
+      expect_count "$err" "^bsprun: restart " 0
+    else
+      expect_match "$err" "^bsprun: restart 1 of 2: from checkpoint [0-9]+ on "
+    fi
+    expect_count "$out" "^$want$" 1
+    expect_nothing_left 4 15
     no_ssh_used
     ;;
   scancel)
