@@ -34,6 +34,9 @@
 #                   checkpoints 2 and later) beside its limit on the same hosts, measured with
 #                   plain MPI and memcpy (BUDDY_TRANSFER: benchmarks/buddy_transfer); for
 #                   benchmarks/recovery_in_place.sh, E2E_MIB 16 unless set
+#   checkpoint_memory nothing lost: the memory the in-memory checkpoints take, per process of the
+#                   job (its in-memory files, and its peak resident set), with --copies E2E_COPIES
+#                   (1 unless set) and E2E_MIB (16 unless set) MiB persisted per process
 # Environment: BSPRUN, EMUHOSTS, CKPT_JOB; E2E_MIB and BSPG_TRACE_RECOVERY (below).
 # Runs sealed, skipped without root (e2e_lib.sh).
 set -u
@@ -49,7 +52,7 @@ steps=60 every=4
 # E2E_MIB=M: each process persists M MiB more (ckpt_job --mib), for timing a recovery with
 # that much state; the scenarios' checks are the same.
 more=()
-[ "$scenario" = checkpoint_cost ] && : "${E2E_MIB:=16}"
+[ "$scenario" = checkpoint_cost ] || [ "$scenario" = checkpoint_memory ] && : "${E2E_MIB:=16}"
 [ -n "${E2E_MIB:-}" ] && more=(--mib "$E2E_MIB")
 job=("$CKPT_JOB" "$steps" "$every" --ms 100 "${more[@]}" "$tag")
 export EMU_PRIVATE_DIRS=$ckpt EMU_NO_RC=1 EMU_SLOTS=1
@@ -303,6 +306,36 @@ checkpoint_cost)
   awk -v c="$cost" -v m="$copy" -v t="$send" 'BEGIN {
     printf "checkpoint in memory: %.4f s; limit: memcpy %.4f s + transfer %.4f s = %.4f s; ratio %.2f\n",
       c, m, t, m + t, c / (m + t) }'
+  ;;
+
+checkpoint_memory)
+  copies=${E2E_COPIES:-1}
+  start_job "${run[@]}" --copies "$copies" "${job[@]}"
+  # Each process of the job (not the spare, which keeps nothing): the largest total of its
+  # in-memory files seen, and its peak resident set, sampled until the job ends.
+  declare -A files_kib=() peak_kib=()
+  while kill -0 "$pid" 2>/dev/null; do
+    for where in 1 2 3 4; do
+      p=$(process_on "$where")
+      [ -n "$p" ] || continue
+      # Each file once (the disk copy's thread holds duplicates of some descriptors).
+      total=$(for fd in /proc/"$p"/fd/*; do
+        case $(readlink "$fd" 2>/dev/null) in /memfd:bspg*) stat -L -c '%i %s' "$fd" 2>/dev/null ;; esac
+      done | sort -u | awk '{ kib += $2 / 1024 } END { printf "%d\n", kib }')
+      [ "$total" -gt "${files_kib[$where]:-0}" ] && files_kib[$where]=$total
+      hwm=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB$/\1/p' "/proc/$p/status" 2>/dev/null)
+      [ -n "$hwm" ] && [ "$hwm" -gt "${peak_kib[$where]:-0}" ] && peak_kib[$where]=$hwm
+    done
+    sleep 0.05
+  done
+  wait_job 300
+  show
+  expect_status 0
+  expect_answer "$want"
+  expect_nothing_left 5
+  files=$(for w in 1 2 3 4; do echo $((${files_kib[$w]:-0} / 1024)); done | sort -n | tr '\n' ' ')
+  peaks=$(for w in 1 2 3 4; do echo $((${peak_kib[$w]:-0} / 1024)); done | sort -n | tr '\n' ' ')
+  echo "in-memory checkpoints at $E2E_MIB MiB per process, --copies $copies: in-memory files per process (MiB): $files; peak resident set (MiB): $peaks"
   ;;
 
 *)
