@@ -2,10 +2,10 @@
 #include "memory_copies.hpp"
 
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <map>
 #include <vector>
 
@@ -129,33 +129,26 @@ int kept_copy(int ward) {
   return found == kept_generation.copies.end() ? -1 : found->second.fd;
 }
 
-void adopt(std::uint64_t n, std::uint64_t run, const std::string& bytes) {
+char* adopt(std::uint64_t n, std::uint64_t run, std::uint64_t bytes) {
   writing.drop();
   previous.drop();
   kept_generation.drop();
   kept_generation.n = n;
   kept_generation.run = run;
-  char* into = room(kept_generation.own, bytes.size());
-  if (into)
-    std::memcpy(into, bytes.data(), bytes.size());
-  else
-    kept_generation.drop();
+  char* into = room(kept_generation.own, bytes);
+  if (!into) kept_generation.drop();
   for (File& file : reusable) release(file);
   reusable.clear();
+  return into;
 }
 
-bool read_whole(int fd, std::string& bytes) {
-  const off_t size = lseek(fd, 0, SEEK_END);
-  if (size < 0) return false;
-  bytes.resize(static_cast<std::size_t>(size));
-  std::size_t at = 0;
-  while (at < bytes.size()) {
-    const ssize_t got = pread(fd, bytes.data() + at, bytes.size() - at, static_cast<off_t>(at));
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) return false;
-    at += static_cast<std::size_t>(got);
-  }
-  return true;
+const char* kept_copy_bytes(int ward, std::uint64_t& bytes) {
+  auto found = kept_generation.copies.find(ward);
+  if (found == kept_generation.copies.end() || !found->second.map) return nullptr;
+  struct stat info {};
+  if (fstat(found->second.fd, &info) != 0) return nullptr;
+  bytes = static_cast<std::uint64_t>(info.st_size);
+  return found->second.map;
 }
 
 void resume_from_memory(bool yes) { from_memory = yes; }

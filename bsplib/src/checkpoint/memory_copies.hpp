@@ -9,7 +9,6 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
 #include <vector>
 
 namespace bspg::memory_copies {
@@ -39,12 +38,14 @@ std::uint64_t kept_run();
 int kept_own();
 std::vector<int> kept_wards();
 int kept_copy(int ward);
-// A spare that took a lost process's place: its shard, received from a holder, is now its own;
-// the copies the lost process held are gone with it, and the wards this process held keep theirs.
-void adopt(std::uint64_t n, std::uint64_t run, const std::string& bytes);
+// A spare that took a lost process's place: its shard, to be received from a holder into the
+// room returned (`bytes` long; nullptr where the memory cannot be had, and nothing is kept), is
+// now its own checkpoint n of run `run`; what it kept before is dropped.
+char* adopt(std::uint64_t n, std::uint64_t run, std::uint64_t bytes);
 
-// Bytes of a kept file (for sending it to a spare).
-bool read_whole(int fd, std::string& bytes);
+// The bytes of the kept copy of ward's shard, in place (for sending it to a spare); nullptr
+// where none is kept.
+const char* kept_copy_bytes(int ward, std::uint64_t& bytes);
 
 // Set by the sections part after a recovery in place: bspg_resume restores the kept checkpoint
 // from memory instead of reading the checkpoint directory. Cleared by that restore.

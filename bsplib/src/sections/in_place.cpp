@@ -296,13 +296,14 @@ bool bring_lost_shards(const Survey& s, const std::vector<int>& taker) {
     if (s.n == 0) break;
     const int from = s.holder_of[static_cast<std::size_t>(r)],
               to = taker[static_cast<std::size_t>(r)];
+    // Straight from the holder's in-memory copy into the spare's in-memory file: no other copy.
     if (s.me == from) {
-      std::string bytes;
-      const bool read = memory_copies::read_whole(memory_copies::kept_copy(r), bytes);
-      unsigned long long length = read ? bytes.size() : ~0ULL;
+      std::uint64_t size = 0;
+      const char* bytes = memory_copies::kept_copy_bytes(r, size);
+      unsigned long long length = bytes ? size : ~0ULL;
       ok = MPI_Send(&length, 1, MPI_UNSIGNED_LONG_LONG, to, kShardTag, s.alive) == MPI_SUCCESS;
-      for (std::size_t at = 0; ok && read && at < bytes.size(); at += kPiece)
-        ok = MPI_Send(bytes.data() + at, static_cast<int>(std::min(bytes.size() - at, kPiece)),
+      for (std::size_t at = 0; ok && bytes && at < size; at += kPiece)
+        ok = MPI_Send(bytes + at, static_cast<int>(std::min<std::uint64_t>(size - at, kPiece)),
                       MPI_BYTE, to, kShardTag, s.alive) == MPI_SUCCESS;
     } else if (s.me == to) {
       unsigned long long length = 0;
@@ -310,12 +311,14 @@ bool bring_lost_shards(const Survey& s, const std::vector<int>& taker) {
                    MPI_STATUS_IGNORE) != MPI_SUCCESS ||
           length == ~0ULL)
         return false;
-      std::string bytes(length, '\0');
-      for (std::size_t at = 0; at < bytes.size(); at += kPiece)
-        if (MPI_Recv(bytes.data() + at, static_cast<int>(std::min(bytes.size() - at, kPiece)),
-                     MPI_BYTE, from, kShardTag, s.alive, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+      char* into = memory_copies::adopt(s.n, s.all[static_cast<std::size_t>(from)].run, length);
+      std::string scratch;  // no memory for it: received all the same (the holder sends it)
+      if (!into) scratch.resize(std::min<std::uint64_t>(length, kPiece));
+      for (std::uint64_t at = 0; at < length; at += kPiece)
+        if (MPI_Recv(into ? into + at : scratch.data(),
+                     static_cast<int>(std::min<std::uint64_t>(length - at, kPiece)), MPI_BYTE, from,
+                     kShardTag, s.alive, MPI_STATUS_IGNORE) != MPI_SUCCESS)
           return false;
-      memory_copies::adopt(s.n, s.all[static_cast<std::size_t>(from)].run, bytes);
     }
   }
   return ok;
