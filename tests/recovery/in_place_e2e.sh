@@ -30,6 +30,9 @@
 #                   bsprun restarts from disk
 #   sigterm         SIGTERM to bsprun: the moment it has exited, no process of the job, spare or
 #                   MPI daemon is left on any host
+#   copies_across_sites  two sites (hosts 1-2 and 3-5; the spare on 5): every copy a process
+#                   keeps in memory, and writes to its host's disk behind the job, is of a process
+#                   at the other site, so that a whole site lost leaves every shard (--copies 1)
 #   checkpoint_cost nothing lost: what an in-memory checkpoint costs (bspg_checkpoint's median,
 #                   checkpoints 2 and later) beside its limit on the same hosts, measured with
 #                   plain MPI and memcpy (BUDDY_TRANSFER: benchmarks/buddy_transfer); for
@@ -116,6 +119,11 @@ case $scenario in
 two_killed | copy_and_holder | loss_in_recovery)
   start_hosts 0.1 0.1 0.1 0.1 3.5 3.6 # the fifth and sixth, busy, get the spares
   run=(-p 4 -v --spares 2 --restarts 2 --hostfile hosts.yaml --checkpoint-dir "$ckpt")
+  ;;
+copies_across_sites)
+  unset OMPI_MCA_oob_tcp_if_include OMPI_MCA_btl_tcp_if_include # each host has a network of its own
+  EMU_NETNS=1 EMU_SITES="1 1 2 2 2" start_hosts 0.1 0.1 0.1 0.1 3.5
+  run=(-p 4 -v --spares 1 --restarts 2 --hostfile hosts.yaml --checkpoint-dir "$ckpt")
   ;;
 *)
   start_hosts 0.1 0.1 0.1 0.1 3.5 # the fifth, busy, gets the spare
@@ -283,6 +291,32 @@ sigterm)
   show
   expect_status 143
   nothing_left_at_once
+  ;;
+
+copies_across_sites)
+  start_job "${run[@]}" "${job[@]}"
+  wait_for "$out" "^checkpoint 3 at step" 60
+  site_of_host() { if [ "$1" -le 2 ]; then echo 1; else echo 2; fi; }
+  # Checkpoint 2's disk copy is whole by now (checkpoint 3 waited for it): the copies on each
+  # host's disk, of whichever checkpoints are there.
+  for host in 1 2 3 4; do
+    copies=$(ssh -F ssh_config "emu$host" "find $ckpt -name 'copy-*'" 2>/dev/null |
+      sed -n 's|^.*/copy-\([0-9]*\)$|\1|p' | sort -u)
+    [ -n "$copies" ] || fail "emu$host keeps no copy"
+    for ward in $copies; do
+      ward_host=$(host_of_pid "$ward")
+      echo "emu$host (site $(site_of_host "$host")) keeps process $ward's copy (emu$ward_host, site $(site_of_host "${ward_host:-0}"))"
+      [ -n "$ward_host" ] && [ "$(site_of_host "$ward_host")" != "$(site_of_host "$host")" ] ||
+        fail "emu$host keeps the copy of process $ward, at its own site"
+    done
+  done
+  wait_job 120
+  show
+  expect_status 0
+  expect_match "$err" "^emu[1-4] .* 1 \\(subjob [01], site site1\\)$"
+  expect_match "$err" "^emu[1-4] .* 1 \\(subjob [01], site site2\\)$"
+  expect_answer "$want"
+  expect_nothing_left 5
   ;;
 
 checkpoint_cost)
