@@ -609,6 +609,18 @@ RunResult run_slurm_subjobs(const SlurmJob& job, const GridPlan& plan, const Mpi
   ScopedSlurmNodes nodes(run_nodes);
   JobWatch watch;
   watch.quiet_losses = quiet_losses;
+  // A process of the job stopped for --host-timeout (as on the other paths: when restarts or
+  // spares are asked for, or the timeout is given). Made after the nodes' variables are set and
+  // gone before they are put back: its srun steps read them.
+  std::optional<SlurmStopWatch> stopped;
+  if (job.opt.restarts > 0 || job.opt.host_timeout_given || settings.spares > 0) {
+    std::vector<std::string> watched;
+    for (const auto& node : run_nodes) watched.push_back(node.name);
+    stopped.emplace(watched, settings.job_marker, job.opt.host_timeout_s, job.opt.probe_timeout_s,
+                    settings.spares > 0, settings.verbose);
+    watch.lost = [&stopped] { return stopped->lost(); };
+    watch.lost_host = [&stopped] { return stopped->lost_host(); };
+  }
   watch.starter_may_wait_for_ever = !settings.mpi->ends_on_start_failure();
   watch.unreachable = [&] {
     std::vector<std::string> nodes;

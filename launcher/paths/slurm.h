@@ -9,6 +9,7 @@
 #define BSPG_LAUNCHER_SLURM_H
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -125,6 +126,27 @@ int plan_slurm(const SlurmJob& job, const std::map<std::string, std::string>& le
 // job's steps it left running.
 RunResult run_slurm_subjobs(const SlurmJob& job, const GridPlan& plan, const MpiSettings& settings,
                             bool quiet_losses, double time_limit_s);
+
+// A process of the job (the processes carrying `marker`) stopped (SIGSTOP) on one of `nodes`
+// for timeout_s while the node answers, found through an srun step on the nodes every few
+// seconds (slurm_watch.cpp), from a thread of its own while the watch lives. With end_stopped
+// (spares) such a process is ended instead, and the library recovers in place; otherwise lost()
+// says it ("process 1 on emu2: stopped (SIGSTOP) for 4 s, noticed through srun") and the job is
+// stopped for a restart. A node that does not answer is left to Slurm.
+class SlurmStopWatch {
+ public:
+  SlurmStopWatch(std::vector<std::string> nodes, const std::string& marker, double timeout_s,
+                 double probe_timeout_s, bool end_stopped, bool verbose);
+  ~SlurmStopWatch();
+  SlurmStopWatch(const SlurmStopWatch&) = delete;
+  SlurmStopWatch& operator=(const SlurmStopWatch&) = delete;
+  std::string lost() const;       // "" or what was lost
+  std::string lost_host() const;  // its node
+
+ private:
+  class Rounds;
+  std::unique_ptr<Rounds> rounds_;
+};
 
 // The restart loop on the Slurm path (restart.cpp).
 int run_slurm_restartable(const SlurmJob& job);

@@ -13,6 +13,9 @@
 #               recovered in place by the spare on the fourth node where the MPI can (Open MPI 5
 #               with ULFM), else the job restarts; the answer is right either way, and nothing
 #               is left on any node
+#   stopped     the same with process 1 stopped (SIGSTOP) and --host-timeout 4: bsprun finds it
+#               through srun; with Open MPI 5 it ends it and the spare takes its place in place,
+#               elsewhere the job restarts without its node; the answer is right either way
 #   scancel     an sbatch job running bsprun is cancelled: nothing of it is left on any node
 #   sbatch      hostfiles/slurm-job.sbatch (restarts, a checkpointing program) runs as a batch job
 #   controls    a failing program's exit status, -x, --time-limit and SIGINT, as on the other paths
@@ -197,15 +200,17 @@ case "$scenario" in
     expect_nothing_left 5 15
     no_ssh_used
     ;;
-  in_place)
+  in_place | stopped)
     steps=40 every=4
     want=$(reference 3)
     [ -n "$want" ] || fail "no reference answer"
     EMU_SLOTS=1 start_cluster 0 0 0 0
     out=$dir/out err=$dir/err
-    echo "---- salloc -N 4 bsprun -p 3 -v --spares 1 --restarts 2 (in the background)"
-    setsid salloc --quiet --no-kill -N 4 "$BSPRUN" -p 3 -v --spares 1 --restarts 2 "$CKPT_JOB" "$steps" "$every" --ms 100 "$tag" \
-      >"$out" 2>"$err" </dev/null &
+    timeout_option=()
+    [ "$scenario" = stopped ] && timeout_option=(--host-timeout 4)
+    echo "---- salloc -N 4 bsprun -p 3 -v --spares 1 --restarts 2 ${timeout_option[*]} (in the background)"
+    setsid salloc --quiet --no-kill -N 4 "$BSPRUN" -p 3 -v --spares 1 --restarts 2 "${timeout_option[@]}" \
+      "$CKPT_JOB" "$steps" "$every" --ms 100 "$tag" >"$out" 2>"$err" </dev/null &
     pid=$!
     group=$pid
     wait_for "$out" "^checkpoint 2 at step" 60
@@ -215,16 +220,26 @@ case "$scenario" in
       tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q "^$CKPT_JOB .*$tag" && victim=$p
     done
     [ -n "$victim" ] || fail "no process of pid 1 found on emu${node:-?}"
-    echo "---- pid 1 (process $victim on emu$node) is killed"
-    kill -KILL "$victim"
+    if [ "$scenario" = stopped ]; then
+      echo "---- pid 1 (process $victim on emu$node) is stopped"
+      kill -STOP "$victim"
+    else
+      echo "---- pid 1 (process $victim on emu$node) is killed"
+      kill -KILL "$victim"
+    fi
     wait_job 150
     kill -KILL -- "-$group" 2>/dev/null  # what a failed wait left
+    kill -KILL "$victim" 2>/dev/null     # stopped, and not ended: the checks below say so
     show
     expect_status 0
     if [ "${ULFM:-0}" = 1 ]; then
+      [ "$scenario" = stopped ] &&
+        expect_match "$err" "^bsprun: process 1 on emu$node \(process id $victim\) stopped for --host-timeout: ended, for recovery in place$"
       expect_match "$err" "^bspg: recovered in place from checkpoint [0-9]+: process 1 \(host emu$node, process id [0-9]+\) lost, a spare on emu[0-9] took its place, in [0-9.]+ s$"
       expect_count "$err" "^bsprun: restart " 0
     else
+      [ "$scenario" = stopped ] &&
+        expect_match "$err" "^bsprun: lost process 1 on emu$node: stopped \(SIGSTOP\) for [0-9.]+ s, noticed through srun"
       expect_match "$err" "^bsprun: restart 1 of 2: from checkpoint [0-9]+ on "
     fi
     expect_count "$out" "^$want$" 1
