@@ -609,11 +609,12 @@ RunResult run_slurm_subjobs(const SlurmJob& job, const GridPlan& plan, const Mpi
   ScopedSlurmNodes nodes(run_nodes);
   JobWatch watch;
   watch.quiet_losses = quiet_losses;
-  // A process of the job stopped for --host-timeout (as on the other paths: when restarts or
-  // spares are asked for, or the timeout is given). Made after the nodes' variables are set and
-  // gone before they are put back: its srun steps read them.
+  // A process of the job stopped for --host-timeout, where spares or the timeout are asked for
+  // (each round is a step Slurm records; with --restarts alone Slurm's own watch of its nodes
+  // is left to do). Made after the nodes' variables are set and gone before they are put back:
+  // its srun steps read them.
   std::optional<SlurmStopWatch> stopped;
-  if (job.opt.restarts > 0 || job.opt.host_timeout_given || settings.spares > 0) {
+  if (job.opt.host_timeout_given || settings.spares > 0) {
     std::vector<std::string> watched;
     for (const auto& node : run_nodes) watched.push_back(node.name);
     stopped.emplace(watched, settings.job_marker, job.opt.host_timeout_s, job.opt.probe_timeout_s,
