@@ -566,6 +566,10 @@ pid_t frozen_child(const std::vector<std::string>& environment) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   kill(pid, SIGSTOP);
+  // Until it has stopped: the signal takes effect when the child next runs, and a busy machine
+  // may show it running for a while (its state in /proc is what the code under test reads).
+  int status = 0;
+  waitpid(pid, &status, WUNTRACED);
   return pid;
 }
 
