@@ -9,6 +9,7 @@
 #                               exit status in $status (under the command prefix in array wrap)
 #   fail MESSAGE                counts a failed check; finish reports them
 #   job_processes I, expect_nothing_left N [SECONDS]   the job's processes ($tag) on host I, none left
+#   process_on I                the pid of the job's $CKPT_JOB process on host I
 #   expect_status N|nonzero     expect_count FILE REGEX N     expect_match FILE REGEX
 #   finish                      the scenario's verdict: exit 1 after failed checks, else "ok: ..."
 : "${BSPRUN:?}" "${EMUHOSTS:?}"
@@ -126,6 +127,18 @@ job_processes() {
     grep -q "$tag" "/proc/$p/cmdline" 2>/dev/null && n=$((n + 1))
   done
   echo "$n"
+}
+
+# process_on I: the first process of the job running $CKPT_JOB (with $tag on its command line)
+# on host I, or nothing: the job's process there, or a spare.
+process_on() {
+  local p
+  for p in $("$EMUHOSTS" pids "$dir" "$1"); do
+    if tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q "^${CKPT_JOB:-} .*$tag"; then
+      echo "$p"
+      return
+    fi
+  done
 }
 
 # expect_nothing_left N [SECONDS]: no process of the job left anywhere (hosts 1..N and here),

@@ -215,10 +215,7 @@ case "$scenario" in
     group=$pid
     wait_for "$out" "^checkpoint 2 at step" 60
     node=$(tr -d '\0' <"$out" | grep -Eo "^pid 1 of 3 on emu[0-9]" | grep -Eo "[0-9]$")
-    victim=
-    for p in $("$EMUHOSTS" pids "$dir" "${node:-0}"); do
-      tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q "^$CKPT_JOB .*$tag" && victim=$p
-    done
+    victim=$(process_on "${node:-0}")
     [ -n "$victim" ] || fail "no process of pid 1 found on emu${node:-?}"
     if [ "$scenario" = stopped ]; then
       echo "---- pid 1 (process $victim on emu$node) is stopped"

@@ -60,16 +60,6 @@ more=()
 job=("$CKPT_JOB" "$steps" "$every" --ms 100 "${more[@]}" "$tag")
 export EMU_PRIVATE_DIRS=$ckpt EMU_NO_RC=1 EMU_SLOTS=1
 
-# The process of the job (or the spare: the one whose pid line is missing) on host I.
-process_on() {
-  local p
-  for p in $("$EMUHOSTS" pids "$dir" "$1"); do
-    if tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q "^$CKPT_JOB .*$tag"; then
-      echo "$p"
-      return
-    fi
-  done
-}
 # The host number the job's pid P runs on (from its "pid P of N on emuI" line).
 # (Open MPI's output may hold NUL bytes: they go first.)
 host_of_pid() { tr -d '\0' <"$out" | sed -n "s/^pid $1 of [0-9]* on emu\([0-9]*\)$/\1/p" | head -n 1; }

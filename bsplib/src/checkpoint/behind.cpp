@@ -39,11 +39,7 @@ void Checkpoints::DiskWrite::run() {
   // waits for it, and gives it the time then).
   setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 19);
   // The checkpoints before the last durable one, freed here rather than in the job's time.
-  if (remove_before > 0)
-    for (const std::string& entry : entries(dir)) {
-      const long long m = checkpoint_number(entry);
-      if (m >= 0 && static_cast<std::uint64_t>(m) < remove_before) remove_entry(dir, entry);
-    }
+  if (remove_before > 0) remove_checkpoints_before(dir, remove_before);
   const std::string name = "c" + std::to_string(n);
   if (mkdirat(dir, name.c_str(), 0700) != 0 && errno != EEXIST) return note(path);
   const int at = openat(dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -164,11 +160,7 @@ void Checkpoints::finish_behind(bool remove_now) {
 void Checkpoints::behind_durable(std::uint64_t n, bool remove_now) {
   disk_last_ = n;
   remove_pending_ = !remove_now;
-  if (remove_now && lowest_on_host_)
-    for (const std::string& name : entries(dir_fd_)) {
-      const long long m = checkpoint_number(name);
-      if (m >= 0 && static_cast<std::uint64_t>(m) < n) remove_entry(dir_fd_, name);
-    }
+  if (remove_now && lowest_on_host_) remove_checkpoints_before(dir_fd_, n);
   say_whole(n);
 }
 

@@ -144,11 +144,7 @@ int Checkpoints::checkpoint() {
     agree(n, write_marker(n, files), files, last_);
     files.close_all();
     // Every marker is written (the agreement says so): the checkpoint before is no longer needed.
-    if (lowest_on_host_)
-      for (const std::string& name : entries(dir_fd_)) {
-        const long long m = checkpoint_number(name);
-        if (m >= 0 && static_cast<std::uint64_t>(m) < n) remove_entry(dir_fd_, name);
-      }
+    if (lowest_on_host_) remove_checkpoints_before(dir_fd_, n);
     last_ = n;
     memory_copies::keep(n, run_);
     say_whole(n);

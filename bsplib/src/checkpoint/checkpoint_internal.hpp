@@ -46,6 +46,7 @@ std::string first_line(int dir, const std::string& name, std::size_t limit = 256
 std::vector<std::string> entries(int dir);
 long long checkpoint_number(const std::string& name);
 void remove_entry(int dir, const std::string& name, int depth = 0);
+void remove_checkpoints_before(int dir, std::uint64_t n);  // every c<M> with M < n
 
 // ---- checkpoint.cpp: collectives on the checkpoints' communicator, waiting idle ----------------
 

@@ -97,6 +97,14 @@ void remove_entry(int dir, const std::string& name, int depth) {
   unlinkat(dir, name.c_str(), AT_REMOVEDIR);
 }
 
+// Once checkpoint n is durable everywhere, the ones before it are no longer needed.
+void remove_checkpoints_before(int dir, std::uint64_t n) {
+  for (const std::string& name : entries(dir)) {
+    const long long m = checkpoint_number(name);
+    if (m >= 0 && static_cast<std::uint64_t>(m) < n) remove_entry(dir, name);
+  }
+}
+
 }  // namespace checkpoint_internal
 
 using namespace checkpoint_internal;  // what the checkpoint files share (checkpoint_internal.hpp)

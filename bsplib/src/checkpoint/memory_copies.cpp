@@ -26,8 +26,13 @@ void release(File& file) {
 }
 
 // Files of checkpoints dropped while the next is written, for it to use again; what it does not
-// use goes once it is kept.
+// use goes once it is kept (release_unused).
 std::vector<File> reusable;
+
+void release_unused() {
+  for (File& file : reusable) release(file);
+  reusable.clear();
+}
 
 struct Generation {
   std::uint64_t n = 0, run = 0;
@@ -99,8 +104,7 @@ void keep(std::uint64_t n, std::uint64_t run) {
   kept_generation = writing;
   kept_generation.run = run;
   writing = Generation{};
-  for (File& file : reusable) release(file);
-  reusable.clear();
+  release_unused();
 }
 
 std::uint64_t kept_before() { return previous.n; }
@@ -137,8 +141,7 @@ char* adopt(std::uint64_t n, std::uint64_t run, std::uint64_t bytes) {
   kept_generation.run = run;
   char* into = room(kept_generation.own, bytes);
   if (!into) kept_generation.drop();
-  for (File& file : reusable) release(file);
-  reusable.clear();
+  release_unused();
   return into;
 }
 
