@@ -1,9 +1,10 @@
-/* buddy_transfer MIB OFFSET [REPEAT] - a checkpoint's limit, in plain MPI and memcpy. Each
- * repetition, all processes at once: the memory part, a memcpy of MIB MiB into memory written
+/* buddy_transfer MIB OFFSET [REPEAT [COPIES]] - a checkpoint's limit, in plain MPI and memcpy.
+ * Each repetition, all processes at once: the memory part, a memcpy of MIB MiB into memory written
  * before (as an in-memory checkpoint keeps its own copy), and the network part, MIB MiB sent from
- * memory to the buddy (rank + OFFSET) while as much arrives from the ward (rank - OFFSET), as
- * bspg_checkpoint sends a shard's copy. Rank 0 prints the slowest process's time of each part
- * ("memcpy S s", "transfer S s"). benchmarks/ckpt_restart.sh and recovery_in_place.sh run it.
+ * memory to each of COPIES (1 unless given) holders (rank + c * OFFSET, c = 1..COPIES) while as
+ * much arrives from each ward (rank - c * OFFSET), as bspg_checkpoint sends a shard's copies.
+ * Rank 0 prints the slowest process's time of each part ("memcpy S s", "transfer S s").
+ * benchmarks/ckpt_restart.sh and recovery_in_place.sh run it.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -16,22 +17,30 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &p);
   if (argc < 3) {
-    if (rank == 0) fprintf(stderr, "usage: buddy_transfer MIB OFFSET [REPEAT]\n");
+    if (rank == 0) fprintf(stderr, "usage: buddy_transfer MIB OFFSET [REPEAT [COPIES]]\n");
     MPI_Finalize();
     return 2;
   }
-  const long mib = atol(argv[1]), offset = atol(argv[2]), repeat = argc > 3 ? atol(argv[3]) : 1;
+  const long mib = atol(argv[1]), offset = atol(argv[2]), repeat = argc > 3 ? atol(argv[3]) : 1,
+             copies = argc > 4 ? atol(argv[4]) : 1;
+  if (mib < 0 || offset < 1 || repeat < 1 || copies < 1 || copies * offset >= p) {
+    if (rank == 0)
+      fprintf(stderr, "buddy_transfer: need MIB >= 0, REPEAT >= 1 and 1 <= COPIES * OFFSET < %d\n", p);
+    MPI_Finalize();
+    return 2;
+  }
   const size_t bytes = (size_t)mib << 20,
                chunk = (size_t)8 << 20; /* as the library: 8 MiB messages */
-  char *out = malloc(bytes ? bytes : 1), *in = malloc(bytes ? bytes : 1),
+  char *out = malloc(bytes ? bytes : 1), *in = malloc(bytes ? bytes * (size_t)copies : 1),
        *kept = malloc(bytes ? bytes : 1);
   if (!out || !in || !kept) MPI_Abort(MPI_COMM_WORLD, 1);
   memset(out, rank, bytes);
-  memset(in, 0, bytes);
+  memset(in, 0, bytes * (size_t)copies);
   memset(kept, 0, bytes);
   /* Called through a volatile pointer: a copy nobody reads must not be left out by the compiler. */
   void *(*volatile copy)(void *, const void *, size_t) = memcpy;
-  const int to = (int)((rank + offset) % p), from = (int)((rank - offset % p + p) % p);
+  MPI_Request *requests = malloc(sizeof(MPI_Request) * 2 * (size_t)copies);
+  if (!requests) MPI_Abort(MPI_COMM_WORLD, 1);
   for (long r = 0; r < repeat; ++r) {
     MPI_Barrier(MPI_COMM_WORLD);
     double began = MPI_Wtime();
@@ -43,13 +52,19 @@ int main(int argc, char **argv) {
     began = MPI_Wtime();
     for (size_t at = 0; at < bytes; at += chunk) {
       const int n = (int)(bytes - at < chunk ? bytes - at : chunk);
-      MPI_Sendrecv(out + at, n, MPI_BYTE, to, 0, in + at, n, MPI_BYTE, from, 0, MPI_COMM_WORLD,
-                   MPI_STATUS_IGNORE);
+      /* Every holder's copy from the one shard, each ward's into a buffer of its own. */
+      for (long c = 1; c <= copies; ++c) {
+        const int to = (int)((rank + c * offset) % p), from = (int)((rank - c * offset + p) % p);
+        MPI_Irecv(in + (size_t)(c - 1) * bytes + at, n, MPI_BYTE, from, 0, MPI_COMM_WORLD, &requests[2 * (c - 1)]);
+        MPI_Isend(out + at, n, MPI_BYTE, to, 0, MPI_COMM_WORLD, &requests[2 * (c - 1) + 1]);
+      }
+      MPI_Waitall((int)(2 * copies), requests, MPI_STATUSES_IGNORE);
     }
     double took = MPI_Wtime() - began, slowest = 0;
     MPI_Reduce(&took, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     if (rank == 0) printf("transfer %.4f s\n", slowest);
   }
+  free(requests);
   free(out);
   free(in);
   free(kept);

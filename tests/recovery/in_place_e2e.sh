@@ -36,7 +36,8 @@
 #   checkpoint_cost nothing lost: what an in-memory checkpoint costs (bspg_checkpoint's median,
 #                   checkpoints 2 and later) beside its limit on the same hosts, measured with
 #                   plain MPI and memcpy (BUDDY_TRANSFER: benchmarks/buddy_transfer); for
-#                   benchmarks/recovery_in_place.sh, E2E_MIB 16 unless set
+#                   benchmarks/recovery_in_place.sh, E2E_MIB 16 unless set, --copies
+#                   E2E_COPIES (1 unless set)
 #   checkpoint_memory nothing lost: the memory the in-memory checkpoints take, per process of the
 #                   job (its in-memory files, and its peak resident set), with --copies E2E_COPIES
 #                   (1 unless set) and E2E_MIB (16 unless set) MiB persisted per process
@@ -311,7 +312,8 @@ copies_across_sites)
 
 checkpoint_cost)
   [ -x "${BUDDY_TRANSFER:-}" ] || fail "BUDDY_TRANSFER must name benchmarks/buddy_transfer"
-  start_job "${run[@]}" "${job[@]}"
+  copies=${E2E_COPIES:-1}
+  start_job "${run[@]}" --copies "$copies" "${job[@]}"
   wait_job 300
   show
   expect_status 0
@@ -321,15 +323,15 @@ checkpoint_cost)
   cost=$(tr -d '\0' <"$out" | sed -n 's/^checkpoint \([0-9]*\) at step [0-9]* took \([0-9.]*\) s$/\1 \2/p' |
     awk '$1 >= 2 { print $2 }' | median)
   # The limit, on the same hosts: each of the 4 processes copies its shard in memory and sends it
-  # to the next one's host (where bspg places the copy) while its ward's arrives.
-  "$BSPRUN" -p 4 --hostfile hosts.yaml "$BUDDY_TRANSFER" "$E2E_MIB" 1 7 >"$dir/limit" 2>&1 ||
+  # to the next E2E_COPIES processes' hosts (where bspg places the copies) while its wards' arrive.
+  "$BSPRUN" -p 4 --hostfile hosts.yaml "$BUDDY_TRANSFER" "$E2E_MIB" 1 7 "$copies" >"$dir/limit" 2>&1 ||
     fail "buddy_transfer failed: $(tail -n 3 "$dir/limit")"
   copy=$(sed -n 's/^memcpy \([0-9.]*\) s$/\1/p' "$dir/limit" | median)
   send=$(sed -n 's/^transfer \([0-9.]*\) s$/\1/p' "$dir/limit" | median)
   [ -n "$cost" ] && [ -n "$copy" ] && [ -n "$send" ] || fail "no checkpoint or limit times"
-  awk -v c="$cost" -v m="$copy" -v t="$send" 'BEGIN {
-    printf "checkpoint in memory: %.4f s; limit: memcpy %.4f s + transfer %.4f s = %.4f s; ratio %.2f\n",
-      c, m, t, m + t, c / (m + t) }'
+  awk -v k="$copies" -v c="$cost" -v m="$copy" -v t="$send" 'BEGIN {
+    printf "checkpoint in memory, --copies %d: %.4f s; limit: memcpy %.4f s + transfer %.4f s = %.4f s; ratio %.2f\n",
+      k, c, m, t, m + t, c / (m + t) }'
   ;;
 
 checkpoint_memory)
