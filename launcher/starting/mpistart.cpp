@@ -79,8 +79,11 @@ namespace {
 
 // The -host value of every subjob. Open MPI counts a host's slots once for the whole job, so a
 // host named by several subjobs gets their total in each; that places exactly when each of
-// those subjobs has that host alone, and is refused otherwise.
-std::vector<std::string> host_lists(const std::vector<rsl::Subjob>& subjobs) {
+// those subjobs has that host alone. Otherwise `problem` says why (the lists then name the right
+// hosts, for the Slurm path, but cannot place): one app context in rank order may still start
+// them (subjobs_argv), as with a spare on a host of the job after hosts were lost.
+std::vector<std::string> host_lists(const std::vector<rsl::Subjob>& subjobs,
+                                    std::string& problem) {
   std::vector<std::vector<rsl::HostSlots>> placed;
   std::map<std::string, int> total, mentions;
   for (const auto& sj : subjobs) {
@@ -94,10 +97,12 @@ std::vector<std::string> host_lists(const std::vector<rsl::Subjob>& subjobs) {
   for (auto& hosts : placed) {
     for (auto& h : hosts) {
       if (mentions[h.host] == 1) continue;
-      if (hosts.size() > 1)
-        throw std::invalid_argument(
-            "host " + h.host + " is in several subjobs and one of them spans several " +
-            "hosts; Open MPI cannot place that exactly (give each host one subjob)");
+      if (hosts.size() > 1) {
+        if (problem.empty())
+          problem = "host " + h.host + " is in several subjobs and one of them spans several " +
+                    "hosts; Open MPI cannot place that exactly (give each host one subjob)";
+        continue;
+      }
       h.count = total[h.host];
     }
     lists.push_back(host_list(hosts));
@@ -148,11 +153,14 @@ std::vector<rsl::HostSlots> one_context_hosts(const std::vector<rsl::Subjob>& co
 // MPI_Comm_spawn_multiple, one per subjob).
 // spares: app contexts of spare processes after the subjobs' (grid_mpirun_argv), placed by the
 // lists after the subjobs'.
+// lists_problem: why the lists cannot place the processes exactly (host_lists); refused unless
+// one app context in rank order starts them all.
 std::vector<std::string> subjobs_argv(const MpiSettings& settings,
                                       const std::vector<rsl::Subjob>& subjobs,
                                       const std::vector<std::string>& lists,
                                       const std::string& ssh_config, bool spawns_contexts = false,
-                                      const std::vector<rsl::Subjob>& spares = {}) {
+                                      const std::vector<rsl::Subjob>& spares = {},
+                                      const std::string& lists_problem = "") {
   const Mpi& mpi = *settings.mpi;
   std::vector<std::string> argv;
   mpi.start(argv, settings);
@@ -212,6 +220,7 @@ std::vector<std::string> subjobs_argv(const MpiSettings& settings,
       return argv;
     }
   }
+  if (!lists_problem.empty()) throw std::invalid_argument(lists_problem);
   // A starter that takes one host list fills it in order: each subjob's hosts in turn.
   if (subjobs.size() + spares.size() > 1 || spawns_contexts) mpi.several_app_contexts(argv);
   const bool per_context = mpi.hosts_per_app_context();
@@ -238,8 +247,11 @@ std::vector<std::string> grid_mpirun_argv(const MpiSettings& settings,
                                           const std::vector<rsl::Subjob>& spares) {
   std::vector<rsl::Subjob> all = subjobs;
   all.insert(all.end(), spares.begin(), spares.end());
-  if (settings.mpi->hosts_per_app_context())
-    return subjobs_argv(settings, subjobs, host_lists(all), ssh_config, false, spares);
+  if (settings.mpi->hosts_per_app_context()) {
+    std::string problem;
+    const std::vector<std::string> lists = host_lists(all, problem);
+    return subjobs_argv(settings, subjobs, lists, ssh_config, false, spares, problem);
+  }
   // One list filled in order: each subjob's own placement, a host named again where it is.
   std::vector<std::string> lists;
   for (const auto& sj : all) lists.push_back(host_list(rsl::placement(sj)));

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -182,6 +183,28 @@ TEST(InPlaceArgv, ASpareOnAJobsHostComesAfterTheJobsProcesses) {
   const Argv argv = grid_mpirun_argv(with_spares(MpiFamily::kOpenMpi5, 1),
                                      {app("h1", 2), app("h2", 1)}, "/tmp/cfg", {app("h1", 1)});
   EXPECT_GE(find_seq(argv, {"-n", "4", "--map-by", "seq", "--host", "h1,h1,h2,h1"}), 0);
+}
+
+// After a site was lost, the hosts left form one subjob across several hosts, and the spare
+// shares one of them: one app context in rank order places that, where an -host list per
+// context could not (Open MPI counts a host's slots once for the whole job).
+TEST(InPlaceArgv, ASpareOnAHostOfASubjobAcrossHostsStillStarts) {
+  auto site = app("site2", 4);
+  site.hosts = {"h3:1", "h4:1", "h5:1", "h6:1"};
+  const Argv argv =
+      grid_mpirun_argv(with_spares(MpiFamily::kOpenMpi5, 1), {site}, "/tmp/cfg", {app("h3", 1)});
+  EXPECT_GE(find_seq(argv, {"-n", "5", "--map-by", "seq", "--host", "h3,h4,h5,h6,h3"}), 0);
+  // Where the spare's context differs (its program staged elsewhere), each context needs an
+  // -host list of its own: refused, saying why.
+  auto differs = app("h3", 1);
+  differs.executable = "/staged/prog";
+  try {
+    grid_mpirun_argv(with_spares(MpiFamily::kOpenMpi5, 1), {site}, "/tmp/cfg", {differs});
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("host h3 is in several subjobs"), std::string::npos)
+        << e.what();
+  }
 }
 
 // Where the spare runs another copy of the program (staged elsewhere on its host), or subjobs

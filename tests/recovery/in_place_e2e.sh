@@ -33,6 +33,11 @@
 #   copies_across_sites  two sites (hosts 1-2 and 3-5; the spare on 5): every copy a process
 #                   keeps in memory, and writes to its host's disk behind the job, is of a process
 #                   at the other site, so that a whole site lost leaves every shard (--copies 1)
+#   site_lost       two sites (hosts 1-2 and 3-6; the spare on 5, 6 free), --copies 1: both hosts
+#                   of site 1 killed at once (two processes of the job, and their disks): every
+#                   lost shard has its copy at site 2, so the job finishes right from the last
+#                   checkpoint on the hosts left, a spare sharing one of them (a restart: Open MPI
+#                   5.0's run-time ends a job that loses a host)
 #   checkpoint_cost nothing lost: what an in-memory checkpoint costs (bspg_checkpoint's median,
 #                   checkpoints 2 and later) beside its limit on the same hosts, measured with
 #                   plain MPI and memcpy (BUDDY_TRANSFER: benchmarks/buddy_transfer); for
@@ -92,8 +97,10 @@ recovery_seconds() { sed -n 's/^bspg: recovered in place.* in \([0-9.]*\) s$/\1/
 say_loss_to_resumed() {
   local resumed
   resumed=$(tr -d '\0' <"$out" | grep '^resumed from checkpoint' | tail -n 1 | sed -n 's/.* at \([0-9.]*\))$/\1/p')
+  local line
+  line=$(recovery_seconds)
   [ -n "$resumed" ] &&
-    echo "loss to resumed: $(awk -v a="$1" -v b="$resumed" 'BEGIN { printf "%.3f", b - a }') s (bspg's line: $(recovery_seconds) s)"
+    echo "loss to resumed: $(awk -v a="$1" -v b="$resumed" 'BEGIN { printf "%.3f", b - a }') s${line:+ (bspg's line: $line s)}"
 }
 
 # Where Open MPI 5.0.7's shrink never ends, bspg's time bound ends the job for a restart: true,
@@ -111,9 +118,13 @@ two_killed | copy_and_holder | loss_in_recovery)
   start_hosts 0.1 0.1 0.1 0.1 3.5 3.6 # the fifth and sixth, busy, get the spares
   run=(-p 4 -v --spares 2 --restarts 2 --hostfile hosts.yaml --checkpoint-dir "$ckpt")
   ;;
-copies_across_sites)
+copies_across_sites | site_lost)
   unset OMPI_MCA_oob_tcp_if_include OMPI_MCA_btl_tcp_if_include # each host has a network of its own
-  EMU_NETNS=1 EMU_SITES="1 1 2 2 2" start_hosts 0.1 0.1 0.1 0.1 3.5
+  if [ "$scenario" = site_lost ]; then
+    EMU_NETNS=1 EMU_SITES="1 1 2 2 2 2" start_hosts 0.1 0.1 0.1 0.1 3.5 3.6 # 6 is for the restart
+  else
+    EMU_NETNS=1 EMU_SITES="1 1 2 2 2" start_hosts 0.1 0.1 0.1 0.1 3.5
+  fi
   run=(-p 4 -v --spares 1 --restarts 2 --hostfile hosts.yaml --checkpoint-dir "$ckpt")
   ;;
 *)
@@ -308,6 +319,26 @@ copies_across_sites)
   expect_match "$err" "^emu[1-4] .* 1 \\(subjob [01], site site2\\)$"
   expect_answer "$want"
   expect_nothing_left 5
+  ;;
+
+site_lost)
+  start_job "${run[@]}" "${job[@]}"
+  wait_for "$out" "^checkpoint 3 at step" 60
+  lost_at=$(date +%s.%N)
+  "$EMUHOSTS" crash "$dir" 1 &
+  crashing=$!
+  "$EMUHOSTS" crash "$dir" 2
+  wait "$crashing"
+  wait_job 180
+  show
+  expect_status 0
+  expect_match "$err" "^bsprun: restart 1 of 2: from checkpoint [0-9]+ on "
+  # Only the hosts of site 2 are left to run it: its 4 processes there, beside the 2 of before.
+  [ "$(tr -d '\0' <"$out" | grep -Ec "^pid [0-3] of 4 on emu[3-6]$")" -ge 6 ] ||
+    fail "the restarted job did not run on the hosts of site 2 (emu3-emu6)"
+  expect_answer "$want"
+  say_loss_to_resumed "$lost_at"
+  expect_nothing_left 6
   ;;
 
 checkpoint_cost)
