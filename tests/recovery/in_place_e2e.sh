@@ -38,6 +38,10 @@
 #                   lost shard has its copy at site 2, so the job finishes right from the last
 #                   checkpoint on the hosts left, a spare sharing one of them (a restart: Open MPI
 #                   5.0's run-time ends a job that loses a host)
+#   memory_refused  the last process refused new in-memory files from superstep 6 on (ckpt_job
+#                   --no-memory-at, as where memory ran out): checkpoint 2 cannot be kept in
+#                   memory; the job ends with one line naming the host and the cause, never a
+#                   hang, and bsprun restarts it without that host from checkpoint 1 on disk
 #   checkpoint_cost nothing lost: what an in-memory checkpoint costs (bspg_checkpoint's median,
 #                   checkpoints 2 and later) beside its limit on the same hosts, measured with
 #                   plain MPI and memcpy (BUDDY_TRANSFER: benchmarks/buddy_transfer); for
@@ -99,8 +103,9 @@ say_loss_to_resumed() {
   resumed=$(tr -d '\0' <"$out" | grep '^resumed from checkpoint' | tail -n 1 | sed -n 's/.* at \([0-9.]*\))$/\1/p')
   local line
   line=$(recovery_seconds)
+  [ -n "$line" ] && line=" (bspg's line: $line s)"
   [ -n "$resumed" ] &&
-    echo "loss to resumed: $(awk -v a="$1" -v b="$resumed" 'BEGIN { printf "%.3f", b - a }') s${line:+ (bspg's line: $line s)}"
+    echo "loss to resumed: $(awk -v a="$1" -v b="$resumed" 'BEGIN { printf "%.3f", b - a }') s$line"
 }
 
 # Where Open MPI 5.0.7's shrink never ends, bspg's time bound ends the job for a restart: true,
@@ -339,6 +344,23 @@ site_lost)
   expect_answer "$want"
   say_loss_to_resumed "$lost_at"
   expect_nothing_left 6
+  ;;
+
+memory_refused)
+  start_job "${run[@]}" "${job[@]:0:5}" --no-memory-at 6 "${job[@]:5}"
+  wait_job 120
+  show
+  expect_status 0
+  refused_host=$(host_of_pid 3)
+  expect_match "$err" "^bspg: checkpoint 2 could not be written on emu$refused_host: the in-memory copy of checkpoint 2: Cannot allocate memory; checkpoint 1 is kept$"
+  expect_count "$err" "^bspg: checkpoint [0-9]+ could not be written" 1
+  # The processes leave together: none is taken for lost (process 0's abort would be, under the
+  # MPI's fault tolerance).
+  expect_count "$err" "^bspg: .* lost|^bsprun: lost " 0
+  expect_match "$err" "^bsprun: leaving out emu$refused_host: checkpoint 2 could not be written there"
+  expect_match "$err" "^bsprun: restart 1 of 2: from checkpoint 1 on "
+  expect_answer "$want"
+  expect_nothing_left 5
   ;;
 
 checkpoint_cost)

@@ -85,12 +85,7 @@ void Checkpoints::end_for_problem(std::uint64_t failed, std::uint64_t n, const P
 void Checkpoints::end_job(int status) {
   drain_output();
   idle_barrier(comm_);
-  // One quiet abort by process 0 carries `status` to the starter, on every MPI. Finalizing and then
-  // exiting non-zero does not: MPICH's Hydra kills the processes still in MPI_Finalize (exit 9 for
-  // the job) and MPICH over UCX may crash there, and Open MPI's mpirun prints a banner.
-  if (rt_.pid == 0) stop_job(status);
-  for (int i = 0; i < 300; ++i) usleep(100000);  // process 0's abort ends us
-  stop_job(status);
+  stop_together(rt_.pid, status);
 }
 
 // Where bsprun cannot ask the hosts afterwards (a Slurm allocation that ended under the job), this

@@ -35,6 +35,7 @@ int reporting_pid = -1;
 MPI_Comm abort_comm = MPI_COMM_WORLD;
 void (*before_abort)(int) = nullptr;
 void (*before_stop)() = nullptr;  // a loss, not the program, may be why the job stops
+void (*leave_together)(int) = nullptr;
 void (*exit_note)(int) = nullptr;
 
 bool mpi_running() {
@@ -106,6 +107,18 @@ void set_before_abort(void (*hook)(int status)) { before_abort = hook; }
 void set_before_stop(void (*hook)()) { before_stop = hook; }
 
 void set_exit_note(void (*hook)(int status)) { exit_note = hook; }
+
+void set_leave_together(void (*leave)(int status)) { leave_together = leave; }
+
+void stop_together(int pid, int status) {
+  if (leave_together != nullptr) leave_together(status);  // does not return
+  // One quiet abort by process 0 carries `status` to the starter, on every MPI. Finalizing and then
+  // exiting non-zero does not: MPICH's Hydra kills the processes still in MPI_Finalize (exit 9 for
+  // the job) and MPICH over UCX may crash there, and Open MPI's mpirun prints a banner.
+  if (pid == 0) stop_job(status);
+  for (int i = 0; i < 300; ++i) usleep(100000);  // process 0's abort ends us
+  stop_job(status);
+}
 
 void stop_job(int status) {
   if (before_stop != nullptr) before_stop();

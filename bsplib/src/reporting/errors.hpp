@@ -49,6 +49,15 @@ void set_before_abort(void (*hook)(int status));
 // recovers instead, once the MPI says a peer is gone; it returns where none is.
 void set_before_stop(void (*hook)());
 
+// How every process of a job that stops together (each calls stop_together after a barrier, as
+// a checkpoint that failed everywhere does) leaves with `status`. nullptr, the default: process 0
+// stops the job (stop_job) and the others wait for its abort. With spares (recovery in place)
+// each leaves by itself: under the MPI's fault tolerance an abort need not end the others, and
+// they would take process 0's end for a loss.
+void set_leave_together(void (*leave)(int status));
+// Every process of the job, after a barrier: the job ends with `status` (see above).
+[[noreturn]] void stop_together(int pid, int status);
+
 // Called by stop_job first, before the output is drained (nullptr for none): this process's exit
 // note (exit_notes.cpp), which an abort would not leave otherwise.
 void set_exit_note(void (*hook)(int status));

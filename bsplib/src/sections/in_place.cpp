@@ -38,7 +38,8 @@ using globals_internal::Segment;
 
 constexpr int kSpareTag = 32001;  // the job's end, sent to each spare
 constexpr int kShardTag = 32002;  // a lost process's shard, to the spare that takes its place
-constexpr int kEndWord = 1;
+constexpr int kEndWord = 1;    // the job ended: finalize, status 0
+constexpr int kLeaveWord = 2;  // the job ends without finalizing (stop_together): leave, status 0
 constexpr std::size_t kHostBytes = 64;
 
 // What each process says of itself at the start and at each recovery.
@@ -490,6 +491,8 @@ void check_before_stop() {
 #endif
 }
 
+[[noreturn]] void leave_together(int status);
+
 void watch_job() {
   MPI_Comm sentinel = MPI_COMM_NULL;
   MPI_Comm_dup(job, &sentinel);
@@ -553,7 +556,10 @@ void start() {
   for (const Self& s : all) world_roles.push_back(s.role);
   memory_copies::turn_on();
   set_before_stop(check_before_stop);
-  if (!spare) watch_job();
+  if (!spare) {
+    set_leave_together(leave_together);
+    watch_job();
+  }
 }
 
 bool has_spares() { return asked; }
@@ -579,6 +585,11 @@ void serve_as_spare() {
       continue;
     }
     pause_ns = 0;
+    if (rc == MPI_SUCCESS && word == kLeaveWord) {
+      std::fflush(stdout);
+      leave_exit_note(0);  // it ended as told: bsprun must not take it for lost
+      std::_Exit(0);
+    }
     if (rc == MPI_SUCCESS) {  // the job ended
       g_phase = Phase::After;
       before_finalize();
@@ -631,13 +642,16 @@ void serve_as_spare() {
 #endif
 }
 
-void release_spares() {
+namespace {
+
+// Process 0: each spare gets `word` (kEndWord or kLeaveWord).
+void tell_spares(int word) {
   if (!asked || role != 0) return;
   int waiting = 0, lost = 0;
   for (std::size_t q = 0; q < world_roles.size(); ++q)
     if (world_roles[q] < 0) {  // a lost spare's send fails
       ++waiting;
-      if (MPI_Send(&kEndWord, 1, MPI_INT, static_cast<int>(q), kSpareTag, world) != MPI_SUCCESS)
+      if (MPI_Send(&word, 1, MPI_INT, static_cast<int>(q), kSpareTag, world) != MPI_SUCCESS)
         ++lost;
     }
   // The job does not watch its spares; a spare lost while waiting is said by another spare, or
@@ -648,6 +662,20 @@ void release_spares() {
     std::fflush(stderr);
   }
 }
+
+// Every process of the job at once, after a barrier (stop_together): process 0 lets the spares
+// go, and each leaves by itself with `status`, which the starter passes on (as end_for_restart).
+[[noreturn]] void leave_together(int status) {
+  tell_spares(kLeaveWord);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  leave_exit_note(status);
+  std::_Exit(status);
+}
+
+}  // namespace
+
+void release_spares() { tell_spares(kEndWord); }
 
 void before_finalize() {
   if (!asked) return;

@@ -1,6 +1,7 @@
 /* ckpt_job.c - a BSP job for bsprun's restart tests and the checkpoint benchmark.
  *
  *   ckpt_job STEPS EVERY [--ms MS] [--mib M] [--abort-at S] [--exit-at S] [--segv-at S]
+ *            [--no-memory-at S]
  *
  * Runs STEPS supersteps and ends every EVERYth with bspg_checkpoint (the others with bsp_sync).
  * In each superstep every process mixes what reached it at the last sync (one word put into
@@ -12,14 +13,23 @@
  *   --abort-at S  the last process calls bsp_abort in superstep S (every run)
  *   --exit-at S   the last process calls exit(3) in superstep S (every run)
  *   --segv-at S   the last process raises SIGSEGV in superstep S (every run)
+ *   --no-memory-at S  from superstep S on, the last process's main thread is refused new
+ *                 in-memory files (memfd_create fails with ENOMEM, through a seccomp filter), as
+ *                 where memory ran out (first run only: not in a run that resumed)
  * Every process prints "pid P of N on HOST" first. Process 0 prints "checkpoint C at step S took
  * T s" after each checkpoint, and on a resumed run "resumed from checkpoint C at step S (read in
  * T s, at E)" where E is the wall clock (seconds since 1970) when bspg_resume returned. */
+#include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,6 +43,20 @@ static double now_s(clockid_t clock) {
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+/* memfd_create fails with ENOMEM in this thread from now on. */
+static void refuse_memory_files(void) {
+  struct sock_filter filter[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_memfd_create, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOMEM & SECCOMP_RET_DATA)),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  struct sock_fprog program = {(unsigned short)(sizeof filter / sizeof filter[0]), filter};
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+      prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) != 0)
+    bsp_abort("ckpt_job: could not install the seccomp filter (errno %d)\n", errno);
+}
+
 static long option(int argc, char **argv, const char *name, long otherwise) {
   for (int i = 3; i + 1 < argc; ++i)
     if (strcmp(argv[i], name) == 0) return atol(argv[i + 1]);
@@ -43,14 +67,15 @@ int main(int argc, char **argv) {
   if (argc < 3 || atol(argv[1]) < 1 || atol(argv[2]) < 1) {
     fprintf(stderr,
             "usage: ckpt_job STEPS EVERY [--ms MS] [--mib M] [--abort-at S] [--exit-at S] "
-            "[--segv-at S]\n");
+            "[--segv-at S] [--no-memory-at S]\n");
     return 2;
   }
   const long steps = atol(argv[1]), every = atol(argv[2]);
   const long ms = option(argc, argv, "--ms", 0), mib = option(argc, argv, "--mib", 0);
   const long abort_at = option(argc, argv, "--abort-at", -1),
              exit_at = option(argc, argv, "--exit-at", -1);
-  const long segv_at = option(argc, argv, "--segv-at", -1);
+  const long segv_at = option(argc, argv, "--segv-at", -1),
+             no_memory_at = option(argc, argv, "--no-memory-at", -1);
 
   bsp_begin(bsp_nprocs());
   const int p = bsp_nprocs(), me = bsp_pid();
@@ -113,6 +138,7 @@ int main(int argc, char **argv) {
       exit(3);
     }
     if (me == p - 1 && step == segv_at) raise(SIGSEGV);
+    if (me == p - 1 && step == no_memory_at && from == 0) refuse_memory_files();
     if (ms > 0) usleep((useconds_t)ms * 1000);
     if (step % every == 0) {
       const double began = now_s(CLOCK_MONOTONIC);
