@@ -8,6 +8,9 @@
 #                   8 MiB: the disk copy of checkpoint 1 fails behind the job, and the next
 #                   checkpoint ends the job with the one line that names the file and the cause,
 #                   status 1 (no earlier checkpoint), within the time limit
+#   stop_asked      a stop file (as bsprun --migrate-load writes) while the job runs: the job
+#                   stops right after a checkpoint with status 75 and its one line, its processes
+#                   leaving together (none taken for lost), that checkpoint whole on disk
 # Needs an MPI with ULFM (Open MPI 5 built with it); disk_full needs root and unshare (a mount
 # namespace for the small file system) and skips (77) without them.
 set -u
@@ -72,6 +75,30 @@ disk_full)
   [ "$(grep -c '^bspg: checkpoint' "$out.text")" -eq 1 ] || fail "not exactly one line"
   grep '^bspg: checkpoint' "$out.text"
   out=$out.text
+  ;;
+stop_asked)
+  run_id=5e1f0c0ffee0d00d
+  mkdir -p "$work/ck"
+  timeout -k 10 120 mpirun --oversubscribe --mca btl_tcp_if_include lo --with-ft ulfm -np 3 \
+    -x BSPG_SPARES=1 -x BSPG_RUN="$run_id" -x BSPG_CHECKPOINT_DIR="$work/ck" "$job" 200 2 --ms 50 \
+    >"$work/out" 2>&1 &
+  started=$!
+  for _ in $(seq 600); do
+    grep -aq "^checkpoint 2 at step" "$work/out" && break
+    sleep 0.1
+  done
+  echo "$run_id" >"$work/ck/stop"
+  wait "$started"
+  status=$?
+  out=$work/out.text
+  tr -d '\0' <"$work/out" >"$out"
+  [ "$status" -eq 75 ] || fail "status $status, not 75"
+  stopped=$(sed -n 's|^bspg: stopping after checkpoint \([0-9]*\), as asked (.*/stop)$|\1|p' "$out")
+  [ -n "$stopped" ] || fail "no line saying the job stopped after a checkpoint, as asked"
+  ! grep -Eq "^bspg: .*lost" "$out" || fail "a process was taken for lost: $(grep -E '^bspg: .*lost' "$out")"
+  for f in shard-0 shard-1 copy-0 copy-1 complete-0 complete-1; do
+    [ -s "$work/ck/c$stopped/$f" ] || fail "c$stopped/$f missing after the stop"
+  done
   ;;
 *)
   echo "disk_behind.sh: unknown scenario '$scenario'" >&2
