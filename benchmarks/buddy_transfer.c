@@ -23,9 +23,12 @@ int main(int argc, char **argv) {
   }
   const long mib = atol(argv[1]), offset = atol(argv[2]), repeat = argc > 3 ? atol(argv[3]) : 1,
              copies = argc > 4 ? atol(argv[4]) : 1;
-  if (mib < 0 || offset < 1 || repeat < 1 || copies < 1 || copies * offset >= p) {
+  if (mib < 0 || offset < 1 || repeat < 1 || copies < 1 || copies > 32 || copies * offset >= p) {
     if (rank == 0)
-      fprintf(stderr, "buddy_transfer: need MIB >= 0, REPEAT >= 1 and 1 <= COPIES * OFFSET < %d\n", p);
+      fprintf(stderr,
+              "buddy_transfer: need MIB >= 0, REPEAT >= 1, COPIES <= 32 and 1 <= COPIES * OFFSET "
+              "< %d\n",
+              p);
     MPI_Finalize();
     return 2;
   }
@@ -39,8 +42,8 @@ int main(int argc, char **argv) {
   memset(kept, 0, bytes);
   /* Called through a volatile pointer: a copy nobody reads must not be left out by the compiler. */
   void *(*volatile copy)(void *, const void *, size_t) = memcpy;
-  MPI_Request *requests = malloc(sizeof(MPI_Request) * 2 * (size_t)copies);
-  if (!requests) MPI_Abort(MPI_COMM_WORLD, 1);
+  MPI_Request requests[64];
+  MPI_Status statuses[64]; /* not MPI_STATUSES_IGNORE: GCC 12 misreads MPICH's as an empty array */
   for (long r = 0; r < repeat; ++r) {
     MPI_Barrier(MPI_COMM_WORLD);
     double began = MPI_Wtime();
@@ -55,16 +58,16 @@ int main(int argc, char **argv) {
       /* Every holder's copy from the one shard, each ward's into a buffer of its own. */
       for (long c = 1; c <= copies; ++c) {
         const int to = (int)((rank + c * offset) % p), from = (int)((rank - c * offset + p) % p);
-        MPI_Irecv(in + (size_t)(c - 1) * bytes + at, n, MPI_BYTE, from, 0, MPI_COMM_WORLD, &requests[2 * (c - 1)]);
+        MPI_Irecv(in + (size_t)(c - 1) * bytes + at, n, MPI_BYTE, from, 0, MPI_COMM_WORLD,
+                  &requests[2 * (c - 1)]);
         MPI_Isend(out + at, n, MPI_BYTE, to, 0, MPI_COMM_WORLD, &requests[2 * (c - 1) + 1]);
       }
-      MPI_Waitall((int)(2 * copies), requests, MPI_STATUSES_IGNORE);
+      MPI_Waitall((int)(2 * copies), requests, statuses);
     }
     double took = MPI_Wtime() - began, slowest = 0;
     MPI_Reduce(&took, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     if (rank == 0) printf("transfer %.4f s\n", slowest);
   }
-  free(requests);
   free(out);
   free(in);
   free(kept);
