@@ -7,6 +7,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 
 #include "in_place.h"
@@ -405,12 +406,25 @@ int run_restartable(const Options& opt, JobPlace& place) {
       case Ending::kProgramFailed:
         // What the other processes said, held while the run might have been a loss.
         std::cerr << result.held_consequences;
-        // With restarts, Open MPI's notice of a death was held back: say it.
-        if (opt.restarts > 0 && result.death.rank >= 0)
-          say("process " + std::to_string(result.death.rank) + " on " + result.death.host +
-              " ended by signal " + std::to_string(result.death.signal) +
-              (result.death.signal_name.empty() ? "" : " (" + result.death.signal_name + ")") +
-              ": the program failed; not restarted");
+        // With restarts, Open MPI's notice of a death was held back: say it. Where mpirun ended
+        // before its notice (Open MPI 4.1's can crash while it ends the job), the library's
+        // crash line says which process, and the signal is the job's status.
+        if (opt.restarts > 0) {
+          ProcessDeath death = result.death;
+          if (death.rank < 0 && result.crash_pid >= 0 && result.exit_status > 128) {
+            const std::vector<std::string> hosts = place.host_of_pid();
+            const auto pid = static_cast<std::size_t>(result.crash_pid);
+            death.rank = result.crash_pid;
+            death.host = pid < hosts.size() ? hosts[pid] : "its host";
+            death.signal = result.exit_status - 128;
+            death.signal_name = strsignal(death.signal);
+          }
+          if (death.rank >= 0)
+            say("process " + std::to_string(death.rank) + " on " + death.host +
+                " ended by signal " + std::to_string(death.signal) +
+                (death.signal_name.empty() ? "" : " (" + death.signal_name + ")") +
+                ": the program failed; not restarted");
+        }
         if (!result.remote_stop_ran) place.sweep();
         return exit_status_of(result, opt.time_limit_s);
       case Ending::kLost:

@@ -151,6 +151,23 @@ unsigned long long whole_checkpoint_said(const std::string& line) {
   return std::strtoull(number.c_str(), nullptr, 10);
 }
 
+// The starter's own crash report ("[host:pid] Signal: Segmentation fault (11)", its backtrace
+// "[host:pid] [ 3] /lib/...", "*** End of error message ***"), and its "abort is already in
+// progress...hit ctrl-c again" note: Open MPI 4.1's mpirun has crashed in PMIx_Finalize while
+// it ended a job whose process had crashed.
+bool is_starter_crash_report(const std::string& line) {
+  if (line.find(": abort is already in progress...hit ctrl-c again") != std::string::npos)
+    return true;
+  if (line.empty() || line[0] != '[') return false;
+  const auto close = line.find("] ");
+  if (close == std::string::npos || line.find(':') > close) return false;
+  const std::string rest = line.substr(close + 2);
+  for (const char* said : {"Signal: ", "Signal code: ", "Failing at address: ", "*** "})
+    if (rest.rfind(said, 0) == 0) return true;
+  return rest.size() > 3 && rest[0] == '[' && rest.find("] ") != std::string::npos &&
+         rest.find_first_not_of(" 0123456789", 1) == rest.find(']');
+}
+
 // PRRTE's word, once a process of a spawned job crashed, that the job's launcher is gone
 // ("[host:pid] ... LAUNCHER JOB OBJECT NOT FOUND").
 bool is_launcher_gone_line(const std::string& line) {
@@ -258,14 +275,15 @@ std::string MpirunStderr::feed(std::string_view bytes) {
     }
     out += take_line(line);
   }
-  // An unfinished line that cannot start a block (e.g. a prompt or progress output) goes on now;
+  // An unfinished line that cannot start a block (e.g. a prompt or progress output) goes on now,
+  // unless a process said it crashed (the starter's own crash report may follow, dropped whole);
   // where the starter only reports in lines (Hydra), one that may be its report or ssh's waits
   // for its end (or flush) too: Hydra writes its lines in pieces. So does the start of PRRTE's
   // setpgid warning, which is dropped whole.
   if (!passing_partial_) partial_ = std::string(nuls_skipped(partial_));
   if (!partial_.empty() &&
       (passing_partial_ ||
-       (block_.empty() && partial_[0] != '-' &&
+       (block_.empty() && partial_[0] != '-' && crash_signal_ == 0 &&
         !(waits_on_failure_ && may_be_starter_report(partial_)) &&
         !may_be_prrte_setpgid_race(partial_) && !may_be_started_line(partial_)))) {
     out += release_ssh_lines();
@@ -395,6 +413,7 @@ std::string MpirunStderr::take_line(const std::string& line) {
     dropping_error_handler_ = true;
     return "";
   }
+  if (crash_signal_ != 0 && is_starter_crash_report(line)) return "";
   if (dropping_error_handler_ && trim(line).empty()) return "";
   dropping_error_handler_ = false;
   // The library's word that a checkpoint is whole, for bsprun alone.
@@ -436,8 +455,10 @@ std::string MpirunStderr::take_line(const std::string& line) {
 
 // The library's line for a process that crashed: it says what mpirun's blocks would.
 void MpirunStderr::note_crash_line(const std::string& line) {
-  if (const int signal = crash_line_signal(line); signal != 0 && crash_signal_ == 0)
+  if (const int signal = crash_line_signal(line); signal != 0 && crash_signal_ == 0) {
     crash_signal_ = signal;
+    crash_pid_ = std::atoi(line.c_str() + std::strlen("bspg: process "));
+  }
 }
 
 // The failure's line, the first time it is asked for ("" after that, or without a failure).

@@ -90,6 +90,8 @@ class MpirunStderr {
   // The signal a process of the job said it crashed with ("bspg: process P: crashed with signal
   // SIGSEGV ..."), 0 when none did.
   int crash_signal() const { return crash_signal_; }
+  // The process that said it, -1 when none did.
+  int crash_pid() const { return crash_pid_; }
   // N when process 0 said "bspg: stopping after checkpoint N, as asked" (the stop file), else 0.
   unsigned long long stopped_after_checkpoint() const { return stopped_after_checkpoint_; }
   // The library's word that a checkpoint could not be written ("bspg: checkpoint N could not be
@@ -146,6 +148,7 @@ class MpirunStderr {
   bool preface_of_child_ = false;
   std::string death_line_;  // bsprun's line for the death, said at finish() unless explained
   int crash_signal_ = 0;
+  int crash_pid_ = -1;
   bool dropping_error_handler_ = false;  // inside an MPI error handler's block after a crash
   bool reported_ = false;                // the failure's line was written
   int processes_started_ = 0;

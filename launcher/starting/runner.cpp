@@ -397,6 +397,7 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
     result.stopping_s = std::chrono::duration<double>(Clock::now() - stop_requested_at).count();
   result.start_failure = filter.failure();
   result.death = filter.death();
+  result.crash_pid = filter.crash_pid();
   result.stopped_after_checkpoint = filter.stopped_after_checkpoint();
   result.checkpoint_not_written = filter.checkpoint_not_written();
   result.whole_checkpoint = filter.whole_checkpoint();

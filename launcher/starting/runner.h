@@ -29,6 +29,7 @@ struct RunResult {
   std::vector<std::string> silent_hosts;  // of those, the ones ssh could not connect to in time
   std::string lost;                       // the watch's word when it stopped the job (a host lost)
   ProcessDeath death;  // a process of the job that died of a signal, as mpirun said
+  int crash_pid = -1;  // the process that said it crashed (the library's line), -1: none
   unsigned long long stopped_after_checkpoint = 0;  // the library stopped the job (a stop file)
   unsigned long long checkpoint_not_written = 0;    // the library could not write this checkpoint
   std::string checkpoint_not_written_on;            // on this host (as it calls itself)

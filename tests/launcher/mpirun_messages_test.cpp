@@ -350,6 +350,37 @@ TEST(MpirunMessages, ACrashedProcesssLineIsAllThatIsShown) {
   EXPECT_EQ(heap.crash_signal(), 6);
 }
 
+// Open MPI 4.1's mpirun can crash itself (in PMIx_Finalize) while it ends a job whose process
+// crashed, before its notice of the death: its own report goes, the library's line stays and
+// names the process (bsprun's line then comes from it, restart.cpp).
+TEST(MpirunMessages, TheStartersOwnCrashAfterAProcesssCrashIsNotShown) {
+  const std::string report =
+      "mpirun.openmpi: abort is already in progress...hit ctrl-c again to forcibly terminate\n"
+      "[vm:17179] *** Process received signal ***\n"
+      "[vm:17179] Signal: Segmentation fault (11)\n"
+      "[vm:17179] Signal code: Address not mapped (1)\n"
+      "[vm:17179] Failing at address: (nil)\n"
+      "[vm:17179] [ 0] /lib/x86_64-linux-gnu/libc.so.6(+0x3c050)[0x7fad84023050]\n"
+      "[vm:17179] [ 1] /lib/x86_64-linux-gnu/libpmix.so.2(PMIx_Finalize+0x703)[0x7fad81050e83]\n"
+      "[vm:17179] [10] /usr/bin/mpirun.openmpi(+0x1131)[0x55e718aad131]\n"
+      "[vm:17179] *** End of error message ***\n";
+  for (std::size_t piece : {1, 9, 100000}) {
+    MpirunStderr filter;
+    EXPECT_EQ(through(filter, kPrimaryJob + kCrashLine + report, piece) + filter.finish(),
+              kCrashLine);
+    EXPECT_EQ(filter.crash_pid(), 1);
+    EXPECT_EQ(filter.death().rank, -1);
+  }
+  // Without a crash line first, the same lines are the program's or the starter's: shown.
+  MpirunStderr none;
+  EXPECT_EQ(through(none, report), report);
+  EXPECT_EQ(none.crash_pid(), -1);
+  // A program's own bracketed lines after a crash line pass.
+  MpirunStderr program;
+  const std::string own = "[step 3] residual 0.25\n[vm:1] done\n";
+  EXPECT_EQ(through(program, kCrashLine + own), kCrashLine + own);
+}
+
 // A hang-up notice whose opening rule never arrived, followed by the death's block: its closing
 // rule and the death's opening rule come as two rules in a row. The death is still read (with
 // restarts, bsprun names the process from it), and the notice's text passes as it came.
