@@ -347,7 +347,7 @@ site_lost)
   ;;
 
 memory_refused)
-  start_job "${run[@]}" "${job[@]:0:5}" --no-memory-at 6 "${job[@]:5}"
+  start_job "${run[@]}" "${job[@]}" --no-memory-at 6 # ckpt_job reads its options anywhere
   wait_job 120
   show
   expect_status 0

@@ -111,6 +111,15 @@ int number_from_environment(const char* name, const char* text, int low, int hig
   return static_cast<int>(value);
 }
 
+// Ends this process at once with `status`: its output written, its exit note left (bsprun reads
+// it, where an abort would leave none), no MPI_Finalize and no MPI_Abort.
+[[noreturn]] void leave_now(int status) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  leave_exit_note(status);
+  std::_Exit(status);
+}
+
 // The recovery cannot be done in place: the lowest living process says why, and the job ends
 // for bsprun's restart.
 [[noreturn, maybe_unused]] void end_for_restart(MPI_Comm alive, const std::vector<int>& lost,
@@ -136,9 +145,7 @@ int number_from_environment(const char* name, const char* text, int low, int hig
   // Every living process ends by itself with the status, which mpirun passes on: no MPI_Abort.
   // Under fault tolerance an abort need not end the others, several at once have left Open MPI
   // 5.0.7's mpirun waiting for ever, and after one its mpirun has crashed in malloc (status 134).
-  std::fflush(stdout);
-  leave_exit_note(kEndedForRestart);
-  std::_Exit(kEndedForRestart);
+  leave_now(kEndedForRestart);
 }
 
 [[maybe_unused]] void restore_globals() {
@@ -585,11 +592,7 @@ void serve_as_spare() {
       continue;
     }
     pause_ns = 0;
-    if (rc == MPI_SUCCESS && word == kLeaveWord) {
-      std::fflush(stdout);
-      leave_exit_note(0);  // it ended as told: bsprun must not take it for lost
-      std::_Exit(0);
-    }
+    if (rc == MPI_SUCCESS && word == kLeaveWord) leave_now(0);  // as told: not lost
     if (rc == MPI_SUCCESS) {  // the job ended
       g_phase = Phase::After;
       before_finalize();
@@ -667,10 +670,7 @@ void tell_spares(int word) {
 // go, and each leaves by itself with `status`, which the starter passes on (as end_for_restart).
 [[noreturn]] void leave_together(int status) {
   tell_spares(kLeaveWord);
-  std::fflush(stdout);
-  std::fflush(stderr);
-  leave_exit_note(status);
-  std::_Exit(status);
+  leave_now(status);
 }
 
 }  // namespace
@@ -686,10 +686,7 @@ void before_finalize() {
   // process still in it after five seconds ends by itself, with status 0.
   std::thread([] {
     sleep(5);
-    std::fflush(stdout);
-    std::fflush(stderr);
-    leave_exit_note(0);  // it ended well: bsprun must not take it for lost
-    std::_Exit(0);
+    leave_now(0);  // it ended well: bsprun must not take it for lost
   }).detach();
 }
 
