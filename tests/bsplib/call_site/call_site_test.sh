@@ -8,9 +8,19 @@
 set -uo pipefail
 read -ra mpirun <<<"$1"
 nprocs=$2 program=$3 mode=$4 kind=$5
-out=$(timeout 60 "${mpirun[@]}" -np "$nprocs" "$program" "$mode" 2>&1)
+# stdout and stderr apart: the MPI's starter forwards each in pieces of its own, so one merged
+# stream can have the program's line in the middle of bspg's.
+errfile=$(mktemp)
+trap 'rm -f "$errfile"' EXIT
+out=$(timeout 60 "${mpirun[@]}" -np "$nprocs" "$program" "$mode" 2>"$errfile")
 status=$?
-fail() { echo "FAIL: $*"; printf '%s\n' "$out" | sed 's/^/  | /'; exit 1; }
+err=$(cat "$errfile")
+fail() {
+  echo "FAIL: $*"
+  printf '%s\n' "$out" | sed 's/^/  | /'
+  printf '%s\n' "$err" | sed 's/^/  ! /'
+  exit 1
+}
 [ "$status" -ne 0 ] && [ "$status" -ne 124 ] || fail "exit status $status (expected a misuse's)"
 # misuse_line [PID]: the line the program named (that process's, or the first named).
 misuse_line() {
@@ -18,9 +28,9 @@ misuse_line() {
 }
 line=$(misuse_line)
 [ -n "$line" ] || fail "the program never reached its misuse"
-messages=$(printf '%s\n' "$out" | grep -c '^bspg: process ')
+messages=$(printf '%s\n' "$err" | grep -c '^bspg: process ')
 [ "$messages" -eq 1 ] || fail "$messages lines from bspg, expected 1"
-message=$(printf '%s\n' "$out" | grep '^bspg: process ')
+message=$(printf '%s\n' "$err" | grep '^bspg: process ')
 # The message ends with the line of the call that failed (disagree, group: below).
 [ "$mode" = disagree ] || [ "$mode" = group ] || case "$kind" in
   line) [[ "$message" == *" [at "*"call_site.c:$line in main]" ]] ||
