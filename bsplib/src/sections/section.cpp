@@ -126,6 +126,8 @@ bool runs_spmd_part_at_once() {
       start = exchange_start_message(master::pool(), {0, 0, {}});
     else
       start = all_at_once::exchange({0, 0, {}});
+    if (start.kind == kHold)
+      hold_until_stopped(spawned ? master::pool() : in_place::job_world(), start);
     if (start.kind == kEnd) {
       g_phase = Phase::After;
       if (spawned) master::end_pool();
@@ -177,6 +179,7 @@ Membership join(int maxprocs) {
         {kBegin, maxprocs, run_main ? PartLocation{} : locate(current_spmd_part())});
   }
   sections_begun = true;
+  if (start.kind == kHold) hold_until_stopped(in_place::job_world(), start);
   if (start.kind == kEnd) {
     // Process 0 ended the program in main before bsp_begin: so does this process.
     g_phase = Phase::After;
@@ -191,6 +194,28 @@ Membership join(int maxprocs) {
   return member;
 }
 
+// Process 0 (or the master) ends the program with a non-zero status, which stops the job: the
+// processes waiting for a section leave MPI first (hold_waiting_processes says why).
+void hold_the_waiting(int status) {
+  switch (master::role("exit")) {
+    case master::Role::Spmd:
+      if (all_at_once::size() > 1 && all_at_once::rank() == 0)
+        hold_waiting_processes(in_place::job_world(), status);
+      break;
+    case master::Role::Master:
+      if (master::pool() != MPI_COMM_NULL) hold_waiting_processes(master::pool(), status);
+      break;
+    case master::Role::Spawned:
+      break;
+  }
+}
+
+// A process ending as process 0 does: where process 0 stops the job instead, it waits for that.
+StartMessage hold_if_asked(MPI_Comm comm, const StartMessage& got) {
+  if (got.kind == kHold) hold_until_stopped(comm, got);
+  return got;
+}
+
 // on_exit handler: the program ends (returns from main or calls exit) before bsp_begin, or after
 // a section where MPI was kept for later ones.
 void end_before_begin(int status, void* /*unused*/) {
@@ -199,16 +224,21 @@ void end_before_begin(int status, void* /*unused*/) {
   if (finalized || g_phase == Phase::Inside) return;
   if (g_phase == Phase::After) {
     fflush(stdout);
-    if (status != 0) stop_job(status);
+    if (status != 0) {
+      hold_the_waiting(status);
+      stop_job(status);
+    }
     // The parked processes end too.
     if (master::role("exit") == master::Role::Spmd && all_at_once::size() > 1)
-      all_at_once::exchange({kEnd, 0, {}});
+      hold_if_asked(in_place::job_world(), all_at_once::exchange({kEnd, 0, {}}));
     // A spawned process that ran main ends with it, as the master does: it takes the master's
     // end first (finalizing before it, the master's last words met a closed socket: SIGPIPE).
-    if (master::role("exit") == master::Role::Spawned && master::pool() != MPI_COMM_NULL &&
-        exchange_start_message(master::pool(), {kEnd, 0, {}}).kind == kBegin)
-      fail("exit",
-           "the program ended after bsp_end on this process, but process 0 called bsp_begin");
+    if (master::role("exit") == master::Role::Spawned && master::pool() != MPI_COMM_NULL) {
+      const StartMessage got = exchange_start_message(master::pool(), {kEnd, 0, {}});
+      if (hold_if_asked(master::pool(), got).kind == kBegin)
+        fail("exit",
+             "the program ended after bsp_end on this process, but process 0 called bsp_begin");
+    }
     if (master::role("exit") != master::Role::Spmd) master::end_pool();
     finalize();
     return;
@@ -218,9 +248,12 @@ void end_before_begin(int status, void* /*unused*/) {
   if (role == master::Role::Spawned) master::stop_before_begin(status);
   // One quiet abort carries the status to mpirun: a process that finalizes and then ends with a
   // non-zero status earns a banner from mpirun.
-  if (status != 0) stop_job(status);
+  if (status != 0) {
+    hold_the_waiting(status);
+    stop_job(status);
+  }
   if (role == master::Role::Spmd && all_at_once::size() > 1) {
-    StartMessage got = all_at_once::exchange({kEnd, 0, {}});
+    StartMessage got = hold_if_asked(in_place::job_world(), all_at_once::exchange({kEnd, 0, {}}));
     if (got.kind == kBegin) {
       fail_alone(
           "exit",
