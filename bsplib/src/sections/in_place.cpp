@@ -111,11 +111,11 @@ int number_from_environment(const char* name, const char* text, int low, int hig
   return static_cast<int>(value);
 }
 
-// Ends this process at once with `status`: its output written, its exit note left (bsprun reads
-// it, where an abort would leave none), no MPI_Finalize and no MPI_Abort.
+// Ends this process at once with `status`: its output written and read by the starter (a line
+// still in the pipe when the process ends can be lost with the job's end), its exit note left
+// (bsprun reads it, where an abort would leave none), no MPI_Finalize and no MPI_Abort.
 [[noreturn]] void leave_now(int status) {
-  std::fflush(stdout);
-  std::fflush(stderr);
+  drain_output();
   leave_exit_note(status);
   std::_Exit(status);
 }
