@@ -234,6 +234,20 @@ bool may_be_prrte_setpgid_race(std::string_view partial) {
   return rest.substr(0, n) == warning.substr(0, n);
 }
 
+// PRRTE's account of an aborted job whose launcher job is gone, in place of its "calling abort"
+// banner (dropped too, openmpi_blocks.cpp): it comes alone, without a line end, when processes a
+// master spawned stop after the master's own abort (a program that ends with a non-zero status
+// between sections, section.cpp).
+constexpr std::string_view kLauncherGone = "LAUNCHER JOB OBJECT NOT FOUND";
+
+bool shows_abort_banners() { return std::getenv("BSPG_MPI_ABORT_BANNER") != nullptr; }
+
+// Whether an unfinished line may still become that account: it waits for its end, or the flush.
+bool may_be_launcher_gone(std::string_view partial) {
+  return partial.size() <= kLauncherGone.size() &&
+         kLauncherGone.substr(0, partial.size()) == partial && !shows_abort_banners();
+}
+
 // The library's word that a process started, taken out of the output (processes_started).
 constexpr std::string_view kStartedLine = "bspg: process started";
 
@@ -282,10 +296,10 @@ std::string MpirunStderr::feed(std::string_view bytes) {
   // setpgid warning, which is dropped whole.
   if (!passing_partial_) partial_ = std::string(nuls_skipped(partial_));
   if (!partial_.empty() &&
-      (passing_partial_ ||
-       (block_.empty() && partial_[0] != '-' && crash_signal_ == 0 &&
-        !(waits_on_failure_ && may_be_starter_report(partial_)) &&
-        !may_be_prrte_setpgid_race(partial_) && !may_be_started_line(partial_)))) {
+      (passing_partial_ || (block_.empty() && partial_[0] != '-' && crash_signal_ == 0 &&
+                            !(waits_on_failure_ && may_be_starter_report(partial_)) &&
+                            !may_be_prrte_setpgid_race(partial_) &&
+                            !may_be_started_line(partial_) && !may_be_launcher_gone(partial_)))) {
     out += release_ssh_lines();
     out += partial_;
     // Enough of it to recognise the library's crash line once the line is whole.
@@ -308,7 +322,7 @@ std::string MpirunStderr::release_ssh_lines() {
 std::string MpirunStderr::flush() {
   std::string out = release_ssh_lines();
   for (const auto& held : block_) out += held + "\n";
-  out += partial_;
+  if (!(partial_ == kLauncherGone && !shows_abort_banners())) out += partial_;
   block_.clear();
   partial_.clear();
   passing_partial_ = false;
@@ -403,6 +417,7 @@ std::string MpirunStderr::take_line(const std::string& line) {
   // After a process said it crashed, the others' MPI error handler blocks ("[vm:00000] *** An
   // error occurred in Socket closed ..."; Open MPI 5 in master mode) are its consequences.
   if (crash_signal_ != 0 && is_launcher_gone_line(line)) return "";
+  if (line == kLauncherGone && !shows_abort_banners()) return "";
   // With restarts, the others' error handler blocks are the consequences of a loss, held.
   if (quiet_losses_ && crash_signal_ == 0 && is_error_handler_line(line)) {
     consequences_ += line + "\n";

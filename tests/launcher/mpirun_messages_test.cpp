@@ -381,6 +381,25 @@ TEST(MpirunMessages, TheStartersOwnCrashAfterAProcesssCrashIsNotShown) {
   EXPECT_EQ(through(program, kCrashLine + own), kCrashLine + own);
 }
 
+// Open MPI 5 in master mode, a program that returns a non-zero status between sections: the
+// processes the master spawned stop after its abort, and PRRTE's account of their job, whose
+// launcher is gone, comes alone and without a line end. It goes, as its "calling abort" banner
+// does; a line that only begins like it, or has more, passes.
+TEST(MpirunMessages, PrrtesAccountOfAJobWhoseLauncherIsGoneIsNotShown) {
+  const std::string output = "main: ends after 2 sections\n";
+  for (std::size_t piece : {1, 5, 100000}) {
+    MpirunStderr filter;
+    EXPECT_EQ(through(filter, output + "LAUNCHER JOB OBJECT NOT FOUND", piece) + filter.finish(),
+              output);
+    MpirunStderr ended;
+    EXPECT_EQ(through(ended, output + "LAUNCHER JOB OBJECT NOT FOUND\n", piece) + ended.finish(),
+              output);
+  }
+  MpirunStderr program;
+  const std::string own = "LAUNCHER JOB OBJECT NOT FOUND: retrying\nLAUNCH";
+  EXPECT_EQ(through(program, own) + program.finish(), own);
+}
+
 // A hang-up notice whose opening rule never arrived, followed by the death's block: its closing
 // rule and the death's opening rule come as two rules in a row. The death is still read (with
 // restarts, bsprun names the process from it), and the notice's text passes as it came.
