@@ -8,6 +8,7 @@
 
 #include "checkpoint_internal.hpp"
 #include "errors.hpp"
+#include "lost_peers.hpp"
 #include "memory_copies.hpp"
 #include "runtime.hpp"
 #include "transport.hpp"
@@ -84,7 +85,14 @@ void Checkpoints::end_for_problem(std::uint64_t failed, std::uint64_t n, const P
 // Every process ends here together, through MPI_Finalize, so that the starter reports `status`.
 void Checkpoints::end_job(int status) {
   drain_output();
-  idle_barrier(comm_);
+  if (lost_peers::enabled()) {
+    // With spares (fault tolerance on), a process that passed the barrier and left would look
+    // lost to one still in it, which would then take the end for a loss.
+    lost_peers::stop_watching();
+    lost_peers::barrier_before_leaving(comm_);
+  } else {
+    idle_barrier(comm_);
+  }
   stop_together(rt_.pid, status);
 }
 

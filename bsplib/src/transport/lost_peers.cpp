@@ -105,6 +105,20 @@ void check_slow() {
   if (rc == MPI_SUCCESS && done && handler) handler("a wait");
 }
 
+void stop_watching() { g_watching = false; }
+
+void barrier_before_leaving(MPI_Comm comm) {
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  MPI_Request request;
+  if (MPI_Ibarrier(comm, &request) != MPI_SUCCESS) return;
+  for (;;) {
+    int done = 0;
+    if (MPI_Test(&request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS || done) return;
+    const timespec pause{0, 500000};
+    nanosleep(&pause, nullptr);
+  }
+}
+
 void revoke_all() {
   g_watching = false;
 #if defined(BSPG_HAVE_ULFM)

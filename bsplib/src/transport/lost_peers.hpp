@@ -35,6 +35,15 @@ inline void check() {
 // live peers only, returns too. Stops watching (no handler runs twice).
 void revoke_all();
 
+// The job ends here together (every process knows it): from now on a process that leaves is not
+// a loss. Stops watching, without revoking anything.
+void stop_watching();
+
+// A barrier over comm for processes that all leave right after it, under fault tolerance: one
+// that passed it and left can make it fail for one still in it, which counts as passed. Errors on
+// comm are returned from here on, not handled.
+void barrier_before_leaving(MPI_Comm comm);
+
 // Whether an MPI error class says a process was lost or a communicator revoked.
 bool is_loss(int error_class);
 
