@@ -242,6 +242,11 @@ constexpr std::string_view kLauncherGone = "LAUNCHER JOB OBJECT NOT FOUND";
 
 bool shows_abort_banners() { return std::getenv("BSPG_MPI_ABORT_BANNER") != nullptr; }
 
+// That account, whole, where it is left out (not under BSPG_MPI_ABORT_BANNER).
+bool is_launcher_gone_account(std::string_view text) {
+  return text == kLauncherGone && !shows_abort_banners();
+}
+
 // Whether an unfinished line may still become that account: it waits for its end, or the flush.
 bool may_be_launcher_gone(std::string_view partial) {
   return partial.size() <= kLauncherGone.size() &&
@@ -322,7 +327,7 @@ std::string MpirunStderr::release_ssh_lines() {
 std::string MpirunStderr::flush() {
   std::string out = release_ssh_lines();
   for (const auto& held : block_) out += held + "\n";
-  if (!(partial_ == kLauncherGone && !shows_abort_banners())) out += partial_;
+  if (!is_launcher_gone_account(partial_)) out += partial_;
   block_.clear();
   partial_.clear();
   passing_partial_ = false;
@@ -417,7 +422,7 @@ std::string MpirunStderr::take_line(const std::string& line) {
   // After a process said it crashed, the others' MPI error handler blocks ("[vm:00000] *** An
   // error occurred in Socket closed ..."; Open MPI 5 in master mode) are its consequences.
   if (crash_signal_ != 0 && is_launcher_gone_line(line)) return "";
-  if (line == kLauncherGone && !shows_abort_banners()) return "";
+  if (is_launcher_gone_account(line)) return "";
   // With restarts, the others' error handler blocks are the consequences of a loss, held.
   if (quiet_losses_ && crash_signal_ == 0 && is_error_handler_line(line)) {
     consequences_ += line + "\n";
