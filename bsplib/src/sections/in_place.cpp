@@ -499,6 +499,7 @@ void check_before_stop() {
 }
 
 [[noreturn]] void leave_together(int status);
+void let_spares_leave();
 
 void watch_job() {
   MPI_Comm sentinel = MPI_COMM_NULL;
@@ -565,6 +566,7 @@ void start() {
   set_before_stop(check_before_stop);
   if (!spare) {
     set_leave_together(leave_together);
+    lost_peers::set_before_release(let_spares_leave);
     watch_job();
   }
 }
@@ -647,9 +649,12 @@ void serve_as_spare() {
 
 namespace {
 
-// Process 0: each spare gets `word` (kEndWord or kLeaveWord).
+bool spares_told = false;
+
+// Process 0: each spare gets `word` (kEndWord or kLeaveWord), once.
 void tell_spares(int word) {
-  if (!asked || role != 0) return;
+  if (!asked || role != 0 || spares_told) return;
+  spares_told = true;
   int waiting = 0, lost = 0;
   for (std::size_t q = 0; q < world_roles.size(); ++q)
     if (world_roles[q] < 0) {  // a lost spare's send fails
@@ -666,8 +671,13 @@ void tell_spares(int word) {
   }
 }
 
+// Before a job that stops together leaves its last barrier: no process of the job has left yet,
+// so no spare can take the end for a loss (and revoke what 0 tells it on).
+void let_spares_leave() { tell_spares(kLeaveWord); }
+
 // Every process of the job at once, after a barrier (stop_together): process 0 lets the spares
-// go, and each leaves by itself with `status`, which the starter passes on (as end_for_restart).
+// go, if the barrier did not already, and each leaves by itself with `status`, which the starter
+// passes on (as end_for_restart).
 [[noreturn]] void leave_together(int status) {
   tell_spares(kLeaveWord);
   leave_now(status);

@@ -27,7 +27,9 @@ MPI_Errhandler comm_handler = MPI_ERRHANDLER_NULL;
 int list_key = MPI_KEYVAL_INVALID;
 std::vector<MPI_Comm> watched;       // communicators to revoke on a loss
 constexpr int kSentinelTag = 32000;  // below every MPI's MPI_TAG_UB (at least 32767)
+constexpr int kLeavingTag = 32001;   // barrier_before_leaving's, on the job's communicator
 constexpr long long kCheckEveryNs = 1000 * 1000;
+void (*before_release)() = nullptr;
 
 long long now_ns() {
   timespec t{};
@@ -56,6 +58,26 @@ void on_comm_error(MPI_Comm* /*comm*/, int* code, ...) {
 int forget(MPI_Comm comm, int /*key*/, void* /*value*/, void* /*extra*/) {
   watched.erase(std::remove(watched.begin(), watched.end(), comm), watched.end());
   return MPI_SUCCESS;
+}
+
+// Until every request is done or failed (a failed one: its peer was lost), sleeping between
+// tests: the others may take a while to come, and this must not take their core.
+void wait_or_lost(std::vector<MPI_Request>& requests) {
+  for (;;) {
+    bool all_done = true;
+    for (MPI_Request& request : requests) {
+      if (request == MPI_REQUEST_NULL) continue;
+      int done = 0;
+      if (MPI_Test(&request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+        request = MPI_REQUEST_NULL;  // abandoned: the process leaves right after
+        continue;
+      }
+      all_done = all_done && done;
+    }
+    if (all_done) return;
+    const timespec pause{0, 500000};
+    nanosleep(&pause, nullptr);
+  }
 }
 
 }  // namespace
@@ -107,16 +129,29 @@ void check_slow() {
 
 void stop_watching() { g_watching = false; }
 
+void set_before_release(void (*hook)()) { before_release = hook; }
+
 void barrier_before_leaving(MPI_Comm comm) {
   MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
-  MPI_Request request;
-  if (MPI_Ibarrier(comm, &request) != MPI_SUCCESS) return;
-  for (;;) {
-    int done = 0;
-    if (MPI_Test(&request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS || done) return;
-    const timespec pause{0, 500000};
-    nanosleep(&pause, nullptr);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  std::vector<MPI_Request> requests;
+  if (rank == 0) {
+    requests.assign(static_cast<std::size_t>(size - 1), MPI_REQUEST_NULL);
+    for (int q = 1; q < size; ++q)
+      MPI_Irecv(nullptr, 0, MPI_BYTE, q, kLeavingTag, comm,
+                &requests[static_cast<std::size_t>(q - 1)]);
+    wait_or_lost(requests);
+    if (before_release != nullptr) before_release();
+    for (int q = 1; q < size; ++q)  // each waits for this: none has left
+      MPI_Send(nullptr, 0, MPI_BYTE, q, kLeavingTag, comm);
+    return;
   }
+  requests.assign(1, MPI_REQUEST_NULL);
+  if (MPI_Send(nullptr, 0, MPI_BYTE, 0, kLeavingTag, comm) != MPI_SUCCESS) return;  // 0 is lost
+  MPI_Irecv(nullptr, 0, MPI_BYTE, 0, kLeavingTag, comm, &requests[0]);
+  wait_or_lost(requests);
 }
 
 void revoke_all() {

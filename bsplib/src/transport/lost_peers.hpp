@@ -39,10 +39,16 @@ void revoke_all();
 // a loss. Stops watching, without revoking anything.
 void stop_watching();
 
-// A barrier over comm for processes that all leave right after it, under fault tolerance: one
-// that passed it and left can make it fail for one still in it, which counts as passed. Errors on
-// comm are returned from here on, not handled.
+// A barrier over comm for processes that all leave right after it, under fault tolerance. Every
+// process tells comm's process 0 that it has come, and leaves when 0 lets it go: so no process
+// sends to one that has left (a collective's later rounds would, and the MPI would print an error
+// for each), and 0 runs the before_release hook while every other process still waits. A peer
+// lost meanwhile counts as come. Errors on comm are returned from here on, not handled.
 void barrier_before_leaving(MPI_Comm comm);
+
+// What comm's process 0 does in barrier_before_leaving once all have come, before it lets them go
+// (the sections part lets the spares go there, before any process of the job has left).
+void set_before_release(void (*hook)());
 
 // Whether an MPI error class says a process was lost or a communicator revoked.
 bool is_loss(int error_class);
