@@ -27,7 +27,7 @@ MPI_Errhandler comm_handler = MPI_ERRHANDLER_NULL;
 int list_key = MPI_KEYVAL_INVALID;
 std::vector<MPI_Comm> watched;       // communicators to revoke on a loss
 constexpr int kSentinelTag = 32000;  // below every MPI's MPI_TAG_UB (at least 32767)
-constexpr int kLeavingTag = 32001;   // barrier_before_leaving's, on the job's communicator
+constexpr int kLeavingTag = 32003;   // barrier_before_leaving's, on the job's communicator
 constexpr long long kCheckEveryNs = 1000 * 1000;
 void (*before_release)() = nullptr;
 
