@@ -1,5 +1,6 @@
 // CopyChooser: large copies on one node take the way (through the cache or around it) that its
-// own timings found cheaper, try the other now and then, and follow a change. copy_for_reader:
+// own timings found cheaper, try the other now and then, and follow a change. MidCopyChooser:
+// the same below them, between memcpy and bspg's own moves. copy_for_reader:
 // the transport's chunk copy copies every byte.
 #include <gtest/gtest.h>
 
@@ -109,6 +110,51 @@ TEST(CopyChooser, CopiesEveryByteEitherWay) {
     for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(dst[i + 5], src[i + 1]) << "copy " << copy;
     for (std::size_t i = 0; i < 5; ++i) ASSERT_EQ(dst[i], 0xAA);
     for (std::size_t i = n + 5; i < dst.size(); ++i) ASSERT_EQ(dst[i], 0xAA);
+  }
+}
+
+// From 64 KiB to 512 KiB the choice is between the C library's memcpy and bspg's own moves
+// through the cache (the C library's `rep movsb` is slow at some alignments on some processors):
+// each class learns for itself, and every byte arrives either way, from and to any alignment.
+TEST(MidCopyChooser, ItsClassesLieBelowTheLargeOnes) {
+  EXPECT_EQ(MidCopyChooser::class_of(kMidChosenBytes), 0);
+  EXPECT_EQ(MidCopyChooser::class_of(kChosenCopyBytes - 1), MidCopyChooser::kClasses - 1);
+  EXPECT_LT(kMidChosenBytes, kChosenCopyBytes);
+  MidCopyChooser chooser;
+  const std::size_t small = kMidChosenBytes, large = kChosenCopyBytes / 2;
+  for (int i = 0; i < 2; ++i) {
+    chooser.record(false, 0.40, small);  // memcpy slow here (rep movsb at a bad offset)
+    chooser.record(true, 0.10, small);
+    chooser.record(false, 0.05, large);
+    chooser.record(true, 0.10, large);
+  }
+  unsigned own_small = 0, own_large = 0;
+  for (unsigned i = 0; i < 4 * MidCopyChooser::kRetryEvery; ++i) {
+    own_small += chooser.choose(small) ? 1 : 0;
+    own_large += chooser.choose(large) ? 1 : 0;
+  }
+  EXPECT_EQ(own_small, 4 * MidCopyChooser::kRetryEvery - 4);
+  EXPECT_EQ(own_large, 4u);
+}
+
+TEST(MidCopyChooser, CopiesEveryByteEitherWay) {
+  MidCopyChooser chooser;
+  for (std::size_t n :
+       {kMidChosenBytes, kMidChosenBytes + 13, std::size_t{200000}, kChosenCopyBytes - 1}) {
+    std::vector<unsigned char> src(n + 64), dst(n + 128, 0xAA);
+    for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<unsigned char>(i * 7 + 3);
+    for (std::size_t from : {0, 1, 4, 12, 63}) {
+      for (int copy = 0; copy < 5; ++copy) {  // memcpy twice, own moves twice, the cheaper
+        std::fill(dst.begin(), dst.end(), 0xAA);
+        const std::size_t to = (from * 5 + 3) % 64;
+        chooser.copy(dst.data() + to, src.data() + from, n);
+        for (std::size_t i = 0; i < n; ++i)
+          ASSERT_EQ(dst[i + to], src[i + from])
+              << "n " << n << " from " << from << " copy " << copy;
+        for (std::size_t i = 0; i < to; ++i) ASSERT_EQ(dst[i], 0xAA);
+        for (std::size_t i = n + to; i < dst.size(); ++i) ASSERT_EQ(dst[i], 0xAA);
+      }
+    }
   }
 }
 

@@ -571,6 +571,8 @@ void Runtime::apply_puts_and_messages(Group& group,
     char* dst = registry.address(slot, pid) + offset;
     if (nbytes >= kChosenCopyBytes)
       put_copies_.copy(dst, payload, nbytes);
+    else if (nbytes >= kMidChosenBytes)
+      mid_put_copies_.copy(dst, payload, nbytes);
     else
       copy_bytes(dst, payload, nbytes);
   };

@@ -107,37 +107,47 @@ inline void copy_for_reader(void* dst, const void* src, std::size_t n) {
 #endif
 }
 
-// Copies from kChosenCopyBytes up: whether one is faster through the cache or around it depends
-// on the processor, on where the processes run, and may change while they run. Between cores that
-// share a cache, a megabyte the writer leaves in the cache reaches the reader at cache speed, and
-// bypassing it halves the speed; between cores that share none (two sockets, two core complexes; a
-// virtual machine's cores now on one, now on two), every line written into a cache must first be
-// fetched from the other core's, and bypassing the cache is twice as fast. Copies larger than a
-// core's cache were always sent around it (an AMD EPYC's choice), which a processor with a
-// larger cache or slower non-temporal stores may not share. So each place that copies (a put's
-// copy at the call, the receiver's at the sync) times its copies, keeps a running cost per byte of
-// each way for each size class (512 KiB-1 MiB, 1-2, 2-4, 4-8, 8-16, 16 MiB and more: a copy's
-// cost per byte changes with how much of it the caches hold), takes the cheaper, and tries the
-// other one copy in kRetryEvery of the class, so that it follows a change.
-constexpr std::size_t kChosenCopyBytes = std::size_t{512} << 10;
+// A copy through the cache by 16-byte moves, not the C library's: from about 2 KiB on, glibc
+// copies with `rep movsb`, whose speed depends on the processor and, on some, on where source and
+// destination lie relative to each other. On an AMD EPYC (Zen 4) virtual machine a 128 KiB copy
+// took 4 to 12 times as long at some offsets of the source within its page as at others, and as
+// these moves; at other offsets `rep movsb` was the faster. MidCopyChooser times both.
+inline void copy_through_cache(void* dst, const void* src, std::size_t n) {
+#if defined(__x86_64__)
+  auto* to = static_cast<char*>(dst);
+  const auto* from = static_cast<const char*>(src);
+  std::size_t at = 0;
+  for (; at + 64 <= n; at += 64) {
+    copy_line<false>(to + at, from + at);
+    __asm__ volatile("" ::: "memory");  // stays a loop: the compiler would make it a memcpy call
+  }
+  std::memcpy(to + at, from + at, n - at);
+#else
+  std::memcpy(dst, src, n);
+#endif
+}
 
-class CopyChooser {
+// Copies whose way is chosen by timing them. Whether a large copy is faster through the cache or
+// around it depends on the processor, on where the processes run, and may change while they run.
+// Between cores that share a cache, a megabyte the writer leaves in the cache reaches the reader
+// at cache speed, and bypassing it halves the speed; between cores that share none (two sockets,
+// two core complexes; a virtual machine's cores now on one, now on two), every line written into
+// a cache must first be fetched from the other core's, and bypassing the cache is twice as fast.
+// Copies larger than a core's cache were always sent around it (an AMD EPYC's choice), which a
+// processor with a larger cache or slower non-temporal stores may not share. Smaller copies choose
+// between the C library's memcpy and copy_through_cache (above). So each place that copies (a
+// put's copy at the call, the receiver's at the sync) times its copies, keeps a running cost per
+// byte of each way for each size class (a copy's cost per byte changes with how much of it the
+// caches hold), takes the cheaper, and tries the other one copy in kRetryEvery of the class, so
+// that it follows a change. Way 0 is always the C library's memcpy.
+template <std::size_t kSmallest, int kClassCount>
+class TimedCopyChoice {
  public:
   static constexpr unsigned kRetryEvery = 16;
-  static constexpr int kClasses = 6;
+  static constexpr int kClasses = kClassCount;
 
-  // A copy of kChosenCopyBytes or more, by the way its size class finds cheaper.
-  void copy(void* dst, const void* src, std::size_t n) {
-    const bool streaming = choose(n);
-    const std::int64_t start = now_ns();
-    if (streaming)
-      copy_streaming(dst, src, n);
-    else
-      std::memcpy(dst, src, n);
-    record(streaming, static_cast<double>(now_ns() - start) / static_cast<double>(n), n);
-  }
-  // Which way the next copy of n bytes takes (true: around the cache); for tests.
-  bool choose(std::size_t n = kChosenCopyBytes) {
+  // Which way the next copy of n bytes takes (true: the other way than memcpy); for tests.
+  bool choose(std::size_t n = kSmallest) {
     Costs& c = costs_[class_of(n)];
     if (c.samples[0] < 2) return false;
     if (c.samples[1] < 2) return true;
@@ -148,9 +158,9 @@ class CopyChooser {
   // sample of a way only stands in until the second replaces it (a first copy into fresh memory
   // also pays for its pages); later ones move the cost a quarter of the way toward them, and one
   // more than four times the cost (a moment's preemption) counts as four times.
-  void record(bool streaming, double ns_per_byte, std::size_t n = kChosenCopyBytes) {
+  void record(bool other_way, double ns_per_byte, std::size_t n = kSmallest) {
     Costs& c = costs_[class_of(n)];
-    const int way = streaming ? 1 : 0;
+    const int way = other_way ? 1 : 0;
     double& cost = c.cost[way];
     if (ns_per_byte <= 0) ns_per_byte = 1e-6;
     if (c.samples[way] < 2)
@@ -158,24 +168,64 @@ class CopyChooser {
     else
       cost += (std::min(ns_per_byte, 4 * cost) - cost) / 4;
   }
+  // Classes double in size from kSmallest; the last takes every larger copy.
   static int class_of(std::size_t n) {
     int k = 0;
-    for (std::size_t limit = kChosenCopyBytes * 2; n >= limit && k < kClasses - 1; limit *= 2) ++k;
+    for (std::size_t limit = kSmallest * 2; n >= limit && k < kClasses - 1; limit *= 2) ++k;
     return k;
   }
 
- private:
+ protected:
   static std::int64_t now_ns() {
     timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return static_cast<std::int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
   }
+
+ private:
   struct Costs {
-    double cost[2] = {0, 0};  // ns per byte: through the cache, around it
+    double cost[2] = {0, 0};  // ns per byte: memcpy, the other way
     int samples[2] = {0, 0};  // of each way, counted up to 2
     unsigned copies = 0;
   };
   Costs costs_[kClasses];
+};
+
+// From kChosenCopyBytes up: memcpy, or around the cache (copy_streaming). Size classes 512 KiB-1
+// MiB, 1-2, 2-4, 4-8, 8-16, 16 MiB and more.
+constexpr std::size_t kChosenCopyBytes = std::size_t{512} << 10;
+
+class CopyChooser : public TimedCopyChoice<kChosenCopyBytes, 6> {
+ public:
+  // A copy of kChosenCopyBytes or more, by the way its size class finds cheaper.
+  void copy(void* dst, const void* src, std::size_t n) {
+    const bool streaming = choose(n);
+    const std::int64_t start = now_ns();
+    if (streaming)
+      copy_streaming(dst, src, n);
+    else
+      std::memcpy(dst, src, n);
+    record(streaming, static_cast<double>(now_ns() - start) / static_cast<double>(n), n);
+  }
+};
+
+// From kMidChosenBytes to kChosenCopyBytes: memcpy, or copy_through_cache. Size classes 64-128,
+// 128-256 and 256-512 KiB. (Below, a copy takes about a microsecond or less, and timing it would
+// cost a noticeable part of it.)
+constexpr std::size_t kMidChosenBytes = std::size_t{64} << 10;
+
+class MidCopyChooser : public TimedCopyChoice<kMidChosenBytes, 3> {
+ public:
+  // A copy of kMidChosenBytes or more (below kChosenCopyBytes), by the way its class finds cheaper.
+  void copy(void* dst, const void* src, std::size_t n) {
+    const bool own_moves = choose(n);
+    const std::int64_t start = now_ns();
+    if (own_moves)
+      copy_through_cache(dst, src, n);
+    else
+      std::memcpy(dst, src, n);
+    record(own_moves, static_cast<double>(now_ns() - start) / static_cast<double>(n), n);
+  }
 };
 
 }  // namespace bspg

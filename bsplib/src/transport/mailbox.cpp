@@ -94,6 +94,8 @@ void Mailbox::write(int target, std::uint64_t offset, const void* header, std::s
   std::memcpy(at, header, header_bytes);
   if (payload_bytes >= kChosenCopyBytes)
     writes_.copy(at + header_bytes, payload, payload_bytes);
+  else if (payload_bytes >= kMidChosenBytes)
+    mid_writes_.copy(at + header_bytes, payload, payload_bytes);
   else
     std::memcpy(at + header_bytes, payload, payload_bytes);
 }
