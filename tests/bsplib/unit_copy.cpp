@@ -13,7 +13,8 @@ using namespace bspg;
 
 namespace {
 // Which way each of the next n copies takes.
-std::vector<bool> next_choices(CopyChooser& chooser, unsigned n) {
+template <typename Chooser>
+std::vector<bool> next_choices(Chooser& chooser, unsigned n) {
   std::vector<bool> ways;
   for (unsigned i = 0; i < n; ++i) ways.push_back(chooser.choose());
   return ways;
@@ -135,6 +136,15 @@ TEST(MidCopyChooser, ItsClassesLieBelowTheLargeOnes) {
   }
   EXPECT_EQ(own_small, 4 * MidCopyChooser::kRetryEvery - 4);
   EXPECT_EQ(own_large, 4u);
+}
+
+TEST(MidCopyChooser, KeepsMemcpyUnlessItsOwnMovesAreClearlyCheaper) {
+  MidCopyChooser chooser;
+  for (int i = 0; i < 2; ++i) {
+    chooser.record(false, 0.12);  // memcpy a little dearer: not enough
+    chooser.record(true, 0.10);
+  }
+  EXPECT_EQ(count_streaming(next_choices(chooser, 4 * MidCopyChooser::kRetryEvery)), 4u);
 }
 
 TEST(MidCopyChooser, CopiesEveryByteEitherWay) {
