@@ -62,6 +62,26 @@ inline void copy_streaming(void* dst, const void* src, std::size_t n) {
 #endif
 }
 
+// A copy through the cache by 16-byte moves, not the C library's: from about 2 KiB on, glibc
+// copies with `rep movsb`, whose speed depends on the processor and, on some, on where source and
+// destination lie relative to each other. On an AMD EPYC (Zen 4) virtual machine a 128 KiB copy
+// took 4 to 12 times as long at some offsets of the source within its page as at others, and as
+// these moves; at other offsets `rep movsb` was the faster. MidCopyChooser times both.
+inline void copy_through_cache(void* dst, const void* src, std::size_t n) {
+#if defined(__x86_64__)
+  auto* to = static_cast<char*>(dst);
+  const auto* from = static_cast<const char*>(src);
+  std::size_t at = 0;
+  for (; at + 64 <= n; at += 64) {
+    copy_line<false>(to + at, from + at);
+    __asm__ volatile("" ::: "memory");  // stays a loop: the compiler would make it a memcpy call
+  }
+  std::memcpy(to + at, from + at, n - at);
+#else
+  std::memcpy(dst, src, n);
+#endif
+}
+
 // Copies below this size into memory another core reads next go by copy_for_reader's own moves.
 constexpr std::size_t kReaderCopyBytes = std::size_t{32} << 10;
 
@@ -83,48 +103,19 @@ inline bool has_prefetchw() {
 // - Plain stores need each line taken from the reader's cache first (it read the part two syncs
 //   ago). Asked for all at once (PREFETCHW) before the first store, those transfers overlap
 //   instead of waiting in turn behind the stores.
-// From kReaderCopyBytes on, `rep movsb` is the faster (4096 single-word puts: 80 KiB).
+// From kReaderCopyBytes on, `rep movsb` was the faster there (4096 single-word puts: 80 KiB).
 inline void copy_for_reader(void* dst, const void* src, std::size_t n) {
 #if defined(__x86_64__)
   if (n >= kReaderCopyBytes) {
     std::memcpy(dst, src, n);
     return;
   }
-  auto* to = static_cast<char*>(dst);
-  const auto* from = static_cast<const char*>(src);
   static const bool prefetchw = has_prefetchw();
   if (prefetchw)
     for (std::size_t line = 0; line < n; line += 64)
-      __asm__ volatile("prefetchw %0" ::"m"(to[line]));
-  std::size_t at = 0;
-  for (; at + 64 <= n; at += 64) {
-    copy_line<false>(to + at, from + at);
-    __asm__ volatile("" ::: "memory");  // stays a loop: the compiler would make it a memcpy call
-  }
-  std::memcpy(to + at, from + at, n - at);
-#else
-  std::memcpy(dst, src, n);
+      __asm__ volatile("prefetchw %0" ::"m"(static_cast<char*>(dst)[line]));
 #endif
-}
-
-// A copy through the cache by 16-byte moves, not the C library's: from about 2 KiB on, glibc
-// copies with `rep movsb`, whose speed depends on the processor and, on some, on where source and
-// destination lie relative to each other. On an AMD EPYC (Zen 4) virtual machine a 128 KiB copy
-// took 4 to 12 times as long at some offsets of the source within its page as at others, and as
-// these moves; at other offsets `rep movsb` was the faster. MidCopyChooser times both.
-inline void copy_through_cache(void* dst, const void* src, std::size_t n) {
-#if defined(__x86_64__)
-  auto* to = static_cast<char*>(dst);
-  const auto* from = static_cast<const char*>(src);
-  std::size_t at = 0;
-  for (; at + 64 <= n; at += 64) {
-    copy_line<false>(to + at, from + at);
-    __asm__ volatile("" ::: "memory");  // stays a loop: the compiler would make it a memcpy call
-  }
-  std::memcpy(to + at, from + at, n - at);
-#else
-  std::memcpy(dst, src, n);
-#endif
+  copy_through_cache(dst, src, n);
 }
 
 // Copies whose way is chosen by timing them. Whether a large copy is faster through the cache or
@@ -139,13 +130,26 @@ inline void copy_through_cache(void* dst, const void* src, std::size_t n) {
 // put's copy at the call, the receiver's at the sync) times its copies, keeps a running cost per
 // byte of each way for each size class (a copy's cost per byte changes with how much of it the
 // caches hold), takes the cheaper, and tries the other one copy in kRetryEvery of the class, so
-// that it follows a change. Way 0 is always the C library's memcpy; the other way is taken only
-// where it costs less than kMarginPercent percent of memcpy's.
-template <std::size_t kSmallest, int kClassCount, int kMarginPercent = 100>
+// that it follows a change. Way 0 is always the C library's memcpy; the other way, kOtherWay, is
+// taken only where it costs less than kMarginPercent percent of memcpy's.
+using CopyWay = void (*)(void* dst, const void* src, std::size_t n);
+
+template <std::size_t kSmallest, int kClassCount, CopyWay kOtherWay, int kMarginPercent>
 class TimedCopyChoice {
  public:
   static constexpr unsigned kRetryEvery = 16;
   static constexpr int kClasses = kClassCount;
+
+  // A copy of kSmallest or more, by the way its size class finds cheaper.
+  void copy(void* dst, const void* src, std::size_t n) {
+    const bool other_way = choose(n);
+    const std::int64_t start = now_ns();
+    if (other_way)
+      kOtherWay(dst, src, n);
+    else
+      std::memcpy(dst, src, n);
+    record(other_way, static_cast<double>(now_ns() - start) / static_cast<double>(n), n);
+  }
 
   // Which way the next copy of n bytes takes (true: the other way than memcpy); for tests.
   bool choose(std::size_t n = kSmallest) {
@@ -176,14 +180,12 @@ class TimedCopyChoice {
     return k;
   }
 
- protected:
+ private:
   static std::int64_t now_ns() {
     timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return static_cast<std::int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
   }
-
- private:
   struct Costs {
     double cost[2] = {0, 0};  // ns per byte: memcpy, the other way
     int samples[2] = {0, 0};  // of each way, counted up to 2
@@ -196,19 +198,7 @@ class TimedCopyChoice {
 // MiB, 1-2, 2-4, 4-8, 8-16, 16 MiB and more.
 constexpr std::size_t kChosenCopyBytes = std::size_t{512} << 10;
 
-class CopyChooser : public TimedCopyChoice<kChosenCopyBytes, 6> {
- public:
-  // A copy of kChosenCopyBytes or more, by the way its size class finds cheaper.
-  void copy(void* dst, const void* src, std::size_t n) {
-    const bool streaming = choose(n);
-    const std::int64_t start = now_ns();
-    if (streaming)
-      copy_streaming(dst, src, n);
-    else
-      std::memcpy(dst, src, n);
-    record(streaming, static_cast<double>(now_ns() - start) / static_cast<double>(n), n);
-  }
-};
+using CopyChooser = TimedCopyChoice<kChosenCopyBytes, 6, copy_streaming, 100>;
 
 // From kMidChosenBytes to kChosenCopyBytes: memcpy, or copy_through_cache. Size classes 64-128,
 // 128-256 and 256-512 KiB. (Below, a copy takes about a microsecond or less, and timing it would
@@ -218,18 +208,6 @@ class CopyChooser : public TimedCopyChoice<kChosenCopyBytes, 6> {
 // puts 1.2 times as dear; with MPICH 4.0 (where memcpy was 2 to 12 times slower) they won by far.
 constexpr std::size_t kMidChosenBytes = std::size_t{64} << 10;
 
-class MidCopyChooser : public TimedCopyChoice<kMidChosenBytes, 3, 150> {
- public:
-  // A copy of kMidChosenBytes or more (below kChosenCopyBytes), by the way its class finds cheaper.
-  void copy(void* dst, const void* src, std::size_t n) {
-    const bool own_moves = choose(n);
-    const std::int64_t start = now_ns();
-    if (own_moves)
-      copy_through_cache(dst, src, n);
-    else
-      std::memcpy(dst, src, n);
-    record(own_moves, static_cast<double>(now_ns() - start) / static_cast<double>(n), n);
-  }
-};
+using MidCopyChooser = TimedCopyChoice<kMidChosenBytes, 3, copy_through_cache, 150>;
 
 }  // namespace bspg
