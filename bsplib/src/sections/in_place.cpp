@@ -37,8 +37,8 @@ namespace {
 using globals_internal::Segment;
 
 constexpr int kSpareTag = 32001;  // the job's end, sent to each spare
-[[maybe_unused]] constexpr int kShardTag =
-    32002;                     // a lost process's shard, to the spare that takes its place
+// A lost process's shard, to the spare that takes its place.
+[[maybe_unused]] constexpr int kShardTag = 32002;
 constexpr int kEndWord = 1;    // the job ended: finalize, status 0
 constexpr int kLeaveWord = 2;  // the job ends without finalizing (stop_together): leave, status 0
 constexpr std::size_t kHostBytes = 64;
@@ -68,8 +68,8 @@ std::vector<int> world_roles;     // by rank in `world`: pid, or -1 for a spare
 void (*forget_section)() = nullptr;
 std::atomic<bool> in_recovery{false};
 [[maybe_unused]] std::atomic<int> recoveries_started{0};
-[[maybe_unused]] constexpr int kRecoveryLimitSeconds =
-    5;                                    // recoveries take 0.05 to 0.5 s (tests/recovery)
+// Recoveries take 0.05 to 0.5 s (tests/recovery).
+[[maybe_unused]] constexpr int kRecoveryLimitSeconds = 5;
 std::atomic<bool> bound_reached{false};   // this process's recovery ran past it: it ends
 [[maybe_unused]] int reported_spares_lost = 0;
 jmp_buf point;

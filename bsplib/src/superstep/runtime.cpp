@@ -569,10 +569,8 @@ void Runtime::apply_puts_and_messages(Group& group,
                                       const std::vector<Transport::Incoming>& streams) {
   auto apply_put = [&](int slot, std::uint32_t offset, const char* payload, std::uint32_t nbytes) {
     char* dst = registry.address(slot, pid) + offset;
-    if (nbytes >= kChosenCopyBytes)
+    if (nbytes >= kMidChosenBytes)
       put_copies_.copy(dst, payload, nbytes);
-    else if (nbytes >= kMidChosenBytes)
-      mid_put_copies_.copy(dst, payload, nbytes);
     else
       copy_bytes(dst, payload, nbytes);
   };

@@ -216,8 +216,7 @@ class Runtime {
   std::uint64_t mailbox_wanted_ = 0;  // region bytes a put of this superstep found missing
   Mailbox mailbox_;
   PageLender lender_;       // large puts on this node whose pages are lent, not copied
-  CopyChooser put_copies_;  // the sync's copies of large puts into their destinations
-  MidCopyChooser mid_put_copies_;  // the same, from 64 KiB to 512 KiB
+  ChosenCopies put_copies_;  // the sync's copies of large puts into their destinations
   DirectWindow direct_;
   std::vector<Transport::Outgoing> outgoing_;
   std::deque<Stream> replies_;  // (a deque: a reply under way keeps its place as others are added)

@@ -210,4 +210,20 @@ constexpr std::size_t kMidChosenBytes = std::size_t{64} << 10;
 
 using MidCopyChooser = TimedCopyChoice<kMidChosenBytes, 3, copy_through_cache, 150>;
 
+// The timed copies of one place that copies puts (a sender's into the regions, a receiver's into
+// the destinations): from kMidChosenBytes up, each size by its own chooser.
+class ChosenCopies {
+ public:
+  void copy(void* dst, const void* src, std::size_t n) {
+    if (n >= kChosenCopyBytes)
+      large_.copy(dst, src, n);
+    else
+      mid_.copy(dst, src, n);
+  }
+
+ private:
+  CopyChooser large_;
+  MidCopyChooser mid_;
+};
+
 }  // namespace bspg

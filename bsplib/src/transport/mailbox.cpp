@@ -92,10 +92,8 @@ void Mailbox::write(int target, std::uint64_t offset, const void* header, std::s
                     const void* payload, std::size_t payload_bytes) {
   char* at = base_ + static_cast<std::uint64_t>(target) * region_bytes_ + offset;
   std::memcpy(at, header, header_bytes);
-  if (payload_bytes >= kChosenCopyBytes)
+  if (payload_bytes >= kMidChosenBytes)
     writes_.copy(at + header_bytes, payload, payload_bytes);
-  else if (payload_bytes >= kMidChosenBytes)
-    mid_writes_.copy(at + header_bytes, payload, payload_bytes);
   else
     std::memcpy(at + header_bytes, payload, payload_bytes);
 }

@@ -392,8 +392,7 @@ class Mailbox {
   int nprocs_ = 0;
   std::uint64_t region_bytes_ = 0;
   std::vector<char*> bases_;  // every process's segment
-  CopyChooser writes_;        // puts' copies into the regions
-  MidCopyChooser mid_writes_;  // the same, from 64 KiB to 512 KiB
+  ChosenCopies writes_;       // puts' copies into the regions
 };
 
 // Registered memory exposed to one-sided operations (a dynamic window over the world): transfers
