@@ -373,7 +373,8 @@ rsl::Subjob master_subjob(const Allocation& allocation, const std::vector<rsl::S
 }
 
 int plan_grid(const GridJob& job, const std::map<std::string, std::string>& left_out,
-              bool show_table, GridPlan& plan) {
+              bool show_table, GridPlan& plan,
+              const std::vector<std::string>& previous_host_of_pid) {
   const Options& opt = job.opt;
   std::vector<hosts::HostSpec> asked;
   for (const auto& h : job.candidates)
@@ -405,7 +406,9 @@ int plan_grid(const GridJob& job, const std::map<std::string, std::string>& left
   }
 
   Allocation& allocation = plan.allocation;
-  if (const int status = allocate_processes(opt, probes, show_table, allocation); status != 0)
+  if (const int status =
+          allocate_processes(opt, probes, show_table, allocation, previous_host_of_pid);
+      status != 0)
     return status;
   if (opt.verbose) {
     double slowest = 0, sum = 0;
@@ -471,7 +474,8 @@ int plan_grid(const GridJob& job, const std::map<std::string, std::string>& left
 }
 
 int allocate_processes(const Options& opt, const std::vector<hosts::ProbeResult>& probes,
-                       bool show_table, Allocation& allocation) {
+                       bool show_table, Allocation& allocation,
+                       const std::vector<std::string>& previous_host_of_pid) {
   // Master mode: every slot (or --max-procs of them) is available to the master's bsp_begin.
   int wanted = opt.nprocs;
   if (wanted == 0)
@@ -482,6 +486,7 @@ int allocate_processes(const Options& opt, const std::vector<hosts::ProbeResult>
     std::cerr << format_probe_table(probes);
     return fail(kExitLaunchFailed, std::string(e.what()) + "; nothing was started");
   }
+  keep_previous_hosts(allocation, previous_host_of_pid);
   if (show_table) std::cerr << format_probe_table(allocation);
   if (const std::string beyond = hosts_beyond_their_cores(allocation);
       !beyond.empty() && !opt.quiet)

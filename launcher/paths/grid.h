@@ -67,15 +67,18 @@ int run_grid_restartable(const GridJob& job);
 // Probes the candidates but those in left_out (shown as not used, with the reason given), places
 // opt.nprocs processes (master mode: every slot), checks the program on the chosen hosts (or
 // stages it) and makes the RSL subjobs. Prints the probe table when show_table. Returns 0, or
-// bsprun's exit status once it said why not.
+// bsprun's exit status once it said why not. At a restart, previous_host_of_pid (the host each
+// pid ran on) keeps processes where they ran, where it can (keep_previous_hosts).
 int plan_grid(const GridJob& job, const std::map<std::string, std::string>& left_out,
-              bool show_table, GridPlan& plan);
+              bool show_table, GridPlan& plan,
+              const std::vector<std::string>& previous_host_of_pid = {});
 
 // Places opt.nprocs processes on the probed hosts (master mode: every slot, or --max-procs)
 // and prints the table when show_table; where they do not fit, prints the table and says why.
 // 0 or bsprun's exit status.
 int allocate_processes(const Options& opt, const std::vector<hosts::ProbeResult>& probes,
-                       bool show_table, Allocation& allocation);
+                       bool show_table, Allocation& allocation,
+                       const std::vector<std::string>& previous_host_of_pid = {});
 // The hosts the allocation gives processes, in candidate order.
 std::vector<hosts::HostSpec> chosen_hosts(const Allocation& allocation);
 

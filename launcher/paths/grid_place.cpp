@@ -18,7 +18,10 @@ class GridPlace : public JobPlace {
 
   int plan(const std::map<std::string, std::string>& left_out, bool first) override {
     left_out_ = left_out;
-    if (const int status = plan_grid(job_, left_out, first || job_.opt.verbose, plan_); status != 0)
+    // Each process restarts where it ran, where it can: its checkpoint lies there.
+    if (const int status =
+            plan_grid(job_, left_out, first || job_.opt.verbose, plan_, host_of_pid_);
+        status != 0)
       return status;
     reachable_.clear();
     for (const auto& c : plan_.allocation.candidates)

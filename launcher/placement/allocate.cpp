@@ -291,6 +291,48 @@ Allocation allocate(const std::vector<hosts::ProbeResult>& probes, int nprocs) {
   return a;
 }
 
+void keep_previous_hosts(Allocation& allocation,
+                         const std::vector<std::string>& previous_host_of_pid) {
+  if (previous_host_of_pid.empty()) return;
+  std::set<std::string> placed;
+  for (const auto& sj : allocation.subjobs)
+    for (const auto& h : sj.hosts) placed.insert(h.name);
+  // A host that ran processes before: the lowest pid it ran.
+  std::map<std::string, std::size_t> key;
+  std::vector<std::size_t> orphaned;  // pids whose host has no place now
+  for (std::size_t pid = 0; pid < previous_host_of_pid.size(); ++pid) {
+    const std::string& host = previous_host_of_pid[pid];
+    if (placed.count(host))
+      key.emplace(host, pid);
+    else
+      orphaned.push_back(pid);
+  }
+  // A host new to the job: where the first orphaned pids it takes over were; after every
+  // other host once they run out.
+  const std::size_t after_all = previous_host_of_pid.size();
+  std::size_t next_orphan = 0;
+  for (const auto& sj : allocation.subjobs)
+    for (const auto& h : sj.hosts) {
+      if (key.count(h.name)) continue;
+      if (next_orphan < orphaned.size()) {
+        key[h.name] = orphaned[next_orphan];
+        next_orphan += static_cast<std::size_t>(std::max(h.count, 1));
+      } else {
+        key[h.name] = after_all;
+      }
+    }
+  const auto host_before = [&key](const PlacedHost& x, const PlacedHost& y) {
+    return key[x.name] < key[y.name];
+  };
+  for (auto& sj : allocation.subjobs)
+    std::stable_sort(sj.hosts.begin(), sj.hosts.end(), host_before);
+  // After the sort above a subjob's first host has its lowest key.
+  std::stable_sort(allocation.subjobs.begin(), allocation.subjobs.end(),
+                   [&key](const PlannedSubjob& x, const PlannedSubjob& y) {
+                     return key[x.hosts.front().name] < key[y.hosts.front().name];
+                   });
+}
+
 int usable_slot_total(const std::vector<hosts::ProbeResult>& probes) {
   int total = 0;
   for (const auto& p : probes) total += usable_slots(p);

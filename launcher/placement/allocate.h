@@ -20,7 +20,8 @@
 //     always candidates; without sites this is the plain water filling;
 //   * if the slots of all reachable hosts add up to less than N nothing is placed;
 //   * chosen hosts of one site form one subjob; any other host is a subjob of its own.
-//     Subjobs are ordered by their best ranked host, hosts inside a site by rank.
+//     Subjobs are ordered by their best ranked host, hosts inside a site by rank (at a
+//     restart, by where the processes ran before: keep_previous_hosts).
 #ifndef BSPG_LAUNCHER_ALLOCATE_H
 #define BSPG_LAUNCHER_ALLOCATE_H
 
@@ -72,6 +73,15 @@ struct AllocationError : std::runtime_error {
 // Placing fewer processes places a prefix of `placement`: the first k processes of an
 // allocation of n > k go where an allocation of k puts them.
 Allocation allocate(const std::vector<hosts::ProbeResult>& probes, int nprocs);
+
+// A restart's placement (the hosts stay those allocate() chose, with their counts): orders the
+// subjobs, and the hosts inside each, so that as many processes as it can keep the host they ran on
+// (previous_host_of_pid[pid], a name or ""), and a host new to the job takes the places of the
+// processes lost with their hosts, in pid order. Each process's checkpoint then lies where it
+// restarts and only the lost ones' shards travel. A host that held processes is placed by the
+// lowest pid it held; ties keep allocate()'s order. Unchanged for an empty previous placement.
+void keep_previous_hosts(Allocation& allocation,
+                         const std::vector<std::string>& previous_host_of_pid);
 
 // The slots of the reachable hosts: the most processes allocate() can place.
 int usable_slot_total(const std::vector<hosts::ProbeResult>& probes);

@@ -398,3 +398,70 @@ TEST(Allocate, HostsBeyondTheirCoresAreNamedWhateverTheirSlots) {
   EXPECT_EQ(hosts_beyond_their_cores(allocate({host("emu1", 2, 0.0), host("emu2", 2, 1.0)}, 3)),
             "");
 }
+
+namespace {
+
+// The host of each pid, as the plan's subjobs place them (pids in subjob order, then host order).
+std::vector<std::string> pid_hosts(const Allocation& a) {
+  std::vector<std::string> hosts;
+  for (const auto& sj : a.subjobs)
+    for (const auto& h : sj.hosts)
+      hosts.insert(hosts.end(), static_cast<std::size_t>(h.count), h.name);
+  return hosts;
+}
+
+}  // namespace
+
+TEST(KeepPreviousHosts, EachProcessStaysWhereItRanAndTheNewHostTakesTheLostPlace) {
+  // The job ran pid 0 on emu2, 1 on emu3, 2 on emu4, 3 on emu1; emu4 was lost and emu5 is new.
+  auto a = allocate({host("emu1", 1, 0.0, 0, 1), host("emu2", 1, 0.0, 0, 1),
+                     host("emu3", 1, 0.0, 0, 1), down("emu4", "lost"), host("emu5", 1, 0.0, 0, 1)},
+                    4);
+  ASSERT_EQ(pid_hosts(a), (std::vector<std::string>{"emu1", "emu2", "emu3", "emu5"}));
+  keep_previous_hosts(a, {"emu2", "emu3", "emu4", "emu1"});
+  EXPECT_EQ(pid_hosts(a), (std::vector<std::string>{"emu2", "emu3", "emu5", "emu1"}));
+  // Each subjob keeps its host and count: only the order changed.
+  for (const auto& sj : a.subjobs) EXPECT_EQ(sj.count, sj.hosts.front().count);
+}
+
+TEST(KeepPreviousHosts, HostsOfSeveralProcessesKeepTheirBlocks) {
+  // Pids 0-1 on h1, 2-3 on h2, 4-5 on h3; h3 lost, h4 new and the least loaded.
+  auto a = allocate({host("h1", 2, 1.0, 0, 2), host("h2", 2, 0.5, 0, 2), down("h3", "lost"),
+                     host("h4", 2, 0.0, 0, 2)},
+                    6);
+  keep_previous_hosts(a, {"h1", "h1", "h2", "h2", "h3", "h3"});
+  EXPECT_EQ(pid_hosts(a), (std::vector<std::string>{"h1", "h1", "h2", "h2", "h4", "h4"}));
+}
+
+TEST(KeepPreviousHosts, ASiteStaysOneSubjobWhereverItsHostsGo) {
+  // Pid 0 ran on a2 and pid 1 on a1, of site lab, pids 2-3 on the lone host s; a1 was lost, and
+  // a3 of lab is new.
+  auto a = allocate({down("a1", "lost"), host("a2", 1, 0.5, 0, 1, "lab"),
+                     host("a3", 1, 0.0, 0, 1, "lab"), host("s", 2, 0.9, 0, 2)},
+                    4);
+  ASSERT_EQ(pid_hosts(a), (std::vector<std::string>{"s", "s", "a3", "a2"}));
+  keep_previous_hosts(a, {"a2", "a1", "s", "s"});
+  EXPECT_EQ(pid_hosts(a), (std::vector<std::string>{"a2", "a3", "s", "s"}));
+  ASSERT_EQ(a.subjobs.size(), 2u);
+  EXPECT_EQ(a.subjobs[0].site, "lab");
+  EXPECT_EQ(a.subjobs[0].count, 2);
+}
+
+TEST(KeepPreviousHosts, NoPreviousPlacementChangesNothing) {
+  auto a = allocate({host("h1", 2, 1.0), host("h2", 2, 0.0), host("h3", 2, 0.5)}, 5);
+  const std::vector<std::string> before = pid_hosts(a);
+  keep_previous_hosts(a, {});
+  EXPECT_EQ(pid_hosts(a), before);
+}
+
+TEST(KeepPreviousHosts, NewHostsBeyondTheLostPlacesComeLast) {
+  // A job that ran 2 processes on h1 restarts with 6 (--resume with more hosts): h1 keeps
+  // pids 0-1, the new hosts come after it.
+  auto a =
+      allocate({host("h1", 2, 1.5, 0, 2), host("h2", 2, 0.0, 0, 2), host("h3", 2, 0.0, 0, 2)}, 6);
+  keep_previous_hosts(a, {"h1", "h1"});
+  const std::vector<std::string> hosts = pid_hosts(a);
+  ASSERT_EQ(hosts.size(), 6u);
+  EXPECT_EQ(hosts[0], "h1");
+  EXPECT_EQ(hosts[1], "h1");
+}

@@ -8,6 +8,7 @@
 #   emuhosts.sh pids DIR I                    print the pids of every process on host i
 #   emuhosts.sh freeze DIR I | thaw DIR I     SIGSTOP (SIGCONT) every process on host i: a frozen host
 #   emuhosts.sh crash DIR I                   SIGKILL every process on host i at once: a host that dies
+#                                             (EMUHOSTS_KILLED_AT=FILE: the moment, date +%s.%N, in FILE)
 #
 # Host i is an sshd on 127.0.NET.i:22 in its own mount and UTS namespace: hostname <prefix><i>
 # (prefix from EMU_PREFIX, default "emu"), private tmpfs on /run and /dev/shm, and a file bind-mounted
@@ -509,7 +510,13 @@ cmd_crash() {
   local dir=$1 i=$2 pid ns t left
   read -r pid ns < <(host_line "$dir" "$i")
   pin "$pid" "$ns" || return 0
-  kill -KILL "$pid" 2>/dev/null || true
+  # A host that crashes loses every process at the same moment: all that are there now are
+  # killed together (finding them takes a scan of /proc), then any that started meanwhile.
+  left=$(pids_in_namespaces "$ns" || true)
+  # shellcheck disable=SC2086
+  kill -KILL "$pid" $left 2>/dev/null || true
+  # The moment of the loss, for tests that time what follows it.
+  if [ -n "${EMUHOSTS_KILLED_AT:-}" ]; then date +%s.%N >"$EMUHOSTS_KILLED_AT"; fi
   for ((t = 0; t < 50; t++)); do
     left=$(pids_in_namespaces "$ns" || true)  # find fails when processes vanish as it looks
     if [ -z "$left" ]; then

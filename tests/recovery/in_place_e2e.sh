@@ -187,13 +187,21 @@ process_killed_restart)
 host_killed)
   start_job "${run[@]}" "${job[@]}"
   wait_for "$out" "^checkpoint 3 at step" 60
-  lost_at=$(date +%s.%N)
-  "$EMUHOSTS" crash "$dir" "$(host_of_pid 2)"
+  victim_host=$(host_of_pid 2)
+  # Timed from the moment the host's processes are killed (the emulator's own time not counted).
+  EMUHOSTS_KILLED_AT=$dir/killed-at "$EMUHOSTS" crash "$dir" "$victim_host"
+  lost_at=$(cat "$dir/killed-at")
   wait_job 120
   show
   expect_status 0
   grep -Eq "^bsprun: (process 2 on emu[0-9] lost: recovered in place|restart 1 of 2: from checkpoint)" "$err" ||
     fail "neither a recovery in place nor a restart was said"
+  # A restart keeps every other process on its host, where its checkpoint lies: only the lost
+  # process's shard travels (from its copy), to the host that takes its place.
+  if grep -q "^bsprun: restart 1 of 2: " "$err"; then
+    grep -Eq "^bsprun: restart 1 of 2: from checkpoint [0-9]+ on .* \(1 shard brought over\)" "$err" ||
+      fail "the restart brought over other shards than the lost process's"
+  fi
   expect_answer "$want"
   say_loss_to_resumed "$lost_at"
   expect_nothing_left 5
