@@ -16,7 +16,8 @@ using detail::Attributes;
 using detail::SftpHost;
 
 // Reads run ahead of the writes by this many requests of kChunk bytes, so that the source's
-// round trips overlap; writes wait for each answer (libssh 0.10 has no asynchronous write).
+// round trips overlap; writes run ahead of their answers as far (SftpWriter; with libssh 0.10,
+// which has no asynchronous write, each waits for its answer).
 constexpr std::uint32_t kChunk = 64 * 1024;
 constexpr std::size_t kReadsAhead = 16;
 
@@ -25,35 +26,85 @@ struct FileCloser {
 };
 using File = std::unique_ptr<sftp_file_struct, FileCloser>;
 
+// One read requested and not yet answered: its handle and the bytes it asked for.
+struct ReadRequest {
+#ifdef BSPG_SFTP_AIO
+  sftp_aio handle = nullptr;
+#else
+  std::uint32_t handle = 0;
+#endif
+  std::size_t length = 0;
+};
+
+// Asks for the next `length` bytes of `in`; false when the request could not be sent.
+bool begin_read(sftp_file in, std::size_t length, ReadRequest& request) {
+#ifdef BSPG_SFTP_AIO
+  const ssize_t asked = sftp_aio_begin_read(in, length, &request.handle);
+  if (asked <= 0) return false;
+  request.length = static_cast<std::size_t>(asked);  // capped at the server's limit
+#else
+  const int id = sftp_async_read_begin(in, static_cast<std::uint32_t>(length));
+  if (id < 0) return false;
+  request.handle = static_cast<std::uint32_t>(id);
+  request.length = length;
+#endif
+  return true;
+}
+
+// The answer to `request`, into `buffer` (at least request.length bytes): bytes read, 0 at the
+// end of the file, < 0 on an error.
+long end_read(sftp_file in, ReadRequest& request, char* buffer) {
+#ifdef BSPG_SFTP_AIO
+  (void)in;
+  return static_cast<long>(sftp_aio_wait_read(&request.handle, buffer, request.length));
+#else
+  return sftp_async_read(in, buffer, static_cast<std::uint32_t>(request.length), request.handle);
+#endif
+}
+
+// Requests left unanswered after an error.
+void drop_reads(std::deque<ReadRequest>& pending) {
+#ifdef BSPG_SFTP_AIO
+  for (ReadRequest& request : pending) sftp_aio_free(request.handle);
+#endif
+  pending.clear();
+}
+
 std::string copy_bytes(SftpHost& from, sftp_file in, std::uint64_t size, SftpHost& to,
                        sftp_file out, const std::string& from_path, const std::string& to_path,
                        std::uint64_t& copied) {
-  std::deque<int> pending;  // ids of requested reads, in file order
+  detail::SftpWriter writer(to, out, to_path, kChunk);
+  std::deque<ReadRequest> pending;  // requested reads, in file order
   std::uint64_t requested = 0;
   std::vector<char> buffer(kChunk);
+  const auto failed = [&pending](std::string problem) {
+    drop_reads(pending);
+    return problem;
+  };
   for (;;) {
     while (pending.size() < kReadsAhead && requested < size) {
-      const int id = sftp_async_read_begin(in, kChunk);
-      if (id < 0) return "cannot read " + from_path + ": " + from.problem();
-      pending.push_back(id);
-      requested += kChunk;
+      ReadRequest request;
+      if (!begin_read(in, kChunk, request))
+        return failed("cannot read " + from_path + ": " + from.problem());
+      pending.push_back(request);
+      requested += request.length;
     }
-    if (pending.empty()) return "";
-    const int got =
-        sftp_async_read(in, buffer.data(), kChunk, static_cast<std::uint32_t>(pending.front()));
+    if (pending.empty()) return writer.finish();
+    ReadRequest request = pending.front();
     pending.pop_front();
-    if (got < 0) return "cannot read " + from_path + ": " + from.problem();
+    const long got = end_read(in, request, buffer.data());
+    if (got < 0) return failed("cannot read " + from_path + ": " + from.problem());
     if (got == 0) {  // the end: the file shrank since its size was read
-      if (copied != size) return from_path + " changed while it was copied";
+      if (copied != size) return failed(from_path + " changed while it was copied");
       continue;
     }
     // Each request read at its own offset: a short read before the end would leave a hole.
-    if (static_cast<std::uint32_t>(got) < kChunk && copied + static_cast<std::uint64_t>(got) < size)
-      return "short read from " + from_path;
-    if (std::string problem =
-            to.write_all(out, buffer.data(), static_cast<std::size_t>(got), to_path, kChunk);
+    if (static_cast<std::size_t>(got) < request.length &&
+        copied + static_cast<std::uint64_t>(got) < size)
+      return failed("short read from " + from_path);
+    if (std::string problem = writer.write(buffer.data(), static_cast<std::size_t>(got));
         !problem.empty())
-      return problem;
+      return failed(problem);
     copied += static_cast<std::uint64_t>(got);
   }
 }

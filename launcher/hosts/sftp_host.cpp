@@ -42,12 +42,57 @@ std::string SftpHost::absolute(const std::string& path) const {
 
 std::string SftpHost::write_all(sftp_file file, const char* data, std::size_t size,
                                 const std::string& path, std::size_t piece) const {
-  for (std::size_t done = 0; done < size;) {
-    const ssize_t written = sftp_write(file, data + done, std::min(piece, size - done));
-    if (written <= 0) return "cannot write " + path + ": " + problem();
-    done += static_cast<std::size_t>(written);
+  SftpWriter writer(*this, file, path, piece);
+  if (std::string problem = writer.write(data, size); !problem.empty()) return problem;
+  return writer.finish();
+}
+
+SftpWriter::~SftpWriter() {
+#ifdef BSPG_SFTP_AIO
+  // Abandoned after an error: the answers still due are not waited for.
+  for (sftp_aio aio : pending_) sftp_aio_free(aio);
+#endif
+}
+
+std::string SftpWriter::write(const char* data, std::size_t size) {
+  for (std::size_t done = 0; error_.empty() && done < size;) {
+    const std::size_t piece = std::min(piece_, size - done);
+#ifdef BSPG_SFTP_AIO
+    if (pending_.size() >= kAhead && !settle_oldest().empty()) break;
+    sftp_aio aio = nullptr;
+    const ssize_t sent = sftp_aio_begin_write(file_, data + done, piece, &aio);
+    if (sent <= 0) {
+      error_ = "cannot write " + path_ + ": " + host_.problem();
+      break;
+    }
+    pending_.push_back(aio);
+#else
+    const ssize_t sent = sftp_write(file_, data + done, piece);
+    if (sent <= 0) {
+      error_ = "cannot write " + path_ + ": " + host_.problem();
+      break;
+    }
+#endif
+    done += static_cast<std::size_t>(sent);
   }
-  return "";
+  return error_;
+}
+
+std::string SftpWriter::settle_oldest() {
+#ifdef BSPG_SFTP_AIO
+  sftp_aio aio = pending_.front();
+  pending_.pop_front();
+  if (sftp_aio_wait_write(&aio) < 0 && error_.empty())
+    error_ = "cannot write " + path_ + ": " + host_.problem();
+#endif
+  return error_;
+}
+
+std::string SftpWriter::finish() {
+#ifdef BSPG_SFTP_AIO
+  while (error_.empty() && !pending_.empty()) settle_oldest();
+#endif
+  return error_;
 }
 
 std::string SftpHost::make_directories(const std::string& path) {

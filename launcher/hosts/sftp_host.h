@@ -2,13 +2,20 @@
 // few file operations staging and shard relaying share.
 #pragma once
 
+#include <libssh/libssh_version.h>
 #include <libssh/sftp.h>
 
+#include <deque>
 #include <memory>
 #include <string>
 
 #include "hosts.h"
 #include "ssh_connection.h"
+
+// libssh 0.11 added asynchronous writes (Debian 13; Debian 12 has 0.10).
+#if LIBSSH_VERSION_INT >= SSH_VERSION_INT(0, 11, 0)
+#define BSPG_SFTP_AIO 1
+#endif
 
 namespace bspg::hosts::detail {
 
@@ -53,6 +60,36 @@ class SftpHost {
   ssh_session session_ = nullptr;
   std::unique_ptr<sftp_session_struct, SftpDeleter> sftp_;
   std::string home_;
+};
+
+// Writes a file's bytes in order, piece by piece, with up to kAhead writes awaiting the server's
+// answer where libssh has asynchronous writes (0.11 on): a write then costs one round trip per
+// kAhead pieces, not one per piece, which across a wide-area link is most of a copy's time. With
+// libssh 0.10 each write waits for its answer. The data is sent before write() returns, so its
+// buffer may be reused at once. Errors: "cannot write `path`: problem"; after one, every later
+// call returns it.
+class SftpWriter {
+ public:
+  static constexpr std::size_t kAhead = 16;
+  SftpWriter(const SftpHost& host, sftp_file file, std::string path, std::size_t piece)
+      : host_(host), file_(file), path_(std::move(path)), piece_(piece) {}
+  SftpWriter(const SftpWriter&) = delete;
+  SftpWriter& operator=(const SftpWriter&) = delete;
+  ~SftpWriter();
+  std::string write(const char* data, std::size_t size);
+  // Waits for every answer. "" once all were written.
+  std::string finish();
+
+ private:
+  std::string settle_oldest();
+  const SftpHost& host_;
+  sftp_file file_;
+  std::string path_;
+  std::size_t piece_;
+  std::string error_;
+#ifdef BSPG_SFTP_AIO
+  std::deque<sftp_aio> pending_;
+#endif
 };
 
 }  // namespace bspg::hosts::detail
