@@ -134,8 +134,9 @@ RunEnding classify(const RunResult& r, const std::string& watched_host,
     e.kind = Ending::kLost;
     e.what = r.lost;
     e.host = watched_host;
-  } else if (r.no_recovery && r.exit_status == kExitNoRecoveryInPlace) {
-    // The library ended the job itself once it could not recover in place.
+  } else if (r.no_recovery && (r.exit_status == kExitNoRecoveryInPlace || r.mpirun_signal != 0)) {
+    // The library ended the job itself once it could not recover in place (the starter may crash
+    // as that job ends: Open MPI 5.0.7's did, under load, after a shrink that never ended).
     const LostProcess& lost = r.no_recovery->lost;
     e.kind = Ending::kLost;
     e.what = (lost.pid < 0 ? std::string("a process")
@@ -175,6 +176,12 @@ RunEnding classify(const RunResult& r, const std::string& watched_host,
   } else if (r.mpirun_signal != 0 && !is_crash_signal(r.mpirun_signal)) {
     e.kind = Ending::kLost;
     e.what = "mpirun: killed by signal " + std::to_string(r.mpirun_signal);
+  } else if (r.mpirun_signal != 0 && r.crash_pid < 0 && r.death.rank < 0 &&
+             r.start_failure.exit_status == 0) {
+    // The starter crashed by itself: no process of the job said it failed, nor did the starter.
+    e.kind = Ending::kLost;
+    e.what = "the job's starter: mpirun crashed (signal " + std::to_string(r.mpirun_signal) + ", " +
+             strsignal(r.mpirun_signal) + ") while no process of the job had failed";
   } else {
     e.kind = Ending::kProgramFailed;
   }

@@ -434,6 +434,11 @@ TEST(InPlaceRestart, NoRecoveryInPlaceIsALossOnItsHost) {
   EXPECT_EQ(classify(alone, "", "").kind, Ending::kProgramFailed);
   r.exit_status = 1;
   EXPECT_EQ(classify(r, "", "").kind, Ending::kProgramFailed);
+  // The starter that crashed as the job ended does not make it the program's failure.
+  r.exit_status = 128 + SIGSEGV;
+  r.mpirun_signal = SIGSEGV;
+  EXPECT_EQ(classify(r, "", "").kind, Ending::kLost);
+  EXPECT_EQ(classify(r, "", "").no_recovery_host, "node7.example.org");
 }
 
 TEST(InPlaceRestart, AnEndForRestartWhoseLineWasLostIsReadFromTheExitNotes) {

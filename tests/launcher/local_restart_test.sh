@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # local_restart_test.sh BSPRUN CKPT_JOB - checkpoints and restarts on this machine (no host file):
-# a process of the job killed from outside (SIGKILL) is restarted from the last checkpoint
-# (--restarts 1), and a job whose bsprun was stopped (SIGTERM) is finished with --resume; both
-# give the answer of an uninterrupted run, and nothing of the job is left running.
+# a process of the job killed from outside (SIGKILL), or the starter (mpirun) crashed, is restarted
+# from the last checkpoint (--restarts 1), and a job whose bsprun was stopped (SIGTERM) is finished
+# with --resume; each gives the answer of an uninterrupted run, and nothing of the job is left
+# running.
 set -u
 # shellcheck source=job_helpers.sh
 . "$(dirname "$0")/job_helpers.sh"
@@ -47,6 +48,23 @@ expect "^resumed from checkpoint [0-9]+ at step "
 if grep -Eq "exited on signal|^-----" "$out"; then fail "Open MPI's notice of the lost process was shown"; fi
 expect_no_ranks_left 5
 echo "ok: restarted after a lost process"
+
+# The starter itself crashes (SIGSEGV to mpirun) while no process of the job failed: a loss, not
+# the program's failure: restart 1 of 1, and the answer of an uninterrupted run.
+: >"$out"
+"$bsprun" -p 3 --restarts 1 --checkpoint-dir "$dir/s" "$job" "${args[@]}" > >(cat >>"$out") 2>&1 &
+pid=$!
+wait_for "^checkpoint 2 at step"
+starter=$(pgrep -P "$pid" -f "mpirun|mpiexec|prterun" | head -n 1)
+[ -n "$starter" ] || fail "bsprun has no starter process"
+kill -SEGV "$starter"
+wait_for_exit "the step before" 120
+[ "$status" -eq 0 ] || fail "exit $status after the starter crashed, not 0"
+expect "^bsprun: lost the job's starter: [^ ]+ crashed \(signal 11, Segmentation fault\) while no process of the job had failed$"
+expect "^bsprun: restart 1 of 1: from checkpoint [0-9]+ on this machine$"
+[ "$(grep '^RESULT' "$out")" = "$want" ] || fail "answer $(grep '^RESULT' "$out"), not $want"
+expect_no_ranks_left 5
+echo "ok: restarted after the starter crashed"
 
 # bsprun stopped by SIGTERM, then --resume.
 "$bsprun" -p 3 --checkpoint-dir "$dir/b" "$job" "${args[@]}" >"$out" 2>&1 &

@@ -86,6 +86,22 @@ TEST(Restart, LostProcessesAndHostsAreRestarted) {
   RunResult mpirun = exited(137);
   mpirun.mpirun_signal = SIGKILL;
   EXPECT_EQ(classify(mpirun, "", "").kind, Ending::kLost);
+
+  // The starter crashed by itself, with no process of the job failed: a loss, restarted.
+  RunResult starter = exited(139);
+  starter.mpirun_signal = SIGSEGV;
+  const RunEnding crashed = classify(starter, "", "");
+  EXPECT_EQ(crashed.kind, Ending::kLost);
+  EXPECT_EQ(crashed.what,
+            "the job's starter: mpirun crashed (signal 11, Segmentation fault) while no process of "
+            "the job had failed");
+  // Not where a process said it crashed, or mpirun reported a death: the program's failure.
+  starter.crash_pid = 2;
+  EXPECT_EQ(classify(starter, "", "").kind, Ending::kProgramFailed);
+  starter.crash_pid = -1;
+  starter.death.rank = 1;
+  starter.death.signal = SIGSEGV;
+  EXPECT_EQ(classify(starter, "", "").kind, Ending::kProgramFailed);
 }
 
 TEST(Restart, StopsOnRequest) {
