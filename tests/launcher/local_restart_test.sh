@@ -31,38 +31,40 @@ want=$("$bsprun" -p 3 --checkpoint-dir "$dir/reference" "$job" 30 3 2>&1 | grep 
 # A process killed by SIGKILL: restart 1 of 1, from the last checkpoint, here. bsprun's output
 # goes through a process substitution, a child bsprun had before the job: not the job's, so not
 # stopped with what is left of it (bsprun would then die writing its next line).
-: >"$out"
-"$bsprun" -p 3 --restarts 1 --checkpoint-dir "$dir/a" "$job" "${args[@]}" > >(cat >>"$out") 2>&1 &
-pid=$!
-wait_for "^checkpoint 2 at step"
+# restartable_job DIR: bsprun -p 3 --restarts 1 in the background, until checkpoint 2 is written.
+restartable_job() {
+  : >"$out"
+  "$bsprun" -p 3 --restarts 1 --checkpoint-dir "$1" "$job" "${args[@]}" > >(cat >>"$out") 2>&1 &
+  pid=$!
+  wait_for "^checkpoint 2 at step"
+}
+# restarted_right WHAT: bsprun exited 0 after restart 1 of 1, with the uninterrupted run's answer.
+restarted_right() {
+  wait_for_exit "the step before" 120
+  [ "$status" -eq 0 ] || fail "exit $status after $1, not 0"
+  expect "^bsprun: restart 1 of 1: from checkpoint [0-9]+ on this machine$"
+  [ "$(grep '^RESULT' "$out")" = "$want" ] || fail "answer $(grep '^RESULT' "$out"), not $want"
+}
+restartable_job "$dir/a"
 victim=$(pgrep -f "^$job ${args[*]}" | tail -n 1)
 [ -n "$victim" ] || fail "no process of the job found"
 kill -KILL "$victim"
-wait_for_exit "the step before" 120
-[ "$status" -eq 0 ] || fail "exit $status after a restart, not 0"
+restarted_right "a lost process"
 # Open MPI's mpirun says which process was killed; under MPICH's mpiexec bsprun finds it itself.
 expect "^bsprun: lost (process [0-2] on [^ ]+: killed by signal 9 \(Killed\), said mpirun|processes? [0-2].* on this machine: .* killed by a signal.*, found by bsprun)$"
-expect "^bsprun: restart 1 of 1: from checkpoint [0-9]+ on this machine$"
 expect "^resumed from checkpoint [0-9]+ at step "
-[ "$(grep '^RESULT' "$out")" = "$want" ] || fail "answer $(grep '^RESULT' "$out"), not $want"
 if grep -Eq "exited on signal|^-----" "$out"; then fail "Open MPI's notice of the lost process was shown"; fi
 expect_no_ranks_left 5
 echo "ok: restarted after a lost process"
 
 # The starter itself crashes (SIGSEGV to mpirun) while no process of the job failed: a loss, not
 # the program's failure: restart 1 of 1, and the answer of an uninterrupted run.
-: >"$out"
-"$bsprun" -p 3 --restarts 1 --checkpoint-dir "$dir/s" "$job" "${args[@]}" > >(cat >>"$out") 2>&1 &
-pid=$!
-wait_for "^checkpoint 2 at step"
+restartable_job "$dir/s"
 starter=$(pgrep -P "$pid" -f "mpirun|mpiexec|prterun" | head -n 1)
 [ -n "$starter" ] || fail "bsprun has no starter process"
 kill -SEGV "$starter"
-wait_for_exit "the step before" 120
-[ "$status" -eq 0 ] || fail "exit $status after the starter crashed, not 0"
+restarted_right "the starter crashed"
 expect "^bsprun: lost the job's starter: [^ ]+ crashed \(signal 11, Segmentation fault\) while no process of the job had failed$"
-expect "^bsprun: restart 1 of 1: from checkpoint [0-9]+ on this machine$"
-[ "$(grep '^RESULT' "$out")" = "$want" ] || fail "answer $(grep '^RESULT' "$out"), not $want"
 expect_no_ranks_left 5
 echo "ok: restarted after the starter crashed"
 
