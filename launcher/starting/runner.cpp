@@ -226,6 +226,7 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
   RemoteStop remote_stop(remote, std::min(5.0, kill_grace_s / 3));
   bool stop_requested = false;
   bool job_terminated = false;
+  bool silent_host_lost = false;  // the watch stopped the job for a host that does not answer
   Clock::time_point terminate_at{}, kill_at{};
   int status = 0;
   Clock::time_point stop_requested_at{};
@@ -271,7 +272,10 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
       if (std::string why = watch.lost(); !why.empty()) {
         result.lost = why;
         write_all(STDERR_FILENO, "bsprun: lost " + why + "; stopping the job\n");
-        if (watch.lost_host) remote_stop.leave_out(watch.lost_host());
+        if (watch.lost_host && !watch.lost_host().empty()) {
+          remote_stop.leave_out(watch.lost_host());
+          silent_host_lost = true;
+        }
         kill(target, SIGTERM);
         request_stop(now, true);
       }
@@ -285,6 +289,15 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
     // mpirun waits for daemons on hosts that did not answer bsprun either: nothing will come.
     if (job_terminated && remote_stop.poll() && !remote_stop.unreachable().empty())
       kill_at = std::min(kill_at, terminate_at + std::chrono::seconds(1));
+    // A host that went silent (frozen) keeps mpirun waiting for its daemon for ever: once every
+    // other host has stopped the job over ssh, nothing else is left to wait for.
+    if (silent_host_lost && remote_stop.started() && remote_stop.poll()) {
+      if (!job_terminated) {
+        job_terminated = true;
+        terminate_all(descendants_of(pid));
+      }
+      kill_at = std::min(kill_at, now + std::chrono::milliseconds(100));
+    }
     if (stop_requested && now >= kill_at) {
       signal_all(descendants_of(pid), SIGKILL);
       kill(pid, SIGKILL);
