@@ -24,8 +24,9 @@
 # of its own: a bridge bspgbrNETsK, hosts 10.(200+K).NET.i, routed through the caller's namespace
 # (10.(200+K).NET.254 there). hosts.yaml names each host's site (site1, site2, ...). EMU_DELAY_MS=D
 # holds every packet between two sites D ms (one way; EMU_NETDELAY names tests/launcher's netdelay,
-# which holds them, through iptables-legacy's NFQUEUE), and between the caller and the sites other
-# than EMU_LAUNCHER_SITE (default 1): the caller, where bsprun runs, sits at that site.
+# which holds them, through iptables-legacy's NFQUEUE), and makes a round trip between the caller
+# and the sites other than EMU_LAUNCHER_SITE (default 1) as long (2 D, all on the way back: see
+# start_sites): the caller, where bsprun runs, sits at that site.
 # NET is chosen per DIR (a hash of DIR, then the next free one) and claimed under /tmp/bspg-emuhosts,
 # so two test runs at once do not collide; EMU_NET=N asks for 127.0.N.0/24 (fails if it is taken).
 # EMU_PATH sets the PATH of sessions on the hosts (shell start-up files may still add to it).
@@ -173,7 +174,7 @@ stop_pids() {
 }
 
 cmd_stop() {
-  local dir=$1 i pid ns all=() namespaces=() net p
+  local dir=$1 i pid ns all=() namespaces=() net p q
   if [ -f "$dir/pids" ]; then
     while read -r i pid ns; do
       pin "$pid" "$ns" || continue  # stopped earlier (down): nothing of it is left
@@ -194,11 +195,12 @@ cmd_stop() {
     done <"$dir/delay_rules"
     rm -f "$dir/delay_rules"
   fi
-  if [ -f "$dir/netdelay.pid" ]; then
-    p=$(cat "$dir/netdelay.pid")
-    if [ "$(cat "/proc/$p/comm" 2>/dev/null || true)" = netdelay ]; then stop_pids "$p"; fi
-    rm -f "$dir/netdelay.pid" "$dir/netdelay.ready"
-  fi
+  for p in netdelay netdelay-in; do
+    [ -f "$dir/$p.pid" ] || continue
+    q=$(cat "$dir/$p.pid")
+    if [ "$(cat "/proc/$q/comm" 2>/dev/null || true)" = netdelay ]; then stop_pids "$q"; fi
+    rm -f "$dir/$p.pid" "$dir/$p.ready"
+  done
   # The network mode's bridges, and the addresses of hosts that went down (on this namespace's lo).
   if [ -f "$dir/bridge" ]; then
     while read -r p; do ip link del "$p" 2>/dev/null || true; done <"$dir/bridge"
@@ -243,25 +245,34 @@ start_sites() {
   done
   echo 1 >/proc/sys/net/ipv4/ip_forward || die "cannot route between the sites (ip_forward)"
   [ "$delay_ms" != 0 ] && [ "$delay_ms" != 0.0 ] || return 0
-  # Queue number: the network's, so that two tests at once do not share a queue.
-  "$EMU_NETDELAY" "$net" "$delay_ms" "$dir/netdelay.ready" </dev/null >>"$dir/netdelay.log" 2>&1 &
-  echo $! >"$dir/netdelay.pid"
-  local t
-  for ((t = 0; t < 100; t++)); do [ -f "$dir/netdelay.ready" ] && break; sleep 0.05; done
-  [ -f "$dir/netdelay.ready" ] || die "netdelay did not start: $(cat "$dir/netdelay.log" 2>/dev/null)"
+  # Two holders: D ms for packets between sites (queue NET, the network's, so that two tests at
+  # once do not share a queue), 2 D for packets from another site to this namespace (queue
+  # NET + 256). This namespace's own packets to another site are not held on their way out: a
+  # packet its socket sent stays charged to the socket while it is held, and Linux's TCP small
+  # queues then let about two packets out per hold (0.2 MB/s at 25 ms); held twice as long on the
+  # way back, a round trip takes as long as between two sites.
+  local t queue holder
+  for holder in "$net:$delay_ms:netdelay" "$((net + 256)):$(awk -v d="$delay_ms" 'BEGIN { print 2 * d }'):netdelay-in"; do
+    IFS=: read -r queue t holder <<<"$holder"
+    "$EMU_NETDELAY" "$queue" "$t" "$dir/$holder.ready" </dev/null >>"$dir/netdelay.log" 2>&1 &
+    echo $! >"$dir/$holder.pid"
+    for ((t = 0; t < 100; t++)); do [ -f "$dir/$holder.ready" ] && break; sleep 0.05; done
+    [ -f "$dir/$holder.ready" ] || die "netdelay did not start: $(cat "$dir/netdelay.log" 2>/dev/null)"
+  done
   : >"$dir/delay_rules"
-  add_rule() {
+  add_rule() {  # QUEUE RULE...
+    local queue=$1
+    shift
     # shellcheck disable=SC2068  # a rule is words
-    iptables-legacy -A $@ -j NFQUEUE --queue-num "$net" || die "iptables-legacy -A $* failed"
-    echo "$* -j NFQUEUE --queue-num $net" >>"$dir/delay_rules"
+    iptables-legacy -A $@ -j NFQUEUE --queue-num "$queue" || die "iptables-legacy -A $* failed"
+    echo "$* -j NFQUEUE --queue-num $queue" >>"$dir/delay_rules"
   }
   for k in "${distinct[@]}"; do
     for j in "${distinct[@]}"; do
-      [ "$k" = "$j" ] || add_rule FORWARD -s "10.$((200 + k)).$net.0/24" -d "10.$((200 + j)).$net.0/24"
+      [ "$k" = "$j" ] || add_rule "$net" FORWARD -s "10.$((200 + k)).$net.0/24" -d "10.$((200 + j)).$net.0/24"
     done
     if [ "$k" != "$launcher_site" ]; then
-      add_rule OUTPUT -d "10.$((200 + k)).$net.0/24"
-      add_rule INPUT -s "10.$((200 + k)).$net.0/24"
+      add_rule "$((net + 256))" INPUT -s "10.$((200 + k)).$net.0/24"
     fi
   done
 }
