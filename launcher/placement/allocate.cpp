@@ -322,14 +322,14 @@ void keep_previous_hosts(Allocation& allocation,
       }
     }
   const auto host_before = [&key](const PlacedHost& x, const PlacedHost& y) {
-    return key[x.name] < key[y.name];
+    return key.at(x.name) < key.at(y.name);
   };
   for (auto& sj : allocation.subjobs)
     std::stable_sort(sj.hosts.begin(), sj.hosts.end(), host_before);
   // After the sort above a subjob's first host has its lowest key.
   std::stable_sort(allocation.subjobs.begin(), allocation.subjobs.end(),
                    [&key](const PlannedSubjob& x, const PlannedSubjob& y) {
-                     return key[x.hosts.front().name] < key[y.hosts.front().name];
+                     return key.at(x.hosts.front().name) < key.at(y.hosts.front().name);
                    });
 }
 

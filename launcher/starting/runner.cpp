@@ -272,8 +272,8 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
       if (std::string why = watch.lost(); !why.empty()) {
         result.lost = why;
         write_all(STDERR_FILENO, "bsprun: lost " + why + "; stopping the job\n");
-        if (watch.lost_host && !watch.lost_host().empty()) {
-          remote_stop.leave_out(watch.lost_host());
+        if (const std::string host = watch.lost_host ? watch.lost_host() : ""; !host.empty()) {
+          remote_stop.leave_out(host);
           silent_host_lost = true;
         }
         kill(target, SIGTERM);
@@ -286,12 +286,13 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
       job_terminated = true;
       terminate_all(descendants_of(pid));
     }
+    const bool stopped_on_hosts = remote_stop.poll();
     // mpirun waits for daemons on hosts that did not answer bsprun either: nothing will come.
-    if (job_terminated && remote_stop.poll() && !remote_stop.unreachable().empty())
+    if (job_terminated && stopped_on_hosts && !remote_stop.unreachable().empty())
       kill_at = std::min(kill_at, terminate_at + std::chrono::seconds(1));
     // A host that went silent (frozen) keeps mpirun waiting for its daemon for ever: once every
     // other host has stopped the job over ssh, nothing else is left to wait for.
-    if (silent_host_lost && remote_stop.started() && remote_stop.poll()) {
+    if (silent_host_lost && remote_stop.started() && stopped_on_hosts) {
       if (!job_terminated) {
         job_terminated = true;
         terminate_all(descendants_of(pid));
@@ -302,7 +303,6 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
       signal_all(descendants_of(pid), SIGKILL);
       kill(pid, SIGKILL);
     }
-    remote_stop.poll();
 
     // Sleep until a signal or output arrives, or at most a short while (deadline checks; output
     // files are looked at more often, and at once again while they grow).
