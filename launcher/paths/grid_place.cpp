@@ -1,6 +1,7 @@
 // grid_place.cpp - the restart loop's place on the hosts of a host file (the grid path, -p N).
 #include <algorithm>
 #include <future>
+#include <mutex>
 #include <set>
 
 #include "grid.h"
@@ -8,6 +9,7 @@
 #include "place_support.h"
 #include "restart.h"
 #include "say.h"
+#include "untrusted.h"
 
 namespace bspg::launcher {
 namespace {
@@ -111,22 +113,30 @@ class GridPlace : public JobPlace {
     // process of the job it finds stopped for --host-timeout (the MPI then sees it lost), and
     // does not stop the job for a host the library recovered from.
     SpareRun spare_run;
-    recovered_hosts_.clear();
-    end_stopped_.forget();
-    if (settings.spares > 0) {
-      watching.end_stopped = &end_stopped_;
-      spare_run.spares = plan_.spares;
-      spare_run.recovered = [this](const InPlaceRecovery& r) { end_lost_processes(r); };
-      spare_run.dismissed = [this](const std::string& host) {
-        return recovered_hosts_.count(host) > 0;
-      };
+    {
+      std::lock_guard<std::mutex> lock(hosts_mutex_);
+      recovered_hosts_.clear();
+      left_hosts_.clear();
+      named_ranks_.clear();
     }
+    end_stopped_.forget();
     // The processes' exit notes on each host say which process was killed where the starter does
     // not (Hydra), or says another process's end first: under Open MPI 5 a peer that loses its
     // connection to the killed process aborts at once (MPI_ERRORS_ARE_FATAL, "Socket closed"),
     // and PRRTE may report that abort rather than the death. Only with restarts to spare, where
     // a lost process matters.
     const bool notes = job_.opt.restarts > 0;
+    if (settings.spares > 0) {
+      watching.end_stopped = &end_stopped_;
+      spare_run.spares = plan_.spares;
+      spare_run.recovered = [this](const InPlaceRecovery& r) { end_lost_processes(r); };
+      spare_run.dismissed = [this](const std::string& host) { return recovered_from(host); };
+      // A silent host's processes: named to the others through the exit notes' directories.
+      if (notes) {
+        watching.leave_silent = [this](const std::string& host) { return leave_silent(host); };
+        watching.recovered_from = [this](const std::string& host) { return recovered_from(host); };
+      }
+    }
     if (notes)
       settings.exports.push_back("BSPG_EXIT_NOTES=" + exit_notes_directory(remote_.marker));
     RunResult result = run_subjobs(plan_.subjobs, run_hosts_, settings, remote_, watching,
@@ -149,7 +159,7 @@ class GridPlace : public JobPlace {
     // of a host ends the run whatever the notes say.
     std::vector<hosts::HostSpec> answering;
     for (const auto& h : run_hosts_)
-      if (h.name != lost_host_) answering.push_back(h);
+      if (h.name != lost_host_ && !left(h.name)) answering.push_back(h);
     for (const auto& listed : hosts::run_on_hosts(
              answering,
              hosts::guarded_command(exit_notes_script(remote_.marker), job_.probe.timeout_ms),
@@ -178,7 +188,17 @@ class GridPlace : public JobPlace {
             ", where this run has no process: nothing ended there");
         continue;
       }
-      recovered_hosts_.insert(host);
+      {
+        std::lock_guard<std::mutex> lock(hosts_mutex_);
+        recovered_hosts_.insert(host);
+      }
+      if (left(host)) {  // it does not answer: nothing reaches it
+        if (job_.opt.verbose)
+          say("the lost process " + std::to_string(lost.pid) + " (process id " +
+              std::to_string(lost.process_id) + " on " + host +
+              ") is left as it is: its host does not answer");
+        continue;
+      }
       const hosts::HostSpec spec = hosts::host_named(job_.candidates, host);
       const hosts::ProbeOptions probe = job_.probe;
       const std::string script = end_process_script(
@@ -213,6 +233,72 @@ class GridPlace : public JobPlace {
           std::to_string(process.pid) + ") on " + host + " stopped for --host-timeout: " +
           (ended ? "ended, for recovery in place" : "could not be ended"));
     return ended;
+  }
+
+  bool recovered_from(const std::string& host) const {
+    std::lock_guard<std::mutex> lock(hosts_mutex_);
+    return recovered_hosts_.count(host) > 0;
+  }
+
+  bool left(const std::string& host) const {
+    std::lock_guard<std::mutex> lock(hosts_mutex_);
+    return left_hosts_.count(host) > 0;
+  }
+
+  // A host silent for --host-timeout (the monitor's thread): where it holds a process of the job,
+  // every other host of the run is told, in the exit notes' directory, which processes (ranks in
+  // MPI_COMM_WORLD) are lost there, and the library cuts its connections to them and recovers in
+  // place. false where it holds only spares, or a host could not be told: the job is then
+  // stopped and restarted, as without spares.
+  bool leave_silent(const std::string& host) {
+    std::vector<std::string> world = host_of_pid_;  // the job's processes, then the spares
+    for (const auto& spare : plan_.spares)
+      world.insert(world.end(), static_cast<std::size_t>(spare.count), spare.contact);
+    std::vector<int> ranks;
+    bool job_process = false;
+    for (std::size_t r = 0; r < world.size(); ++r)
+      if (world[r] == host) {
+        ranks.push_back(static_cast<int>(r));
+        job_process = job_process || r < host_of_pid_.size();
+      }
+    if (!job_process) return false;
+    std::vector<int> named;
+    std::vector<hosts::HostSpec> others;
+    {
+      std::lock_guard<std::mutex> lock(hosts_mutex_);
+      named_ranks_.insert(named_ranks_.end(), ranks.begin(), ranks.end());
+      named = named_ranks_;
+      left_hosts_.insert(host);
+      for (const auto& h : run_hosts_)
+        if (left_hosts_.count(h.name) == 0) others.push_back(h);
+    }
+    const auto runs = hosts::run_on_hosts(
+        others,
+        hosts::guarded_command(lost_ranks_script(remote_.marker, named), job_.probe.timeout_ms),
+        job_.probe);
+    std::string failed;
+    for (const auto& run : runs)
+      if (!run.ok || run.out.find("named") == std::string::npos)
+        failed +=
+            (failed.empty() ? "" : ", ") + run.host.name + " (" +
+            (run.ok ? "the job's exit notes' directory there: " +
+                          (run.err.empty() ? std::string("missing") : untrusted::printable(run.err))
+                    : run.error) +
+            ")";
+    std::string which;
+    for (int r : ranks)
+      if (static_cast<std::size_t>(r) < host_of_pid_.size())
+        which += (which.empty() ? "" : ", ") + std::to_string(r);
+    if (!failed.empty()) {
+      std::lock_guard<std::mutex> lock(hosts_mutex_);
+      left_hosts_.erase(host);
+      say(host + " does not answer, but " + failed +
+          " could not be told of its processes' loss: no recovery in place");
+      return false;
+    }
+    say(host + " does not answer for --host-timeout: process" + (ranks.size() > 1 ? "es " : " ") +
+        which + " there named lost to the job's other processes, for recovery in place");
+    return true;
   }
 
   // Waits for the ssh commands of end_lost_processes and says what they found.
@@ -290,7 +376,10 @@ class GridPlace : public JobPlace {
   RemoteJob remote_;
   std::string lost_host_, moving_off_;
   int runs_ = 0;
-  std::set<std::string> recovered_hosts_;         // hosts the library recovered from in this run
+  mutable std::mutex hosts_mutex_;         // the three below: the monitor's thread reads them too
+  std::set<std::string> recovered_hosts_;  // hosts the library recovered from in this run
+  std::set<std::string> left_hosts_;       // silent hosts whose processes were named lost
+  std::vector<int> named_ranks_;           // those processes (ranks in MPI_COMM_WORLD)
   std::vector<std::future<std::string>> ending_;  // end_lost_processes' ssh commands
   bool wrote_stop_ = false;  // a stop file of bsprun's may be left on a host
 };

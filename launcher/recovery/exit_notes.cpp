@@ -112,8 +112,19 @@ std::string exit_notes_script(const std::string& job_marker, const std::string& 
          "[ -f \"$f\" ] && [ ! -L \"$f\" ] || continue; "
          "s=$(head -c 12 \"$f\" 2>/dev/null | head -n 1 | tr -cd 0-9-); [ -n \"$s\" ] && rm -f "
          "\"$f\" && "
-         "echo \"note $b $s\"; done; rmdir \"$d\" 2>/dev/null; fi; " +
+         "echo \"note $b $s\"; done; rm -f \"$d/lost-ranks\"; rmdir \"$d\" 2>/dev/null; fi; " +
          earlier + "echo " + kNotesEnd;
+}
+
+std::string lost_ranks_script(const std::string& job_marker, const std::vector<int>& ranks) {
+  std::string lines;
+  for (int r : ranks) lines += std::to_string(r) + " ";
+  // The processes made the directory at their start; a link there is not followed. Hosts that
+  // share a home (NFS) write the same file: each its own first, then renamed over it.
+  return hosts::shell_assignment("m", job_marker) + "case $m in \"\"|*/*|.*) m=-;; esac; " +
+         "d=$HOME/.cache/bspg/exits/$m; [ -d \"$d\" ] && [ ! -L \"$d\" ] && " + "echo " + lines +
+         "> \"$d/lost-ranks.$$\" && " +
+         "mv -f \"$d/lost-ranks.$$\" \"$d/lost-ranks\" && echo named";
 }
 
 bool read_exit_notes(const std::string& output, ExitNoteSet& notes) {

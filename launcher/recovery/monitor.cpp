@@ -121,9 +121,13 @@ void HostMonitor::run() {
       std::chrono::duration_cast<Clock::duration>(Seconds(options_.host_timeout_s));
   hosts::ProbeOptions probe = options_.probe;
   const double probe_timeout = probe_timeout_s(options_.host_timeout_s, probe.timeout_ms / 1000.0);
-  std::vector<hosts::HostSpec> specs;
-  for (const auto& w : hosts_) specs.push_back(w.host);
   std::vector<Clock::time_point> answered(hosts_.size(), Clock::now());
+  // Silent hosts handed to options_.leave_silent: no longer probed, and lost after the grace
+  // unless the library recovered from them.
+  std::vector<bool> left(hosts_.size(), false);
+  std::vector<Clock::time_point> left_at(hosts_.size());
+  std::vector<bool> settled(hosts_.size(), false);  // the library recovered from it
+  const auto grace = std::chrono::duration_cast<Clock::duration>(Seconds(kLeftHostGrace));
   StopClock stop_clock(options_.host_timeout_s);
   std::vector<std::vector<JobProcess>> processes;
   std::vector<bool> listed;
@@ -133,22 +137,52 @@ void HostMonitor::run() {
     std::unique_lock<std::mutex> lock(mutex_);
     if (wake_.wait_for(lock, interval, [&] { return stopping_; })) return;
   }
+  // The earliest last answer of the hosts still probed.
+  const auto earliest_answer = [&] {
+    auto earliest = Clock::time_point::max();
+    for (std::size_t i = 0; i < hosts_.size(); ++i)
+      if (!left[i]) earliest = std::min(earliest, answered[i]);
+    return earliest;
+  };
   for (;;) {
     const auto round = Clock::now();
+    for (std::size_t i = 0; i < hosts_.size(); ++i) {
+      if (!left[i] || settled[i] || round < left_at[i] + grace) continue;
+      if (options_.recovered_from(hosts_[i].host.name)) {
+        settled[i] = true;
+        continue;
+      }
+      std::lock_guard<std::mutex> lock(mutex_);
+      lost_host_ = silent_host_ = hosts_[i].host.name;
+      lost_ = lost_host_ + ": no answer for " + seconds_text(Seconds(round - answered[i]).count()) +
+              " s, and the job did not recover in place from its processes within " +
+              seconds_text(kLeftHostGrace) + " s, noticed by bsprun's probes";
+      return;
+    }
+    std::vector<hosts::HostSpec> specs;
+    std::vector<std::size_t> probed;  // index in hosts_ of each spec
+    for (std::size_t i = 0; i < hosts_.size(); ++i)
+      if (!left[i]) {
+        specs.push_back(hosts_[i].host);
+        probed.push_back(i);
+      }
     // The round ends by the earliest host's deadline (its last answer plus --host-timeout), so
     // that a silent host is declared lost at its timeout rather than up to a probe later.
-    const auto deadline = *std::min_element(answered.begin(), answered.end()) + host_timeout;
-    const double until_deadline = Seconds(deadline - round).count();
+    const auto earliest = earliest_answer();
+    const double until_deadline = earliest == Clock::time_point::max()
+                                      ? probe_timeout
+                                      : Seconds(earliest + host_timeout - round).count();
     probe.timeout_ms =
         static_cast<int>(std::clamp(until_deadline, kShortestProbe, probe_timeout) * 1000);
     const std::vector<hosts::ProbeResult> results =
         probe_round(specs, probe, options_.job_marker_line, processes, listed);
     const auto now = Clock::now();
-    for (std::size_t i = 0; i < hosts_.size(); ++i) {
-      if (results[i].ok) {
+    for (std::size_t k = 0; k < specs.size(); ++k) {
+      const std::size_t i = probed[k];
+      if (results[k].ok) {
         answered[i] = now;
-        if (listed[i]) {
-          if (std::string what = stop_clock.observe(hosts_[i].host.name, processes[i], now);
+        if (listed[k]) {
+          if (std::string what = stop_clock.observe(hosts_[i].host.name, processes[k], now);
               !what.empty()) {
             if (options_.end_stopped &&
                 options_.end_stopped->end(hosts_[i].host.name, stop_clock.lost_process()))
@@ -159,24 +193,36 @@ void HostMonitor::run() {
             return;
           }
         }
-        if (options_.migrate_load > 0) busy(hosts_[i], results[i].load1 - hosts_[i].job_processes);
+        if (options_.migrate_load > 0) busy(hosts_[i], results[k].load1 - hosts_[i].job_processes);
         continue;
       }
       const double silent = Seconds(now - answered[i]).count();
       if (silent < options_.host_timeout_s - kDeadlineSlack) continue;
+      if (options_.leave_silent && options_.recovered_from &&
+          options_.leave_silent(hosts_[i].host.name)) {
+        left[i] = true;
+        left_at[i] = Clock::now();
+        continue;
+      }
       std::lock_guard<std::mutex> lock(mutex_);
       lost_host_ = silent_host_ = hosts_[i].host.name;
       lost_ = lost_host_ + ": no answer for " + seconds_text(silent) + " s (" +
-              untrusted::printable(results[i].error) + "), noticed by bsprun's probes";
+              untrusted::printable(results[k].error) + "), noticed by bsprun's probes";
       return;
     }
     // The next round: after the interval, or earlier when a deadline needs a probe before it.
-    const auto next_deadline = *std::min_element(answered.begin(), answered.end()) + host_timeout;
+    const auto next_earliest = earliest_answer();
     const auto last_chance =
-        next_deadline - std::chrono::duration_cast<Clock::duration>(Seconds(kShortestProbe));
-    // A stopped process is looked at again when its time is up (the round then sees it).
-    const auto next = std::min({round + std::chrono::duration_cast<Clock::duration>(interval),
-                                last_chance, stop_clock.next_deadline()});
+        next_earliest == Clock::time_point::max()
+            ? Clock::time_point::max()
+            : next_earliest + host_timeout -
+                  std::chrono::duration_cast<Clock::duration>(Seconds(kShortestProbe));
+    // A stopped process is looked at again when its time is up (the round then sees it); a host
+    // left to the library, when its grace ends.
+    auto next = std::min({round + std::chrono::duration_cast<Clock::duration>(interval),
+                          last_chance, stop_clock.next_deadline()});
+    for (std::size_t i = 0; i < hosts_.size(); ++i)
+      if (left[i] && !settled[i]) next = std::min(next, left_at[i] + grace);
     std::unique_lock<std::mutex> lock(mutex_);
     if (wake_.wait_until(lock, next, [&] { return stopping_; })) return;
   }

@@ -43,7 +43,17 @@ struct MonitorOptions {
   // --host-timeout is ended by it instead of being lost (the MPI then sees it lost, and the
   // library recovers), and the monitor watches on.
   StoppedProcessEnder* end_stopped = nullptr;
+  // Set where the job recovers in place (spares): a host silent for --host-timeout is handed to
+  // leave_silent (true where the job's other processes were told of its processes' loss: the
+  // library then cuts its connections to them, and recovers in place). The monitor then watches
+  // the other hosts on, and declares the host lost after all where recovered_from(host) has not
+  // become true kLeftHostGrace seconds later (the job is then stopped and restarted).
+  std::function<bool(const std::string& host)> leave_silent;
+  std::function<bool(const std::string& host)> recovered_from;
 };
+
+// Seconds the library has to recover from a silent host's processes once the others were told.
+constexpr double kLeftHostGrace = 3;
 
 // Probes this many times in a row above --migrate-load before the job moves.
 constexpr int kBusyRounds = 3;

@@ -447,6 +447,9 @@ std::string MpirunStderr::take_line(const std::string& line) {
     recoveries_.push_back(std::move(*recovery));
   else if (auto none = no_recovery_in_place(line); none && !no_recovery_)
     no_recovery_ = std::move(none);
+  // The library's word that every living process ended, while the MPI's run-time still waits for
+  // processes lost on a host that does not answer (in_place.hpp, before_finalize).
+  if (line.rfind(kEndedWithoutFinalizing, 0) == 0) ended_without_finalizing_ = true;
   // The library's word that the job stops after a checkpoint because of a stop file.
   if (line.rfind("bspg: stopping after checkpoint ", 0) == 0)
     stopped_after_checkpoint_ = std::strtoull(line.c_str() + 32, nullptr, 10);

@@ -108,6 +108,9 @@ class MpirunStderr {
   // that a lost process could not be recovered in place (the first such line).
   const std::vector<InPlaceRecovery>& recoveries() const { return recoveries_; }
   const std::optional<NoRecoveryInPlace>& no_recovery() const { return no_recovery_; }
+  // The library said that every living process of the job ended without MPI_Finalize, while the
+  // starter waits for processes lost on a host that does not answer: nothing more will come.
+  bool ended_without_finalizing() const { return ended_without_finalizing_; }
   // How many processes said they started ("bspg: process started", the library's under
   // BSPG_SAY_STARTED; its lines are taken out).
   int processes_started() const { return processes_started_; }
@@ -163,6 +166,7 @@ class MpirunStderr {
   std::string checkpoint_not_written_on_;
   std::vector<InPlaceRecovery> recoveries_;
   std::optional<NoRecoveryInPlace> no_recovery_;
+  bool ended_without_finalizing_ = false;
 };
 
 // mpirun's stdout. It carries the program's output where the starter does not separate it (Open

@@ -22,6 +22,10 @@ namespace bspg::launcher {
 // process ends with it): bsprun restarts it as after any other loss.
 constexpr int kExitNoRecoveryInPlace = 76;
 
+// How the library's last line begins when the job ended well after recovering in place from
+// processes on a host that does not answer, which the MPI's run-time still waits for.
+constexpr const char* kEndedWithoutFinalizing = "bspg: the job ended without finalizing MPI: ";
+
 // A lost process as the library names it.
 struct LostProcess {
   int pid = -1;         // its BSP pid (0 .. 999999)

@@ -227,6 +227,7 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
   bool stop_requested = false;
   bool job_terminated = false;
   bool silent_host_lost = false;  // the watch stopped the job for a host that does not answer
+  bool ended_leaving_lost = false;  // the job ended, but mpirun waits for a lost host (above)
   Clock::time_point terminate_at{}, kill_at{};
   int status = 0;
   Clock::time_point stop_requested_at{};
@@ -314,6 +315,13 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
     ::poll(fds, 3, wait_ms);
     if (fds[1].revents & (POLLIN | POLLHUP)) err_pipe.read_some(from_stderr);
     if (fds[2].revents & (POLLIN | POLLHUP | POLLERR)) read_stdout();
+    // Every living process of the job has ended (the library's last line) while the starter waits
+    // for processes lost on a host that does not answer, which it will never hear from: the job
+    // is over. The processes leave within moments; their daemons go with mpirun.
+    if (filter.ended_without_finalizing() && !stop_requested) {
+      ended_leaving_lost = true;
+      request_stop(Clock::now(), true);
+    }
     const bool quiet_for_a_second = Clock::now() - err_pipe.last_data() > std::chrono::seconds(1);
     if (watch.starter_may_wait_for_ever && !stop_requested &&
         (filter.failure().exit_status != 0 || (filter.failure_pending() && quiet_for_a_second))) {
@@ -435,6 +443,14 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
       ((result.exit_status != 0 && !stop_requested) || stopped_for_start_failure || lost_yet_zero))
     result.exit_status = result.start_failure.exit_status;
   if (result.start_overdue && result.forwarded_signal == 0) result.exit_status = kExitLaunchFailed;
+  // The job ended well (every living process passed its end) and bsprun ended the starter.
+  // mpirun's own status then tells only how it was ended (255 after SIGTERM, or SIGKILL).
+  if (ended_leaving_lost && !result.timed_out && result.forwarded_signal == 0 &&
+      filter.crash_signal() == 0) {
+    result.exit_status = 0;
+    result.mpirun_signal = 0;
+    result.ended_leaving_lost = true;
+  }
   // A process said it crashed: the job's status is that signal's, as a shell gives, whatever
   // number the starter chose (MPICH's Hydra and Open MPI 5 in master mode choose others; MPICH
   // 4.2's may even say 0).

@@ -37,6 +37,9 @@ struct RunResult {
   std::string slurm_starter_refused;  // PRRTE's block: it cannot start through Slurm (held)
   std::string held_consequences;      // the others' words on a loss nothing explained (held)
   int mpirun_signal = 0;                            // mpirun itself ended by this signal
+  // The job ended well after recovering in place from a host that does not answer, and bsprun
+  // ended mpirun, which waited for that host (the library's kEndedWithoutFinalizing line).
+  bool ended_leaving_lost = false;
   bool remote_stop_ran = false;  // bsprun went to the hosts to stop the job there
   double stopping_s = 0;         // from a stop request (signal, time limit, watch) to the end
   // The starter printed text and did not start every process within the bound (JobOutput): the

@@ -13,9 +13,11 @@
 #                   finishes right, in place or by a restart (Open MPI 5.0's daemons do not
 #                   survive a lost host: -v says which path it took)
 #   host_frozen     a whole host of the job frozen (its sshd, MPI daemon and process SIGSTOPped):
-#                   lost at --host-timeout (4 s) to bsprun's probes, and the job finishes right by
-#                   a restart without it (nothing can end a frozen host's processes, and Open MPI
-#                   5.0's run-time ends a job whose daemon it loses); once thawed, nothing is left
+#                   silent for --host-timeout (4 s) to bsprun's probes, which name its process
+#                   lost to the others; they cut their connections to it, and the job recovers in
+#                   place (Open MPI 5.0's run-time would end a job whose daemon it loses, so the
+#                   daemon is left alone) and ends right without finalizing MPI, bsprun ending
+#                   mpirun; once thawed, nothing is left
 #   spare_lost      the spare killed while it waits: said in one line, the job goes on and ends
 #                   right
 #   two_killed      two spares on two more hosts, --copies 2: pids 1 and 2 killed at once (pid 1's
@@ -220,15 +222,18 @@ host_frozen)
   victim_host=$(host_of_pid 2)
   lost_at=$(date +%s.%N)
   "$EMUHOSTS" freeze "$dir" "$victim_host"
-  wait_for "$err" "^bsprun: lost emu$victim_host: " 60
-  echo "lost to bsprun's line: $(awk -v a="$lost_at" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }') s"
-  wait_for "$err" "^bsprun: restart 1 of 2: " 60
-  echo "lost to the restart's line: $(awk -v a="$lost_at" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }') s"
+  wait_for "$err" "^bsprun: emu$victim_host does not answer for --host-timeout: process 2 there named lost" 60
+  echo "frozen to bsprun's line: $(awk -v a="$lost_at" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }') s"
   wait_job 120
   show
   expect_status 0
-  expect_match "$err" "^bsprun: lost emu$victim_host: no answer for [0-9.]+ s \\(.*\\), noticed by bsprun's probes"
-  expect_match "$err" "^bsprun: restart 1 of 2: from checkpoint [0-9]+ on "
+  expect_match "$err" "^bspg: recovered in place from checkpoint [0-9]+: process 2 \\(host emu$victim_host, process id [0-9]+\\) lost, a spare on emu5 took its place, in [0-9.]+ s$"
+  expect_match "$err" "^bsprun: process 2 on emu$victim_host lost: recovered in place"
+  expect_count "$err" "^bsprun: restart " 0
+  # The MPI's run-time still waits for the frozen processes: the living end without finalizing,
+  # process 0 says so, and bsprun ends mpirun and says the host could not be reached.
+  expect_match "$err" "^bspg: the job ended without finalizing MPI: the lost processes on emu$victim_host did not answer"
+  expect_match "$err" "^bsprun: could not reach emu$victim_host .* to stop the job there"
   expect_answer "$want"
   say_loss_to_resumed "$lost_at"
   # Thawed, what was left on the frozen host finds its job gone and ends.

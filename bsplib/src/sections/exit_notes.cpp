@@ -65,4 +65,6 @@ void leave_exit_note(int status) {
   if (!exit_notes.empty()) write_note("", status);
 }
 
+const std::string& exit_notes_directory_in_use() { return exit_notes; }
+
 }  // namespace bspg

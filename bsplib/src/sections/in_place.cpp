@@ -1,16 +1,20 @@
 // in_place.cpp - spares, the job's world without them, and the recovery (see in_place.hpp).
 #include "in_place.hpp"
 
+#include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -22,6 +26,7 @@
 #include <sanitizer/asan_interface.h>
 #endif
 
+#include "cut_links.hpp"
 #include "errors.hpp"
 #include "exit_notes.hpp"
 #include "globals_internal.hpp"
@@ -42,6 +47,7 @@ constexpr int kSpareTag = 32001;  // the job's end, sent to each spare
 constexpr int kEndWord = 1;    // the job ended: finalize, status 0
 constexpr int kLeaveWord = 2;  // the job ends without finalizing (stop_together): leave, status 0
 constexpr std::size_t kHostBytes = 64;
+constexpr std::size_t kAddressBytes = 512;  // a host's addresses, as text
 
 // What each process says of itself at the start and at each recovery.
 struct Self {
@@ -65,6 +71,14 @@ MPI_Comm world = MPI_COMM_WORLD;  // every living process (after a recovery, the
 MPI_Comm job = MPI_COMM_WORLD;    // the job's processes
 std::vector<Self> known;          // by role: who ran it last (host, process id)
 std::vector<int> world_roles;     // by rank in `world`: pid, or -1 for a spare
+// By rank in MPI_COMM_WORLD, from the start: each process's host and network addresses.
+std::vector<std::string> world_hosts, world_addresses;
+int world_rank = 0;
+// bsprun named lost processes whose connections were cut (watch_named_losses): the MPI's job
+// still counts them, so MPI_Finalize would wait for them.
+std::atomic<bool> links_cut{false};
+std::mutex named_mutex;
+std::string named_hosts;  // their hosts, for process 0's last line
 void (*forget_section)() = nullptr;
 std::atomic<bool> in_recovery{false};
 [[maybe_unused]] std::atomic<int> recoveries_started{0};
@@ -564,6 +578,20 @@ void start() {
   known.assign(all.begin(), all.begin() + nprocs);
   world_roles.clear();
   for (const Self& s : all) world_roles.push_back(s.role);
+  // Where each process can be reached, for cutting the connections to a host bsprun names lost.
+  char addresses[kAddressBytes] = {};
+  const std::string mine_text = cut_links::local_addresses();
+  std::strncpy(addresses, mine_text.c_str(), sizeof addresses - 1);
+  std::vector<char> every(static_cast<std::size_t>(size) * kAddressBytes);
+  MPI_Allgather(addresses, kAddressBytes, MPI_CHAR, every.data(), kAddressBytes, MPI_CHAR, world);
+  world_rank = rank;
+  world_hosts.clear();
+  world_addresses.clear();
+  for (int r = 0; r < size; ++r) {
+    world_hosts.emplace_back(all[static_cast<std::size_t>(r)].host);
+    const char* text = every.data() + static_cast<std::size_t>(r) * kAddressBytes;
+    world_addresses.emplace_back(text, strnlen(text, kAddressBytes - 1));
+  }
   memory_copies::turn_on();
   set_before_stop(check_before_stop);
   if (!spare) {
@@ -599,8 +627,7 @@ void serve_as_spare() {
     if (rc == MPI_SUCCESS && word == kLeaveWord) leave_now(0);  // as told: not lost
     if (rc == MPI_SUCCESS) {  // the job ended
       g_phase = Phase::After;
-      before_finalize();
-      MPI_Finalize();
+      if (before_finalize()) MPI_Finalize();
       std::exit(0);
     }
     int error_class = 0;
@@ -689,8 +716,89 @@ void let_spares_leave() { tell_spares(kLeaveWord); }
 
 void release_spares() { tell_spares(kEndWord); }
 
-void before_finalize() {
+namespace {
+
+std::vector<std::string> words(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<std::string> all;
+  for (std::string w; in >> w;) all.push_back(w);
+  return all;
+}
+
+// The ranks bsprun names in `file` so far (at most 64 KiB read; anything but numbers skipped).
+std::vector<int> named_ranks(const std::string& file) {
+  std::vector<int> ranks;
+  const int fd = open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return ranks;
+  std::string text;
+  char buffer[4096];
+  for (ssize_t got; text.size() < 65536 && (got = read(fd, buffer, sizeof buffer)) > 0;)
+    text.append(buffer, static_cast<std::size_t>(got));
+  close(fd);
+  for (const std::string& w : words(text)) {
+    const long r = whole_number(w.c_str(), 0, 1 << 30);
+    if (r >= 0) ranks.push_back(static_cast<int>(r));
+  }
+  return ranks;
+}
+
+// The thread of watch_named_losses. A named process's connections are cut again on every look
+// for kCutForSeconds: the MPI may open new ones to it meanwhile.
+void watch_named_losses_thread(const std::string& file) {
+  constexpr double kCutForSeconds = 5;
+  using Clock = std::chrono::steady_clock;
+  const std::size_t size = world_addresses.size();
+  std::vector<bool> named(size, false);
+  std::vector<Clock::time_point> named_at(size);
+  const std::vector<std::string> mine =
+      words(world_addresses[static_cast<std::size_t>(world_rank)]);
+  for (;;) {
+    const timespec pause{0, 20L * 1000 * 1000};
+    nanosleep(&pause, nullptr);
+    const auto now = Clock::now();
+    for (int r : named_ranks(file)) {
+      const auto q = static_cast<std::size_t>(r);
+      if (q >= size || r == world_rank || named[q]) continue;
+      named[q] = true;
+      named_at[q] = now;
+      std::lock_guard<std::mutex> lock(named_mutex);
+      if (named_hosts.find(world_hosts[q]) == std::string::npos)
+        named_hosts += (named_hosts.empty() ? "" : ", ") + world_hosts[q];
+    }
+    std::vector<std::string> far;
+    for (std::size_t q = 0; q < size; ++q)
+      if (named[q] && std::chrono::duration<double>(now - named_at[q]).count() < kCutForSeconds)
+        for (const std::string& a : words(world_addresses[q]))
+          if (std::find(mine.begin(), mine.end(), a) == mine.end()) far.push_back(a);
+    if (far.empty()) continue;
+    const int cut = cut_links::cut_connections_to(far);
+    if (cut > 0 && links_cut) {
+      char what[80];
+      std::snprintf(what, sizeof what, "cut %d more connections", cut);
+      trace_step(what);
+    }
+    if (!links_cut.exchange(true)) {
+      std::string to;
+      for (const std::string& a : far) to += " " + a;
+      char what[400];
+      std::snprintf(what, sizeof what, "bsprun named lost processes: %d connections cut (to%s)",
+                    cut, to.substr(0, 300).c_str());
+      trace_step(what);
+    }
+  }
+}
+
+}  // namespace
+
+void watch_named_losses() {
   if (!asked) return;
+  const std::string& dir = exit_notes_directory_in_use();
+  if (dir.empty()) return;
+  std::thread(watch_named_losses_thread, dir + "/lost-ranks").detach();
+}
+
+bool before_finalize() {
+  if (!asked) return true;
   release_spares();
   // Open MPI 5.0.7's MPI_Finalize sometimes waits for ever under its fault tolerance: in its
   // closing fence after a recovery (seen after two losses), and in stopping the heartbeat
@@ -700,6 +808,26 @@ void before_finalize() {
     sleep(5);
     leave_now(0);  // it ended well: bsprun must not take it for lost
   }).detach();
+  if (!links_cut) return true;
+  // Every living process's output is with the starter before process 0's line, which tells
+  // bsprun that nothing more comes.
+  drain_output();
+  lost_peers::ignore_losses();  // those who leave first are not lost
+  lost_peers::barrier_before_leaving(world);
+  if (role == 0) {
+    std::string hosts;
+    {
+      std::lock_guard<std::mutex> lock(named_mutex);
+      hosts = named_hosts;
+    }
+    std::fprintf(stderr,
+                 "bspg: the job ended without finalizing MPI: the lost processes on %s did not "
+                 "answer, and the MPI's run-time still counts them\n",
+                 hosts.c_str());
+    std::fflush(stderr);
+    drain_output();
+  }
+  return false;
 }
 
 void set_forget_section_hook(void (*forget)()) { forget_section = forget; }

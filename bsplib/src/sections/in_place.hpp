@@ -39,8 +39,19 @@ MPI_Comm job_world();
 // Process 0 at the job's end, before MPI_Finalize: the spares end too.
 void release_spares();
 // Every process right before MPI_Finalize: process 0 releases the spares, and after a recovery a
-// finalize that does not end is ended (see in_place.cpp).
-void before_finalize();
+// finalize that does not end is ended (see in_place.cpp). false where MPI must not be finalized:
+// processes bsprun named lost on a host that does not answer are still members of the MPI's job,
+// and its closing fence would wait for them for ever. The living then meet, process 0 says so in
+// one line ("bspg: the job ended without finalizing MPI: ...", for bsprun, which ends the
+// starter), and each ends without MPI_Finalize.
+bool before_finalize();
+
+// Once the exit notes are set up (exit_notes.hpp), with spares: a thread looks every 20 ms for
+// bsprun's word that processes are lost on a host that stopped answering (the file lost-ranks in
+// the exit notes' directory: their ranks in MPI_COMM_WORLD, separated by white space), and cuts
+// this process's connections to that host (cut_links.hpp), so that the MPI reports them lost and
+// the job recovers in place as from a killed process.
+void watch_named_losses();
 
 // With BSPG_TRACE_RECOVERY set: one line on stderr, "bspg trace: role R: WHAT at T" (T the wall
 // clock), for following a recovery step by step. Nothing otherwise.

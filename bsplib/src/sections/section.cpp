@@ -74,8 +74,7 @@ void end_section_after_return() {
 
 // MPI's end for this process; process 0 first lets the spares (bsprun --spares) end too.
 void finalize() {
-  in_place::before_finalize();
-  MPI_Finalize();
+  if (in_place::before_finalize()) MPI_Finalize();
 }
 
 // Whether this process (process 0, or a master) may start another SPMD section after bsp_end:
@@ -298,6 +297,7 @@ void start_mpi() {
   // without Open MPI's complaint that a process did not finalize.
   master::note_how_started();
   start_exit_notes();
+  in_place::watch_named_losses();      // with spares: bsprun's word of a frozen host
   on_exit(end_before_begin, nullptr);  // runs before the exit notes' (handlers run last first)
   install_crash_handlers();
 }

@@ -39,6 +39,10 @@ void revoke_all();
 // a loss. Stops watching, without revoking anything.
 void stop_watching();
 
+// The job has ended on every living process: a loss from now on (a process that leaves first) is
+// ignored, by the watched communicators' error handler too, which then only returns the error.
+void ignore_losses();
+
 // A barrier over comm for processes that all leave right after it, under fault tolerance. Every
 // process tells comm's process 0 that it has come, and leaves when 0 lets it go: so no process
 // sends to one that has left (a collective's later rounds would, and the MPI would print an error
