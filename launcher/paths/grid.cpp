@@ -228,6 +228,7 @@ RunResult run_subjobs(const std::vector<rsl::Subjob>& subjobs,
     return why;
   };
   watch.recovered = spare_run.recovered;
+  watch.hosts_left = spare_run.hosts_left;
   // Only a silent host is not waited for: one with a stopped process still answers ssh.
   watch.lost_host = [&monitor] { return monitor.silent_host(); };
   watch.quiet_losses = quiet_losses;

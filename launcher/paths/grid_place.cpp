@@ -135,6 +135,10 @@ class GridPlace : public JobPlace {
       if (notes) {
         watching.leave_silent = [this](const std::string& host) { return leave_silent(host); };
         watching.recovered_from = [this](const std::string& host) { return recovered_from(host); };
+        spare_run.hosts_left = [this] {
+          std::lock_guard<std::mutex> lock(hosts_mutex_);
+          return !left_hosts_.empty();
+        };
       }
     }
     if (notes)

@@ -318,7 +318,8 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
     // Every living process of the job has ended (the library's last line) while the starter waits
     // for processes lost on a host that does not answer, which it will never hear from: the job
     // is over. The processes leave within moments; their daemons go with mpirun.
-    if (filter.ended_without_finalizing() && !stop_requested) {
+    if (filter.ended_without_finalizing() && !stop_requested && watch.hosts_left &&
+        watch.hosts_left()) {
       ended_leaving_lost = true;
       request_stop(Clock::now(), true);
     }

@@ -112,6 +112,52 @@ TEST(ExitNotes, TheHostsScriptListsTheLibrarysNotesAndRemovesThem) {
   EXPECT_EQ(system(("rm -rf " + home).c_str()), 0);
 }
 
+// bsprun's word that processes are lost on a frozen host: written whole into the run's notes
+// directory where the processes made it (never through a link), read by the library as ranks,
+// and removed with the notes.
+TEST(ExitNotes, LostRanksAreLeftInTheNotesDirectory) {
+  char home_template[] = "/tmp/bspg-notes-home-XXXXXX";
+  ASSERT_NE(mkdtemp(home_template), nullptr);
+  const std::string home = home_template, marker = "bspg-7-cd";
+  const std::string dir = home + "/.cache/bspg/exits/" + marker;
+  const auto tell = [&](const std::string& m, const std::vector<int>& ranks) {
+    const std::string command =
+        "HOME=" + home + " sh -c '" + bspg::launcher::lost_ranks_script(m, ranks) + "' 2>&1";
+    std::string output;
+    if (FILE* pipe = popen(command.c_str(), "r")) {
+      char buffer[256];
+      std::size_t n = 0;
+      while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) output.append(buffer, n);
+      pclose(pipe);
+    }
+    return output;
+  };
+  // No directory (no process of the run started here): nothing written, not "named".
+  EXPECT_EQ(tell(marker, {2}).find("named"), std::string::npos);
+  EXPECT_NE(access(dir.c_str(), F_OK), 0);
+  ASSERT_EQ(system(("mkdir -p " + dir).c_str()), 0);
+  std::ofstream(dir + "/4.begun") << "0\n";
+  EXPECT_EQ(tell(marker, {2, 5}), "named\n");
+  std::ifstream written(dir + "/lost-ranks");
+  int a = -1, b = -1, c = -1;
+  written >> a >> b;
+  EXPECT_EQ(a, 2);
+  EXPECT_EQ(b, 5);
+  EXPECT_FALSE(written >> c);
+  // The listing after the run takes the notes and the word, and the directory goes.
+  ExitNoteSet notes;
+  EXPECT_TRUE(bspg::launcher::read_exit_notes(run_listing(home, marker), notes));
+  EXPECT_EQ(notes.not_ended(), std::vector<int>{4});
+  EXPECT_NE(access(dir.c_str(), F_OK), 0);
+  // A directory that is a link is not written through.
+  ASSERT_EQ(
+      system(("mkdir -p " + home + "/elsewhere && ln -s " + home + "/elsewhere " + dir).c_str()),
+      0);
+  EXPECT_EQ(tell(marker, {1}).find("named"), std::string::npos);
+  EXPECT_NE(access((home + "/elsewhere/lost-ranks").c_str(), F_OK), 0);
+  EXPECT_EQ(system(("rm -rf " + home).c_str()), 0);
+}
+
 // The Slurm path's notes live in the job's directory on each node: the listing takes this run's,
 // removes those an earlier run of the job left (its allocation ended before they were read),
 // and the directory once nothing else is in it.

@@ -413,6 +413,20 @@ TEST(RecoveryLines, MpirunsStderrPassesThemOnAndRecordsThem) {
   EXPECT_EQ(filter.no_recovery()->lost.host, "node7.example.org");
 }
 
+// The library's last line after it recovered from a frozen host's processes: the job ended, and
+// mpirun waits for that host. Passed on, and recorded only where it begins a line exactly so.
+TEST(RecoveryLines, TheEndWithoutFinalizingIsRecorded) {
+  const std::string said =
+      "bspg: the job ended without finalizing MPI: the lost processes on emu3 did not answer, "
+      "and the MPI's run-time still counts them";
+  MpirunStderr quoted;
+  EXPECT_EQ(quoted.feed("RESULT " + said + "\n"), "RESULT " + said + "\n");
+  EXPECT_FALSE(quoted.ended_without_finalizing());
+  MpirunStderr filter;
+  EXPECT_EQ(filter.feed("hello\n" + said + "\n"), "hello\n" + said + "\n");
+  EXPECT_TRUE(filter.ended_without_finalizing());
+}
+
 // ---- After the run ------------------------------------------------------------------------------
 
 TEST(InPlaceRestart, NoRecoveryInPlaceIsALossOnItsHost) {
