@@ -77,8 +77,10 @@ int world_rank = 0;
 // bsprun named lost processes whose connections were cut (watch_named_losses): the MPI's job
 // still counts them, so MPI_Finalize would wait for them.
 std::atomic<bool> links_cut{false};
-std::mutex named_mutex;
-std::string named_hosts;  // their hosts, for process 0's last line
+// Their hosts, for process 0's last line. Never destroyed: the watching thread may outlive the
+// static destructors at the process's end.
+std::mutex& named_mutex = *new std::mutex;
+std::string& named_hosts = *new std::string;
 void (*forget_section)() = nullptr;
 std::atomic<bool> in_recovery{false};
 [[maybe_unused]] std::atomic<int> recoveries_started{0};
@@ -744,7 +746,9 @@ std::vector<int> named_ranks(const std::string& file) {
 
 // The thread of watch_named_losses. A named process's connections are cut again on every look
 // for kCutForSeconds: the MPI may open new ones to it meanwhile.
-void watch_named_losses_thread(const std::string& file) {
+// It works on copies of the start's tables (the globals may be destroyed first at the end).
+void watch_named_losses_thread(const std::string& file, const std::vector<std::string>& world_hosts,
+                               const std::vector<std::string>& world_addresses, int world_rank) {
   constexpr double kCutForSeconds = 5;
   using Clock = std::chrono::steady_clock;
   const std::size_t size = world_addresses.size();
@@ -794,7 +798,9 @@ void watch_named_losses() {
   if (!asked) return;
   const std::string& dir = exit_notes_directory_in_use();
   if (dir.empty()) return;
-  std::thread(watch_named_losses_thread, dir + "/lost-ranks").detach();
+  std::thread(watch_named_losses_thread, dir + "/lost-ranks", world_hosts, world_addresses,
+              world_rank)
+      .detach();
 }
 
 bool before_finalize() {
