@@ -180,7 +180,10 @@ void HostMonitor::run() {
     for (std::size_t k = 0; k < specs.size(); ++k) {
       const std::size_t i = probed[k];
       if (results[k].ok) {
-        answered[i] = now;
+        // When it answered, not when the round ended: a round waits for its slowest host, and a
+        // host frozen meanwhile would be given that much more than --host-timeout.
+        answered[i] = std::min(now, round + std::chrono::duration_cast<Clock::duration>(
+                                                Seconds(results[k].elapsed_s)));
         if (listed[k]) {
           if (std::string what = stop_clock.observe(hosts_[i].host.name, processes[k], now);
               !what.empty()) {
