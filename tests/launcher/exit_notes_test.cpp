@@ -68,11 +68,9 @@ TEST(ExitNotes, AListingFromHostsAddsUpAndOnlyAWholeOneCounts) {
   EXPECT_TRUE(notes.ended_with_failure());
 }
 
-// Runs the listing script with sh, HOME at `home`.
-std::string run_listing(const std::string& home, const std::string& marker,
-                        const std::string& parent = "") {
-  const std::string command =
-      "HOME=" + home + " sh -c '" + bspg::launcher::exit_notes_script(marker, parent) + "'";
+// Runs a host's sh script, HOME at `home`: its output (and its errors).
+std::string run_script(const std::string& home, const std::string& script) {
+  const std::string command = "HOME=" + home + " sh -c '" + script + "' 2>&1";
   std::string output;
   if (FILE* pipe = popen(command.c_str(), "r")) {
     char buffer[4096];
@@ -81,6 +79,12 @@ std::string run_listing(const std::string& home, const std::string& marker,
     pclose(pipe);
   }
   return output;
+}
+
+// The listing script.
+std::string run_listing(const std::string& home, const std::string& marker,
+                        const std::string& parent = "") {
+  return run_script(home, bspg::launcher::exit_notes_script(marker, parent));
 }
 
 TEST(ExitNotes, TheHostsScriptListsTheLibrarysNotesAndRemovesThem) {
@@ -121,16 +125,7 @@ TEST(ExitNotes, LostRanksAreLeftInTheNotesDirectory) {
   const std::string home = home_template, marker = "bspg-7-cd";
   const std::string dir = home + "/.cache/bspg/exits/" + marker;
   const auto tell = [&](const std::string& m, const std::vector<int>& ranks) {
-    const std::string command =
-        "HOME=" + home + " sh -c '" + bspg::launcher::lost_ranks_script(m, ranks) + "' 2>&1";
-    std::string output;
-    if (FILE* pipe = popen(command.c_str(), "r")) {
-      char buffer[256];
-      std::size_t n = 0;
-      while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) output.append(buffer, n);
-      pclose(pipe);
-    }
-    return output;
+    return run_script(home, bspg::launcher::lost_ranks_script(m, ranks));
   };
   // No directory (no process of the run started here): nothing written, not "named".
   EXPECT_EQ(tell(marker, {2}).find("named"), std::string::npos);
