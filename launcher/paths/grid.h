@@ -58,7 +58,8 @@ struct SpareRun {
   std::vector<rsl::Subjob> spares;
   std::function<void(const InPlaceRecovery&)> recovered;
   std::function<bool(const std::string& host)> dismissed;
-  std::function<bool()> hosts_left;  // processes were named lost on a silent host (JobWatch)
+  // Silent hosts whose processes were named lost (JobWatch::hosts_left).
+  std::function<std::vector<std::string>()> hosts_left;
 };
 
 // Runs the job with -p N on the hosts, restarting it from its checkpoints as opt says

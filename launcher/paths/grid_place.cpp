@@ -137,7 +137,7 @@ class GridPlace : public JobPlace {
         watching.recovered_from = [this](const std::string& host) { return recovered_from(host); };
         spare_run.hosts_left = [this] {
           std::lock_guard<std::mutex> lock(hosts_mutex_);
-          return !left_hosts_.empty();
+          return std::vector<std::string>(left_hosts_.begin(), left_hosts_.end());
         };
       }
     }

@@ -318,10 +318,16 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
     // Every living process of the job has ended (the library's last line) while the starter waits
     // for processes lost on a host that does not answer, which it will never hear from: the job
     // is over. The processes leave within moments; their daemons go with mpirun.
-    if (filter.ended_without_finalizing() && !stop_requested && watch.hosts_left &&
-        watch.hosts_left()) {
-      ended_leaving_lost = true;
-      request_stop(Clock::now(), true);
+    if (filter.ended_without_finalizing() && !stop_requested && watch.hosts_left) {
+      if (const std::vector<std::string> left = watch.hosts_left(); !left.empty()) {
+        ended_leaving_lost = true;
+        for (const std::string& host : left) {
+          remote_stop.leave_out(host);  // ssh would only wait out its timeout there
+          silent_host_lost = true;      // mpirun waits for its daemon: ended sooner
+          result.not_stopped.push_back(host + " (it stopped answering while the job ran)");
+        }
+        request_stop(Clock::now(), true);
+      }
     }
     const bool quiet_for_a_second = Clock::now() - err_pipe.last_data() > std::chrono::seconds(1);
     if (watch.starter_may_wait_for_ever && !stop_requested &&
@@ -383,7 +389,7 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
   // mpirun here (it crashed, or was killed): they are ours now.
   remote_stop.finish();
   result.remote_stop_ran = remote_stop.started();
-  result.not_stopped = remote_stop.unreachable();
+  for (const std::string& host : remote_stop.unreachable()) result.not_stopped.push_back(host);
   result.silent_hosts = remote_stop.silent();
   const Leftovers leftovers =
       stop_leftovers(stop_requested ? 1.0 : kill_grace_s / 3, children_before);

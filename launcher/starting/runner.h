@@ -74,9 +74,10 @@ struct JobWatch {
   // Called as soon as the library said it recovered in place (its line is read), while the job
   // runs on: a lost process that may still live (frozen) is to be ended.
   std::function<void(const InPlaceRecovery&)> recovered;
-  // Whether bsprun named processes lost on a host that does not answer (the library then ends
-  // the job without finalizing MPI, and says so: only then is that line taken).
-  std::function<bool()> hosts_left;
+  // The hosts that stopped answering whose processes bsprun named lost (the library then ends
+  // the job without finalizing MPI, and says so: only then is that line taken). They are not
+  // waited for when the job's processes are stopped at its end.
+  std::function<std::vector<std::string>()> hosts_left;
 };
 
 // How run_job passes the job's output on. With a separation (the starter's argv asks for it:
