@@ -237,6 +237,8 @@ RunResult run_subjobs(const std::vector<rsl::Subjob>& subjobs,
   if (profiling()) {
     std::vector<std::string> silent;
     if (const std::string host = monitor.silent_host(); !host.empty()) silent.push_back(host);
+    if (spare_run.hosts_left)  // silent hosts the job recovered from in place
+      for (const std::string& host : spare_run.hosts_left()) silent.push_back(host);
     gather_profile(
         remote.hosts, silent,
         {[&](const std::string& host) { return ssh_script_argv(remote.ssh_config, host, "10"); },
