@@ -95,7 +95,7 @@ describe() {
   process_killed) echo "process killed, in place" ;;
   process_killed_restart) echo "process killed, restart" ;;
   frozen) echo "process stopped, --host-timeout 4" ;;
-  host_killed) echo "host killed (restart: Open MPI 5.0)" ;;
+  host_killed) echo "host killed, in place" ;;
   host_frozen) echo "host frozen, --host-timeout 4, in place" ;;
   esac
 }

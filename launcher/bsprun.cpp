@@ -12,6 +12,7 @@
 
 #include "checkpoints.h"
 #include "cleanup.h"
+#include "daemon_relay.h"
 #include "grid.h"
 #include "help.h"
 #include "in_place.h"
@@ -136,6 +137,9 @@ void watch_the_start(const Options& opt, JobOutput& output, std::vector<std::str
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Open MPI 5's daemons are started through bsprun where a grid job recovers in place.
+  if (argc > 1 && std::strcmp(argv[1], kDaemonRelayOption) == 0)
+    return run_daemon_relay(argc, argv);
   Options opt;
   try {
     opt = parse_options(argc, argv);

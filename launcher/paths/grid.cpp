@@ -190,12 +190,24 @@ std::vector<rsl::Subjob> spare_subjobs(const Allocation& allocation, int spares,
   return contexts;
 }
 
+// This bsprun's path ("" where unknown).
+static std::string this_bsprun() {
+  char path[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+  if (n <= 0) return "";
+  path[n] = '\0';
+  return path;
+}
+
 RunResult run_subjobs(const std::vector<rsl::Subjob>& subjobs,
                       const std::vector<hosts::HostSpec>& hosts, const MpiSettings& settings,
                       const RemoteJob& remote, const MonitorOptions& watching, bool quiet_losses,
                       double time_limit_s, MonitorVerdict* verdict, const SpareRun& spare_run) {
   MpiSettings job = settings;
   job.job_marker = remote.marker;
+  // Where the job recovers in place from a silent host, one whose daemon dies with it (killed,
+  // rebooted) is held silent to a starter that would end the job for it (daemon_relay.h).
+  if (watching.leave_silent && !remote.ssh_config.empty()) job.daemon_relay = this_bsprun();
   std::vector<std::string> argv;
   if (const std::string why = settings.mpi->grid_master_unavailable("on the grid path");
       is_master(subjobs) && !why.empty()) {
@@ -229,6 +241,13 @@ RunResult run_subjobs(const std::vector<rsl::Subjob>& subjobs,
   };
   watch.recovered = spare_run.recovered;
   watch.hosts_left = spare_run.hosts_left;
+  if (watching.leave_silent) {
+    watch.daemon_gone = [&monitor, &spare_run](const std::string& host) {
+      if (spare_run.gone) spare_run.gone(host);
+      monitor.host_gone(host);
+    };
+    watch.not_recovered = [&monitor] { monitor.recovery_refused(); };
+  }
   // Only a silent host is not waited for: one with a stopped process still answers ssh.
   watch.lost_host = [&monitor] { return monitor.silent_host(); };
   watch.quiet_losses = quiet_losses;

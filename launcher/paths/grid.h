@@ -60,6 +60,9 @@ struct SpareRun {
   std::function<bool(const std::string& host)> dismissed;
   // Silent hosts whose processes were named lost (JobWatch::hosts_left).
   std::function<std::vector<std::string>()> hosts_left;
+  // A host found gone with its MPI daemon (JobWatch::daemon_gone), before the watch hands it over:
+  // no other host's word of a lost process is asked of it.
+  std::function<void(const std::string& host)> gone;
 };
 
 // Runs the job with -p N on the hosts, restarting it from its checkpoints as opt says

@@ -117,6 +117,7 @@ class GridPlace : public JobPlace {
       std::lock_guard<std::mutex> lock(hosts_mutex_);
       recovered_hosts_.clear();
       left_hosts_.clear();
+      gone_hosts_.clear();
       named_ranks_.clear();
     }
     end_stopped_.forget();
@@ -133,8 +134,14 @@ class GridPlace : public JobPlace {
       spare_run.dismissed = [this](const std::string& host) { return recovered_from(host); };
       // A silent host's processes: named to the others through the exit notes' directories.
       if (notes) {
-        watching.leave_silent = [this](const std::string& host) { return leave_silent(host); };
+        watching.leave_silent = [this](const std::string& host, bool daemon_gone) {
+          return leave_silent(host, daemon_gone);
+        };
         watching.recovered_from = [this](const std::string& host) { return recovered_from(host); };
+        spare_run.gone = [this](const std::string& host) {
+          std::lock_guard<std::mutex> lock(hosts_mutex_);
+          gone_hosts_.insert(host);
+        };
         spare_run.hosts_left = [this] {
           std::lock_guard<std::mutex> lock(hosts_mutex_);
           return std::vector<std::string>(left_hosts_.begin(), left_hosts_.end());
@@ -209,6 +216,7 @@ class GridPlace : public JobPlace {
           std::string(kJobMarkerVariable) + "=" + remote_.marker, lost.process_id);
       const std::string which = "process " + std::to_string(lost.pid) + " (process id " +
                                 std::to_string(lost.process_id) + " on " + host + ")";
+      ending_hosts_.push_back(host);
       ending_.push_back(std::async(std::launch::async, [spec, probe, script, which] {
         const auto runs =
             hosts::run_on_hosts({spec}, hosts::guarded_command(script, probe.timeout_ms), probe);
@@ -249,12 +257,13 @@ class GridPlace : public JobPlace {
     return left_hosts_.count(host) > 0;
   }
 
-  // A host silent for --host-timeout (the monitor's thread): where it holds a process of the job,
+  // A host silent for --host-timeout, or gone with its MPI daemon (daemon_gone; bsprun's relay
+  // found its ssh port closed) (the monitor's thread): where it holds a process of the job,
   // every other host of the run is told, in the exit notes' directory, which processes (ranks in
   // MPI_COMM_WORLD) are lost there, and the library cuts its connections to them and recovers in
   // place. false where it holds only spares, or a host could not be told: the job is then
   // stopped and restarted, as without spares.
-  bool leave_silent(const std::string& host) {
+  bool leave_silent(const std::string& host, bool daemon_gone) {
     std::vector<std::string> world = host_of_pid_;  // the job's processes, then the spares
     for (const auto& spare : plan_.spares)
       world.insert(world.end(), static_cast<std::size_t>(spare.count), spare.contact);
@@ -274,7 +283,7 @@ class GridPlace : public JobPlace {
       named = named_ranks_;
       left_hosts_.insert(host);
       for (const auto& h : run_hosts_)
-        if (left_hosts_.count(h.name) == 0) others.push_back(h);
+        if (left_hosts_.count(h.name) == 0 && gone_hosts_.count(h.name) == 0) others.push_back(h);
     }
     const auto runs = hosts::run_on_hosts(
         others,
@@ -300,18 +309,23 @@ class GridPlace : public JobPlace {
           " could not be told of its processes' loss: no recovery in place");
       return false;
     }
-    say(host + " does not answer for --host-timeout: process" + (ranks.size() > 1 ? "es " : " ") +
-        which + " there named lost to the job's other processes, for recovery in place");
+    say(host +
+        (daemon_gone ? " is gone with its MPI daemon" : " does not answer for --host-timeout") +
+        ": process" + (ranks.size() > 1 ? "es " : " ") + which +
+        " there named lost to the job's other processes, for recovery in place");
     return true;
   }
 
   // Waits for the ssh commands of end_lost_processes and says what they found.
+  // A host found gone with its daemon meanwhile could not be reached, as expected: not said.
   void finish_ending_lost() {
-    for (auto& ending : ending_)
-      if (const std::string said = ending.get();
-          !said.empty() && (job_.opt.verbose || said.rfind("could not", 0) == 0))
+    for (std::size_t k = 0; k < ending_.size(); ++k)
+      if (const std::string said = ending_[k].get();
+          !said.empty() &&
+          (job_.opt.verbose || (said.rfind("could not", 0) == 0 && !left(ending_hosts_[k]))))
         say(said);
     ending_.clear();
+    ending_hosts_.clear();
   }
 
   void lose(const std::string& host) override {
@@ -382,9 +396,11 @@ class GridPlace : public JobPlace {
   int runs_ = 0;
   mutable std::mutex hosts_mutex_;         // the three below: the monitor's thread reads them too
   std::set<std::string> recovered_hosts_;  // hosts the library recovered from in this run
+  std::set<std::string> gone_hosts_;       // found gone with their daemon, maybe not yet left
   std::set<std::string> left_hosts_;       // silent hosts whose processes were named lost
   std::vector<int> named_ranks_;           // those processes (ranks in MPI_COMM_WORLD)
   std::vector<std::future<std::string>> ending_;  // end_lost_processes' ssh commands
+  std::vector<std::string> ending_hosts_;         // and their hosts
   bool wrote_stop_ = false;  // a stop file of bsprun's may be left on a host
 };
 

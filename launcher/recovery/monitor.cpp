@@ -114,6 +114,22 @@ std::string HostMonitor::moving_off() const {
   return moving_off_;
 }
 
+void HostMonitor::host_gone(const std::string& host) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    gone_.push_back(host);
+  }
+  wake_.notify_all();
+}
+
+void HostMonitor::recovery_refused() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    refused_ = true;
+  }
+  wake_.notify_all();
+}
+
 void HostMonitor::run() {
   using Seconds = std::chrono::duration<double>;
   const Seconds interval(interval_s(options_.host_timeout_s));
@@ -127,6 +143,8 @@ void HostMonitor::run() {
   std::vector<bool> left(hosts_.size(), false);
   std::vector<Clock::time_point> left_at(hosts_.size());
   std::vector<bool> settled(hosts_.size(), false);  // the library recovered from it
+  std::vector<bool> gone_host(hosts_.size(), false);  // handed over by host_gone
+  bool refused = false;                               // recovery_refused, as last seen
   const auto grace = std::chrono::duration_cast<Clock::duration>(Seconds(kLeftHostGrace));
   StopClock stop_clock(options_.host_timeout_s);
   std::vector<std::vector<JobProcess>> processes;
@@ -135,7 +153,8 @@ void HostMonitor::run() {
     // The probe that chose the hosts has just seen them: the first round waits an interval, so
     // that a job's start makes no second login to each host beside the MPI daemon's.
     std::unique_lock<std::mutex> lock(mutex_);
-    if (wake_.wait_for(lock, interval, [&] { return stopping_; })) return;
+    if (wake_.wait_for(lock, interval, [&] { return stopping_ || !gone_.empty(); }) && stopping_)
+      return;
   }
   // The earliest last answer of the hosts still probed.
   const auto earliest_answer = [&] {
@@ -145,18 +164,43 @@ void HostMonitor::run() {
     return earliest;
   };
   for (;;) {
+    // Hosts gone with their daemon (host_gone): left to the library at once, or lost.
+    std::vector<std::string> gone;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      gone.swap(gone_);
+      refused = refused_;
+    }
+    for (const std::string& name : gone)
+      for (std::size_t i = 0; i < hosts_.size(); ++i) {
+        if (hosts_[i].host.name != name || left[i]) continue;
+        if (options_.leave_silent && options_.recovered_from && options_.leave_silent(name, true)) {
+          left[i] = gone_host[i] = true;
+          left_at[i] = Clock::now();
+          continue;
+        }
+        std::lock_guard<std::mutex> lock(mutex_);
+        lost_host_ = silent_host_ = name;
+        lost_ = name + ": its MPI daemon is gone and it does not answer ssh, noticed by bsprun";
+        return;
+      }
     const auto round = Clock::now();
     for (std::size_t i = 0; i < hosts_.size(); ++i) {
-      if (!left[i] || settled[i] || round < left_at[i] + grace) continue;
+      if (!left[i] || settled[i] || (round < left_at[i] + grace && !refused)) continue;
       if (options_.recovered_from(hosts_[i].host.name)) {
         settled[i] = true;
         continue;
       }
       std::lock_guard<std::mutex> lock(mutex_);
       lost_host_ = silent_host_ = hosts_[i].host.name;
-      lost_ = lost_host_ + ": no answer for " + seconds_text(Seconds(round - answered[i]).count()) +
-              " s, and the job did not recover in place from its processes within " +
-              seconds_text(kLeftHostGrace) + " s, noticed by bsprun's probes";
+      lost_ = lost_host_ +
+              (gone_host[i] ? std::string(": its MPI daemon is gone and it does not answer ssh")
+                            : ": no answer for " +
+                                  seconds_text(Seconds(round - answered[i]).count()) + " s") +
+              (refused ? ", and the library could not recover in place from its processes"
+                       : ", and the job did not recover in place from its processes within " +
+                             seconds_text(kLeftHostGrace) + " s") +
+              ", noticed by bsprun" + (gone_host[i] ? "" : "'s probes");
       return;
     }
     std::vector<hosts::HostSpec> specs;
@@ -202,7 +246,7 @@ void HostMonitor::run() {
       const double silent = Seconds(now - answered[i]).count();
       if (silent < options_.host_timeout_s - kDeadlineSlack) continue;
       if (options_.leave_silent && options_.recovered_from &&
-          options_.leave_silent(hosts_[i].host.name)) {
+          options_.leave_silent(hosts_[i].host.name, false)) {
         left[i] = true;
         left_at[i] = Clock::now();
         continue;
@@ -227,7 +271,10 @@ void HostMonitor::run() {
     for (std::size_t i = 0; i < hosts_.size(); ++i)
       if (left[i] && !settled[i]) next = std::min(next, left_at[i] + grace);
     std::unique_lock<std::mutex> lock(mutex_);
-    if (wake_.wait_until(lock, next, [&] { return stopping_; })) return;
+    if (wake_.wait_until(lock, next,
+                         [&] { return stopping_ || !gone_.empty() || refused_ != refused; }) &&
+        stopping_)
+      return;
   }
 }
 

@@ -48,7 +48,8 @@ struct MonitorOptions {
   // library then cuts its connections to them, and recovers in place). The monitor then watches
   // the other hosts on, and declares the host lost after all where recovered_from(host) has not
   // become true kLeftHostGrace seconds later (the job is then stopped and restarted).
-  std::function<bool(const std::string& host)> leave_silent;
+  // daemon_gone: the host was handed over by host_gone, not for its silence.
+  std::function<bool(const std::string& host, bool daemon_gone)> leave_silent;
   std::function<bool(const std::string& host)> recovered_from;
 };
 
@@ -75,6 +76,13 @@ class HostMonitor {
   std::string silent_host() const;
   // The host the job is being moved off (its stop file is written), "" when none.
   std::string moving_off() const;
+  // `host` is gone (its MPI daemon's connection ended while its ssh port no longer answers;
+  // daemon_relay.h): handed to leave_silent at once, as a host silent for --host-timeout would
+  // be, or lost where leave_silent is not set or refuses. Any thread.
+  void host_gone(const std::string& host);
+  // The library said it cannot recover in place (its line is read): a host left to it is lost
+  // at once, not at the end of its grace. Any thread.
+  void recovery_refused();
 
   // Seconds between probe rounds and each probe's timeout, for a host timeout.
   static double interval_s(double host_timeout_s);
@@ -90,6 +98,8 @@ class HostMonitor {
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;
+  std::vector<std::string> gone_;  // host_gone's, not yet taken by the thread
+  bool refused_ = false;           // recovery_refused
   std::string lost_, lost_host_, silent_host_, moving_off_;
   std::vector<int> busy_rounds_;
   bool said_no_room_ = false;

@@ -72,8 +72,11 @@ class Mpi {
   // "host NAME: "; "" where it can.
   virtual std::string host_name_refused(const std::string& /*name*/) const { return ""; }
   // Grid path: start every remote process from this machine over ssh -F ssh_config ("": the
-  // user's own ssh configuration), with host names used as given.
-  virtual void over_ssh(Argv& argv, const std::string& ssh_config) const = 0;
+  // user's own ssh configuration), with host names used as given. daemon_relay: bsprun's own
+  // path where the job recovers in place ("" otherwise): a starter whose run-time ends the job
+  // when it loses a daemon starts its daemons through it (daemon_relay.h).
+  virtual void over_ssh(Argv& argv, const std::string& ssh_config,
+                        const std::string& daemon_relay) const = 0;
   // Inside a Slurm allocation (slurm.h): start every remote process as one Slurm job step (the
   // starter's own Slurm launcher runs srun for its daemons) on `nodes` ("a,b,c": every node the
   // job uses, no other), with host names used as given. launch_address: this machine's address

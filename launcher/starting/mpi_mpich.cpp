@@ -52,7 +52,8 @@ class Mpich : public Mpi {
   bool reports_every_death() const override { return false; }
   // Hydra's ssh launcher runs one ssh per host from here, with a program and no arguments of
   // ours: a script that adds the generated configuration. Without one, the user's own ssh.
-  void over_ssh(Argv& argv, const std::string& ssh_config) const override {
+  void over_ssh(Argv& argv, const std::string& ssh_config,
+                const std::string& /*daemon_relay*/) const override {
     // Processes on other hosts get their own login environment and what bsprun names (-x, the
     // MPI's parameters, bspg's own), as Open MPI's do: not all of mpiexec's (Hydra's default).
     argv.insert(argv.end(), {"-genvnone", "-launcher", "ssh"});

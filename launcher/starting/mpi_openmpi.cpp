@@ -3,6 +3,7 @@
 #include <memory>
 #include <string>
 
+#include "daemon_relay.h"
 #include "mpi_kinds.h"
 #include "mpistart.h"
 
@@ -67,12 +68,21 @@ class OpenMpi : public Mpi {
       s.mca.emplace_back("btl_tcp_if_include", "lo");
   }
 
-  void over_ssh(Argv& argv, const std::string& ssh_config) const override {
+  void over_ssh(Argv& argv, const std::string& ssh_config,
+                const std::string& daemon_relay) const override {
     // ORTE's launcher is plm/rsh, PRRTE's plm/ssh; both start every ssh here (the generated ssh
     // configuration exists only on this machine) and keep the host file's names as given.
+    // PRRTE ends the job when it loses a daemon: where the job recovers in place, its daemons
+    // start through bsprun, which holds a lost one's connection (daemon_relay.h). ORTE (Open
+    // MPI 4.1) has no fault tolerance to go on with.
     const std::string plm = prrte_ ? "plm_ssh_" : "plm_rsh_";
     const std::string option = prrte_ ? "--prtemca" : "--mca";
-    if (!ssh_config.empty()) argv.insert(argv.end(), {option, plm + "agent", "ssh -F " + ssh_config});
+    const std::string relay =
+        prrte_ && !daemon_relay.empty() ? daemon_relay_agent(daemon_relay, ssh_config) : "";
+    if (!relay.empty())
+      argv.insert(argv.end(), {option, plm + "agent", relay});
+    else if (!ssh_config.empty())
+      argv.insert(argv.end(), {option, plm + "agent", "ssh -F " + ssh_config});
     argv.insert(argv.end(), {option, plm + "no_tree_spawn", "1"});
     argv.insert(argv.end(),
                 {option, prrte_ ? "prte_keep_fqdn_hostnames" : "orte_keep_fqdn_hostnames", "1"});

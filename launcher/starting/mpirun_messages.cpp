@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "daemon_relay.h"
 #include "message_lines.h"
 #include "untrusted.h"
 
@@ -450,6 +451,8 @@ std::string MpirunStderr::take_line(const std::string& line) {
   // The library's word that every living process ended, while the MPI's run-time still waits for
   // processes lost on a host that does not answer (in_place.hpp, before_finalize).
   if (line.rfind(kEndedWithoutFinalizing, 0) == 0) ended_without_finalizing_ = true;
+  // bsprun's own relay (daemon_relay.h): a daemon's host is gone, and mpirun was not told.
+  if (std::string host = daemon_gone_host(line); !host.empty()) daemons_gone_.push_back(host);
   // The library's word that the job stops after a checkpoint because of a stop file.
   if (line.rfind("bspg: stopping after checkpoint ", 0) == 0)
     stopped_after_checkpoint_ = std::strtoull(line.c_str() + 32, nullptr, 10);

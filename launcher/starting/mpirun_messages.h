@@ -111,6 +111,9 @@ class MpirunStderr {
   // The library said that every living process of the job ended without MPI_Finalize, while the
   // starter waits for processes lost on a host that does not answer: nothing more will come.
   bool ended_without_finalizing() const { return ended_without_finalizing_; }
+  // The hosts whose MPI daemon bsprun's relay found gone with its host (daemon_relay.h), in the
+  // order said.
+  const std::vector<std::string>& daemons_gone() const { return daemons_gone_; }
   // How many processes said they started ("bspg: process started", the library's under
   // BSPG_SAY_STARTED; its lines are taken out).
   int processes_started() const { return processes_started_; }
@@ -167,6 +170,7 @@ class MpirunStderr {
   std::vector<InPlaceRecovery> recoveries_;
   std::optional<NoRecoveryInPlace> no_recovery_;
   bool ended_without_finalizing_ = false;
+  std::vector<std::string> daemons_gone_;
 };
 
 // mpirun's stdout. It carries the program's output where the starter does not separate it (Open

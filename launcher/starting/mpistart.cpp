@@ -174,7 +174,7 @@ std::vector<std::string> subjobs_argv(const MpiSettings& settings,
     mpi.through_slurm(argv, joined, settings.slurm_launch_address);
   }
   else
-    mpi.over_ssh(argv, ssh_config);
+    mpi.over_ssh(argv, ssh_config, spares.empty() ? std::string() : settings.daemon_relay);
   if (!spares.empty()) mpi.fault_tolerance(argv);
   argv.insert(argv.end(), settings.starter_args.begin(), settings.starter_args.end());
 

@@ -36,6 +36,9 @@ struct MpiSettings {
   // job, as its last K ranks, and the starter's fault tolerance is on (Mpi::fault_tolerance).
   // 0: no spares.
   int spares = 0;
+  // There, on the grid path over ssh: bsprun's own path, through which a starter that would end
+  // the job on a lost daemon starts its daemons (daemon_relay.h); "" for plain ssh.
+  std::string daemon_relay;
 };
 
 // Whether the user set the MPI's parameter `key` (for Open MPI: OMPI_MCA_key in the environment,

@@ -256,6 +256,16 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
     for (; recoveries_told < filter.recoveries().size(); ++recoveries_told)
       if (watch.recovered) watch.recovered(filter.recoveries()[recoveries_told]);
   };
+  std::size_t gone_told = 0;
+  bool refusal_told = false;
+  const auto tell_daemons_gone = [&] {
+    for (; gone_told < filter.daemons_gone().size(); ++gone_told)
+      if (watch.daemon_gone) watch.daemon_gone(filter.daemons_gone()[gone_told]);
+    if (!refusal_told && filter.no_recovery()) {
+      refusal_told = true;
+      if (watch.not_recovered) watch.not_recovered();
+    }
+  };
   bool files_growing = false;
   bool stopped_for_start_failure = false;
   bool stopped_after_crash = false;
@@ -277,6 +287,12 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
           remote_stop.leave_out(host);
           silent_host_lost = true;
         }
+        // Other hosts whose processes were named lost do not answer either.
+        if (watch.hosts_left)
+          for (const std::string& host : watch.hosts_left()) {
+            remote_stop.leave_out(host);
+            silent_host_lost = true;
+          }
         kill(target, SIGTERM);
         request_stop(now, true);
       }
@@ -350,6 +366,7 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
     }
     files_growing = relay.poll(Clock::now());
     tell_recoveries();
+    tell_daemons_gone();
     // Held-back messages go out when nothing followed them for a second.
     if (err_pipe.fd() >= 0 && Clock::now() - err_pipe.last_data() > std::chrono::seconds(1))
       relay.flush_stderr();
@@ -406,6 +423,7 @@ RunResult run_job(const std::vector<std::string>& argv, double time_limit_s, dou
   }
   relay.finish();
   tell_recoveries();
+  tell_daemons_gone();
   // A host that could not be reached is the cause of a failure the starter did not place.
   std::vector<std::string> unreachable = remote_stop.unreachable();
   if (unreachable.empty() && filter.failure_pending() && watch.unreachable)

@@ -78,6 +78,11 @@ struct JobWatch {
   // the job without finalizing MPI, and says so: only then is that line taken). They are not
   // waited for when the job's processes are stopped at its end.
   std::function<std::vector<std::string>()> hosts_left;
+  // Called as soon as bsprun's relay said that a host's MPI daemon is gone with its host
+  // (daemon_relay.h): mpirun was not told, and the job may recover in place.
+  std::function<void(const std::string& host)> daemon_gone;
+  // Called once the library said that it cannot recover in place (its line is read).
+  std::function<void()> not_recovered;
 };
 
 // How run_job passes the job's output on. With a separation (the starter's argv asks for it:

@@ -1,0 +1,401 @@
+// daemon_relay.cpp - the ssh agent that holds a lost daemon's connection to mpirun
+// (daemon_relay.h).
+#include "daemon_relay.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace bspg::launcher {
+namespace {
+
+constexpr const char* kGoneStart = "bsprun: the MPI daemon on ";
+constexpr const char* kGoneMiddle = " is gone, and its host does not answer ssh: ";
+// How long the host's ssh port is given to answer, at the daemon's start and at its end.
+constexpr int kAnswerMs = 1000;
+
+// The port of each tcp or tcp6 address list in the value that starts at `from` in `text` (up to
+// its first space or quote) replaced by `port`; the old one in *hnp_port (all must agree).
+bool point_value_at(std::string& text, std::size_t from, const std::string& port, int* hnp_port) {
+  const std::size_t i = text.find_first_not_of(" \t\"'=", from);
+  if (i == std::string::npos) return false;
+  std::size_t end = std::min(text.find_first_of(" \t\"'", i), text.size());
+  bool changed = false;
+  for (std::size_t seg = i; seg < end;) {
+    const std::size_t seg_end = std::min(text.find(';', seg), end);
+    std::size_t next = seg_end + 1;
+    for (const char* scheme : {"tcp://", "tcp6://"}) {
+      const std::size_t n = std::strlen(scheme);
+      if (text.compare(seg, n, scheme) != 0) continue;
+      // The addresses run to the first ':' outside brackets; the port to the next ':'.
+      int depth = 0;
+      std::size_t colon = std::string::npos;
+      for (std::size_t k = seg + n; k < seg_end && colon == std::string::npos; ++k) {
+        if (text[k] == '[') ++depth;
+        if (text[k] == ']') --depth;
+        if (text[k] == ':' && depth == 0) colon = k;
+      }
+      if (colon == std::string::npos) return false;
+      std::size_t port_end = colon + 1;
+      while (port_end < seg_end && text[port_end] >= '0' && text[port_end] <= '9') ++port_end;
+      const std::size_t digits = port_end - colon - 1;
+      if (digits == 0 || digits > 5) return false;
+      const int old = std::atoi(text.substr(colon + 1, digits).c_str());
+      if (old <= 0 || old > 65535 || (*hnp_port != 0 && *hnp_port != old)) return false;
+      *hnp_port = old;
+      text.replace(colon + 1, digits, port);
+      end = end + port.size() - digits;
+      next = seg_end + port.size() - digits + 1;
+      changed = true;
+    }
+    seg = next;
+  }
+  return changed;
+}
+
+bool plain_host(const std::string& host) {
+  if (host.empty() || host.size() > 255) return false;
+  for (char c : host)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_'))
+      return false;
+  return true;
+}
+
+// Whether something answers at `address` (the daemon's, as its connection came) on `port`,
+// within kAnswerMs: a connection accepted, not refused, unreachable or left unanswered.
+bool answers(const sockaddr_storage& address, int port) {
+  sockaddr_storage to = address;
+  socklen_t length = 0;
+  if (to.ss_family == AF_INET) {
+    reinterpret_cast<sockaddr_in&>(to).sin_port = htons(static_cast<std::uint16_t>(port));
+    length = sizeof(sockaddr_in);
+  } else if (to.ss_family == AF_INET6) {
+    reinterpret_cast<sockaddr_in6&>(to).sin6_port = htons(static_cast<std::uint16_t>(port));
+    length = sizeof(sockaddr_in6);
+  } else {
+    return false;
+  }
+  const int fd = socket(to.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  bool ok = connect(fd, reinterpret_cast<sockaddr*>(&to), length) == 0;
+  if (!ok && errno == EINPROGRESS) {
+    pollfd p{fd, POLLOUT, 0};
+    if (poll(&p, 1, kAnswerMs) == 1) {
+      int error = 0;
+      socklen_t size = sizeof error;
+      ok = getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &size) == 0 && error == 0;
+    }
+  }
+  close(fd);
+  return ok;
+}
+
+// The port ssh uses for `host` (`ssh -G`), 22 where it does not say.
+int ssh_port(const std::string& config, const std::string& host) {
+  int out[2];
+  if (pipe2(out, O_CLOEXEC) != 0) return 22;
+  const pid_t child = fork();
+  if (child == 0) {
+    dup2(out[1], STDOUT_FILENO);
+    const int null = open("/dev/null", O_WRONLY);
+    if (null >= 0) dup2(null, STDERR_FILENO);
+    execlp("ssh", "ssh", "-G", "-F", config.c_str(), "--", host.c_str(),
+           static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(out[1]);
+  std::string text;
+  char buffer[4096];
+  for (ssize_t got; (got = read(out[0], buffer, sizeof buffer)) > 0;)
+    text.append(buffer, static_cast<std::size_t>(got));
+  close(out[0]);
+  if (child > 0) waitpid(child, nullptr, 0);
+  const std::size_t at = text.find("\nport ");
+  const int port = at == std::string::npos ? 22 : std::atoi(text.c_str() + at + 6);
+  return port > 0 && port <= 65535 ? port : 22;
+}
+
+bool write_all(int fd, const char* data, std::size_t size) {
+  while (size > 0) {
+    const ssize_t put = send(fd, data, size, MSG_NOSIGNAL);
+    if (put < 0 && errno == EINTR) continue;
+    if (put <= 0) return false;
+    data += put;
+    size -= static_cast<std::size_t>(put);
+  }
+  return true;
+}
+
+// One daemon's connection and the relay's to mpirun.
+struct Link {
+  int daemon = -1;  // -1 once closed (held: its host is gone)
+  int mpirun = -1;
+  sockaddr_storage peer{};
+  bool may_hold = false;  // its host answered on its ssh port when the daemon came
+};
+
+// Relays a daemon's connection `daemon` (from `peer`) to mpirun's port at the address the daemon
+// reached; false where mpirun's side could not be connected (the daemon's is then closed).
+bool add_link(int daemon, const sockaddr_storage& peer, int hnp_port, int ssh_port,
+              std::vector<Link>& links) {
+  Link l;
+  l.daemon = daemon;
+  l.peer = peer;
+  sockaddr_storage local{};
+  socklen_t local_size = sizeof local;
+  getsockname(daemon, reinterpret_cast<sockaddr*>(&local), &local_size);
+  if (local.ss_family == AF_INET)
+    reinterpret_cast<sockaddr_in&>(local).sin_port = htons(static_cast<std::uint16_t>(hnp_port));
+  else
+    reinterpret_cast<sockaddr_in6&>(local).sin6_port = htons(static_cast<std::uint16_t>(hnp_port));
+  l.may_hold = answers(peer, ssh_port);
+  l.mpirun = socket(local.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (l.mpirun < 0 || connect(l.mpirun, reinterpret_cast<sockaddr*>(&local), local_size) != 0) {
+    if (l.mpirun >= 0) close(l.mpirun);
+    close(daemon);
+    return false;
+  }
+  links.push_back(l);
+  return true;
+}
+
+// The relay: the daemon's connections (`first`, when not -1, from `first_peer`, then those
+// accepted on `listener`), each relayed to mpirun. Ends when every link has ended, or mpirun
+// (`starter`) ends.
+int serve(int listener, int first, const sockaddr_storage& first_peer, int hnp_port, pid_t starter,
+          const std::string& config, const std::string& host) {
+  const int port = ssh_port(config, host);
+  const int starter_fd = static_cast<int>(syscall(SYS_pidfd_open, starter, 0));
+  std::vector<Link> links;
+  bool served = first >= 0 && add_link(first, first_peer, hnp_port, port, links);
+  bool said = false;
+  char buffer[65536];
+  for (;;) {
+    if (served && links.empty()) return 0;
+    std::vector<pollfd> fds;
+    fds.push_back({listener, POLLIN, 0});
+    fds.push_back({starter_fd, POLLIN, 0});
+    for (const Link& l : links) {
+      fds.push_back({l.daemon, POLLIN, 0});
+      fds.push_back({l.mpirun, POLLIN, 0});
+    }
+    const int ready = poll(fds.data(), fds.size(), starter_fd < 0 ? 1000 : -1);
+    if (ready < 0 && errno != EINTR) return 1;
+    if (fds[1].revents != 0) return 0;  // mpirun ended
+    if (starter_fd < 0 && kill(starter, 0) != 0 && errno == ESRCH) return 0;
+    if (fds[0].revents & POLLIN) {
+      sockaddr_storage peer{};
+      socklen_t size = sizeof peer;
+      const int daemon = accept4(listener, reinterpret_cast<sockaddr*>(&peer), &size, SOCK_CLOEXEC);
+      if (daemon >= 0 && add_link(daemon, peer, hnp_port, port, links)) served = true;
+    }
+    for (std::size_t k = 0; k < links.size(); ++k) {
+      Link& l = links[k];
+      const pollfd& from_daemon = fds[2 + 2 * k];
+      const pollfd& from_mpirun = fds[3 + 2 * k];
+      bool mpirun_closed = false;
+      if (from_mpirun.revents != 0) {
+        const ssize_t got = recv(l.mpirun, buffer, sizeof buffer, 0);
+        if (got > 0) {
+          // Held: what mpirun says to a daemon that is gone goes nowhere.
+          if (l.daemon >= 0 && !write_all(l.daemon, buffer, static_cast<std::size_t>(got))) {
+            // The daemon's side failed: seen as its end below, on its next read.
+          }
+        } else if (got == 0 || errno != EINTR) {
+          mpirun_closed = true;
+        }
+      }
+      if (!mpirun_closed && l.daemon >= 0 && from_daemon.revents != 0) {
+        const ssize_t got = recv(l.daemon, buffer, sizeof buffer, 0);
+        if (got > 0) {
+          if (!write_all(l.mpirun, buffer, static_cast<std::size_t>(got))) mpirun_closed = true;
+        } else if (got == 0 || errno != EINTR) {
+          close(l.daemon);
+          l.daemon = -1;
+          if (!l.may_hold || answers(l.peer, port)) {
+            mpirun_closed = true;  // the daemon ended; its host is there: mpirun is told
+          } else if (!said) {
+            said = true;
+            const std::string line = daemon_gone_line(host);
+            ssize_t ignored = write(STDERR_FILENO, line.data(), line.size());
+            (void)ignored;
+          }
+        }
+      }
+      if (mpirun_closed) {
+        if (l.daemon >= 0) close(l.daemon);
+        close(l.mpirun);
+        links.erase(links.begin() + static_cast<std::ptrdiff_t>(k));
+        break;  // the poll set no longer matches: look again
+      }
+    }
+  }
+}
+
+[[noreturn]] void exec_ssh(const std::string& config, const std::string& host,
+                           std::vector<std::string>& command) {
+  std::vector<char*> argv;
+  std::string ssh = "ssh", f = "-F";
+  argv.push_back(ssh.data());
+  argv.push_back(f.data());
+  argv.push_back(const_cast<char*>(config.c_str()));
+  argv.push_back(const_cast<char*>(host.c_str()));
+  for (std::string& word : command) argv.push_back(word.data());
+  argv.push_back(nullptr);
+  execvp("ssh", argv.data());
+  std::fprintf(stderr, "bsprun: could not run ssh: %s\n", std::strerror(errno));
+  _exit(127);
+}
+
+int listen_anywhere(int* port) {
+  int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd >= 0) {
+    const int no = 0;
+    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &no, sizeof no);
+    sockaddr_in6 any{};
+    any.sin6_family = AF_INET6;
+    any.sin6_addr = in6addr_any;
+    if (bind(fd, reinterpret_cast<sockaddr*>(&any), sizeof any) != 0 || listen(fd, 16) != 0) {
+      close(fd);
+      fd = -1;
+    }
+  }
+  if (fd < 0) {
+    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in any{};
+    any.sin_family = AF_INET;
+    any.sin_addr.s_addr = htonl(INADDR_ANY);
+    if (fd >= 0 &&
+        (bind(fd, reinterpret_cast<sockaddr*>(&any), sizeof any) != 0 || listen(fd, 16) != 0)) {
+      close(fd);
+      fd = -1;
+    }
+  }
+  if (fd < 0) return -1;
+  sockaddr_storage bound{};
+  socklen_t size = sizeof bound;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &size);
+  *port = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6&>(bound).sin6_port
+                                            : reinterpret_cast<sockaddr_in&>(bound).sin_port);
+  return fd;
+}
+
+}  // namespace
+
+bool point_hnp_uri_at(std::vector<std::string>& words, int port, int* hnp_port) {
+  std::vector<std::string> changed = words;
+  int found = 0;
+  bool any = false;
+  for (std::size_t w = 0; w < changed.size(); ++w)
+    for (std::size_t at = changed[w].find("prte_hnp_uri"); at != std::string::npos;
+         at = changed[w].find("prte_hnp_uri", at + 1)) {
+      const std::size_t after = at + std::strlen("prte_hnp_uri");
+      // The value in the same word, or (an argument of its own) in the next one.
+      const bool alone = changed[w].find_first_not_of(" \t\"'=", after) == std::string::npos;
+      std::string& text = alone && w + 1 < changed.size() ? changed[w + 1] : changed[w];
+      const std::size_t from = alone ? 0 : after;
+      if (!point_value_at(text, from, std::to_string(port), &found)) return false;
+      any = true;
+    }
+  if (!any) return false;
+  words = changed;
+  *hnp_port = found;
+  return true;
+}
+
+std::string daemon_relay_agent(const std::string& bsprun_path, const std::string& ssh_config) {
+  for (const std::string* word : {&bsprun_path, &ssh_config})
+    if (word->empty() || word->find_first_of(" \t\n\"'\\") != std::string::npos) return "";
+  return bsprun_path + " " + kDaemonRelayOption + " " + ssh_config;
+}
+
+std::string daemon_gone_line(const std::string& host) {
+  return kGoneStart + host + kGoneMiddle +
+         "its processes are lost (mpirun is not told: it would end the job)\n";
+}
+
+std::string daemon_gone_host(const std::string& line) {
+  const std::string start = kGoneStart;
+  if (line.rfind(start, 0) != 0) return "";
+  const std::size_t middle = line.find(kGoneMiddle, start.size());
+  if (middle == std::string::npos) return "";
+  const std::string host = line.substr(start.size(), middle - start.size());
+  return plain_host(host) ? host : "";
+}
+
+int run_daemon_relay(int argc, char** argv) {
+  if (argc < 5) {
+    std::fprintf(stderr,
+                 "bsprun: %s is bsprun's own ssh agent for Open MPI: "
+                 "%s SSH_CONFIG HOST COMMAND\n",
+                 kDaemonRelayOption, kDaemonRelayOption);
+    return 2;
+  }
+  const std::string config = argv[2];
+  const std::string host = argv[3];
+  std::vector<std::string> command(argv + 4, argv + argc);
+  int port = 0;
+  int hnp_port = 0;
+  const int listener = listen_anywhere(&port);
+  const bool relayed = listener >= 0 && point_hnp_uri_at(command, port, &hnp_port);
+  if (relayed) {
+    const pid_t starter = getppid();
+    const pid_t ssh = fork();
+    if (ssh == 0) {
+      close(listener);
+      exec_ssh(config, host, command);
+    }
+    // mpirun takes ssh's end for its daemon's, and would end the job when a lost host's ssh
+    // session breaks: this agent reports the start instead, once the daemon has come back
+    // (or ssh ended well), and leaves the relay behind.
+    int first = -1;
+    sockaddr_storage first_peer{};
+    for (;;) {
+      int status = 0;
+      if (ssh > 0 && waitpid(ssh, &status, WNOHANG) == ssh) {
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+          return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        break;
+      }
+      if (ssh < 0) return 127;
+      pollfd p{listener, POLLIN, 0};
+      if (poll(&p, 1, 50) == 1) {
+        socklen_t size = sizeof first_peer;
+        first = accept4(listener, reinterpret_cast<sockaddr*>(&first_peer), &size, SOCK_CLOEXEC);
+        if (first >= 0) break;
+      }
+    }
+    const pid_t relay = fork();
+    if (relay > 0) return 0;
+    // The relay: its standard input and output are not the job's (its line goes to stderr).
+    const int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null >= 0) {
+      dup2(null, STDIN_FILENO);
+      dup2(null, STDOUT_FILENO);
+    }
+    signal(SIGPIPE, SIG_IGN);
+    const int status = serve(listener, first, first_peer, hnp_port, starter, config, host);
+    if (relay == 0) _exit(status);
+    return status;
+  }
+  if (listener >= 0) close(listener);
+  exec_ssh(config, host, command);
+}
+
+}  // namespace bspg::launcher
