@@ -175,8 +175,8 @@ bool add_link(int daemon, const sockaddr_storage& peer, int hnp_port, int ssh_po
   return true;
 }
 
-// The relay: the daemon's connections (`first`, when not -1, from `first_peer`, then those
-// accepted on `listener`), each relayed to mpirun. Ends when every link has ended, or mpirun
+// The relay: the daemon's connection (`first`, when not -1, from `first_peer`; else the first
+// accepted on `listener`), relayed to mpirun. Ends when that link has ended, or mpirun
 // (`starter`) ends.
 int serve(int listener, int first, const sockaddr_storage& first_peer, int hnp_port, pid_t starter,
           const std::string& config, const std::string& host) {
@@ -189,6 +189,12 @@ int serve(int listener, int first, const sockaddr_storage& first_peer, int hnp_p
   for (;;) {
     if (served && links.empty()) return 0;
     std::vector<pollfd> fds;
+    // One daemon, one connection: once it is relayed, no other is taken (one that came and went
+    // from elsewhere could otherwise make the relay name this host gone).
+    if (served && listener >= 0) {
+      close(listener);
+      listener = -1;
+    }
     fds.push_back({listener, POLLIN, 0});
     fds.push_back({starter_fd, POLLIN, 0});
     for (const Link& l : links) {
