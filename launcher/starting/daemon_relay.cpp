@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -78,8 +79,9 @@ bool plain_host(const std::string& host) {
   return true;
 }
 
-// Whether something answers at `address` (the daemon's, as its connection came) on `port`,
-// within kAnswerMs: a connection accepted, not refused, unreachable or left unanswered.
+// Whether an ssh server answers at `address` (the daemon's, as its connection came) on `port`
+// within kAnswerMs: its greeting ("SSH-") read. A host being killed may still accept the
+// connection, and then reset it as its sshd dies.
 bool answers(const sockaddr_storage& address, int port) {
   sockaddr_storage to = address;
   socklen_t length = 0;
@@ -102,6 +104,22 @@ bool answers(const sockaddr_storage& address, int port) {
       socklen_t size = sizeof error;
       ok = getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &size) == 0 && error == 0;
     }
+  }
+  if (ok) {
+    char greeting[4] = {};
+    std::size_t got = 0;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kAnswerMs);
+    while (got < sizeof greeting) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            until - std::chrono::steady_clock::now())
+                            .count();
+      pollfd p{fd, POLLIN, 0};
+      if (left <= 0 || poll(&p, 1, static_cast<int>(left)) != 1) break;
+      const ssize_t n = recv(fd, greeting + got, sizeof greeting - got, 0);
+      if (n <= 0) break;
+      got += static_cast<std::size_t>(n);
+    }
+    ok = got == sizeof greeting && std::memcmp(greeting, "SSH-", 4) == 0;
   }
   close(fd);
   return ok;

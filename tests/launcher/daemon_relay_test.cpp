@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -157,6 +158,14 @@ bool file_has(const std::string& path, const std::string& text) {
 struct RelayRun {
   std::string dir, end, err;
   int hnp = -1, hnp_port = 0, ssh = -1, ssh_port = 0, link = -1;
+  std::thread sshd;
+  std::atomic<bool> sshd_gone{false};
+
+  // The host's sshd ends: its port refuses from now on.
+  void stop_sshd() {
+    sshd_gone = true;
+    if (sshd.joinable()) sshd.join();
+  }
   pid_t agent = -1;
 
   void start() {
@@ -169,6 +178,18 @@ struct RelayRun {
     ssh = listen_local(&ssh_port);
     ASSERT_GE(hnp, 0);
     ASSERT_GE(ssh, 0);
+    // The host's sshd: greets every connection, until it is gone.
+    sshd = std::thread([this] {
+      while (!sshd_gone) {
+        pollfd p{ssh, POLLIN, 0};
+        if (poll(&p, 1, 20) != 1) continue;
+        const int c = accept(ssh, nullptr, nullptr);
+        if (c < 0) continue;
+        send(c, "SSH-2.0-test\r\n", 14, MSG_NOSIGNAL);
+        close(c);
+      }
+      close(ssh);
+    });
     {
       std::ofstream fake(dir + "/ssh");
       fake << "#!/bin/bash\n"
@@ -218,7 +239,7 @@ struct RelayRun {
   ~RelayRun() {
     if (link >= 0) close(link);
     if (hnp >= 0) close(hnp);
-    if (ssh >= 0) close(ssh);
+    stop_sshd();
     std::ofstream(end).flush();
     if (!dir.empty()) std::system(("rm -rf '" + dir + "'").c_str());
   }
@@ -248,8 +269,7 @@ TEST(DaemonRelay, OnlyTheDaemonsConnectionIsRelayed) {
 TEST(DaemonRelay, ADaemonGoneWithItsHostLeavesMpirunsSideOpenAndSaysSo) {
   RelayRun run;
   ASSERT_NO_FATAL_FAILURE(run.start());
-  close(run.ssh);  // the host's sshd is gone: its port refuses
-  run.ssh = -1;
+  run.stop_sshd();  // the host's sshd is gone: its port refuses
   std::ofstream(run.end) << "";
   char buffer[16];
   EXPECT_EQ(read_within(run.link, buffer, sizeof buffer, 2000), -2)
