@@ -200,9 +200,8 @@ bool add_link(int daemon, const sockaddr_storage& peer, int hnp_port, int ssh_po
 }
 
 // The relay: the daemon's connection (`first`, when not -1, from `first_peer`; else the first
-// accepted on `listener`), relayed to mpirun; `port`: its host's ssh port. Ends when that link has
-// ended, or mpirun
-// (`starter`) ends.
+// accepted on `listener`), relayed to mpirun; `port`: its host's ssh port. Ends when that link
+// has ended, or mpirun (`starter`) ends.
 int serve(int listener, int first, const sockaddr_storage& first_peer, int hnp_port, pid_t starter,
           int port, const std::string& host) {
   const int starter_fd = static_cast<int>(syscall(SYS_pidfd_open, starter, 0));
@@ -243,10 +242,9 @@ int serve(int listener, int first, const sockaddr_storage& first_peer, int hnp_p
       if (from_mpirun.revents != 0) {
         const ssize_t got = recv(l.mpirun, buffer, sizeof buffer, 0);
         if (got > 0) {
-          // Held: what mpirun says to a daemon that is gone goes nowhere.
-          if (l.daemon >= 0 && !write_all(l.daemon, buffer, static_cast<std::size_t>(got))) {
-            // The daemon's side failed: seen as its end below, on its next read.
-          }
+          // Held, what mpirun says to a daemon that is gone goes nowhere. A failed write is seen
+          // as the daemon's end on its next read.
+          if (l.daemon >= 0) write_all(l.daemon, buffer, static_cast<std::size_t>(got));
         } else if (got == 0 || errno != EINTR) {
           mpirun_closed = true;
         }
