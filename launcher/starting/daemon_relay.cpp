@@ -228,13 +228,14 @@ int serve(int listener, int first, const sockaddr_storage& first_peer, int hnp_p
     if (ready < 0 && errno != EINTR) return 1;
     if (fds[1].revents != 0) return 0;  // mpirun ended
     if (starter_fd < 0 && kill(starter, 0) != 0 && errno == ESRCH) return 0;
+    const std::size_t polled = links.size();  // those the poll set holds
     if (fds[0].revents & POLLIN) {
       sockaddr_storage peer{};
       socklen_t size = sizeof peer;
       const int daemon = accept4(listener, reinterpret_cast<sockaddr*>(&peer), &size, SOCK_CLOEXEC);
       if (daemon >= 0 && add_link(daemon, peer, hnp_port, port, links)) served = true;
     }
-    for (std::size_t k = 0; k < links.size(); ++k) {
+    for (std::size_t k = 0; k < polled; ++k) {
       Link& l = links[k];
       const pollfd& from_daemon = fds[2 + 2 * k];
       const pollfd& from_mpirun = fds[3 + 2 * k];
