@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -201,9 +202,11 @@ struct RelayRun {
               "echo \"$port\" > '"
            << dir
            << "/relay-port'\n"
-              "( exec 3<>/dev/tcp/127.0.0.1/$port; printf hello >&3;\n"
+              "( echo $BASHPID > '"
+           << dir
+           << "/daemon-pid'; exec 3<>/dev/tcp/127.0.0.1/$port; printf hello >&3;\n"
               "  while [ ! -e '"
-           << end
+           << end << "' ] && [ -d '" << dir
            << "' ]; do sleep 0.02; done; exec 3>&- ) </dev/null >/dev/null 2>&1 &\n"
               "exit 0\n";
     }
@@ -240,8 +243,14 @@ struct RelayRun {
     if (link >= 0) close(link);
     if (hnp >= 0) close(hnp);
     stop_sshd();
+    if (dir.empty()) return;
+    // The stand-in daemon ends once `end` exists: waited for, so that no test leaves it behind.
     std::ofstream(end).flush();
-    if (!dir.empty()) std::system(("rm -rf '" + dir + "'").c_str());
+    pid_t daemon = 0;
+    std::ifstream(dir + "/daemon-pid") >> daemon;
+    for (int i = 0; daemon > 0 && i < 100 && kill(daemon, 0) == 0; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::system(("rm -rf '" + dir + "'").c_str());
   }
 };
 
