@@ -384,27 +384,53 @@ int run_daemon_relay(int argc, char** argv) {
   const int listener = listen_anywhere(&port);
   const bool relayed = listener >= 0 && point_hnp_uri_at(command, port, &hnp_port);
   if (relayed) {
+    // mpirun takes ssh's end for its daemon's, and would end the job when a lost host's ssh
+    // session breaks. So the relay, left behind, runs ssh as its own child, and this agent
+    // reports the start to mpirun as soon as the daemon has come back (or ssh ended well), or
+    // ssh's failure. ssh goes with the relay, which goes with mpirun.
     const pid_t starter = getppid();
+    int report[2];
+    if (pipe2(report, O_CLOEXEC) != 0) return 127;
+    const pid_t relay = fork();
+    if (relay < 0) return 127;
+    if (relay > 0) {
+      close(report[1]);
+      close(listener);
+      int status = 1;  // the relay ended without a word
+      while (read(report[0], &status, sizeof status) < 0 && errno == EINTR) {
+      }
+      return status;
+    }
+    close(report[0]);
+    const auto tell = [&](int status) {
+      ssize_t ignored = write(report[1], &status, sizeof status);
+      (void)ignored;
+      close(report[1]);
+    };
     const pid_t ssh = fork();
     if (ssh == 0) {
       close(listener);
       exec_ssh(config, host, command);
     }
-    // mpirun takes ssh's end for its daemon's, and would end the job when a lost host's ssh
-    // session breaks: this agent reports the start instead, once the daemon has come back
-    // (or ssh ended well), and leaves the relay behind.
+    if (ssh < 0) {
+      tell(127);
+      _exit(127);
+    }
     // Asked meanwhile, not when the daemon has come: its way back to mpirun would wait.
-    const int port = ssh_port(config, host);
+    const int ssh_port_there = ssh_port(config, host);
     int first = -1;
     sockaddr_storage first_peer{};
+    bool ssh_ended = false;
     for (;;) {
       int status = 0;
-      if (ssh > 0 && waitpid(ssh, &status, WNOHANG) == ssh) {
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-          return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      if (waitpid(ssh, &status, WNOHANG) == ssh) {
+        ssh_ended = true;
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+          tell(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+          _exit(0);
+        }
         break;
       }
-      if (ssh < 0) return 127;
       pollfd p{listener, POLLIN, 0};
       if (poll(&p, 1, 50) == 1) {
         socklen_t size = sizeof first_peer;
@@ -412,18 +438,20 @@ int run_daemon_relay(int argc, char** argv) {
         if (first >= 0) break;
       }
     }
-    const pid_t relay = fork();
-    if (relay > 0) return 0;
-    // The relay: its standard input and output are not the job's (its line goes to stderr).
+    tell(0);
+    // The relay's standard input and output are not the job's (its line goes to stderr).
     const int null = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (null >= 0) {
       dup2(null, STDIN_FILENO);
       dup2(null, STDOUT_FILENO);
     }
     signal(SIGPIPE, SIG_IGN);
-    const int status = serve(listener, first, first_peer, hnp_port, starter, port, host);
-    if (relay == 0) _exit(status);
-    return status;
+    const int status = serve(listener, first, first_peer, hnp_port, starter, ssh_port_there, host);
+    if (!ssh_ended) {
+      kill(ssh, SIGTERM);
+      waitpid(ssh, nullptr, 0);
+    }
+    _exit(status);
   }
   if (listener >= 0) close(listener);
   exec_ssh(config, host, command);

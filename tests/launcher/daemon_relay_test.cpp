@@ -169,7 +169,9 @@ struct RelayRun {
   }
   pid_t agent = -1;
 
-  void start() {
+  // ssh_fails: the stand-in ssh ends with status 5 before any daemon starts; the agent's status
+  // goes to *agent_status, and nothing more is done.
+  void start(bool ssh_fails = false, int* agent_status = nullptr) {
     char templ[] = "/tmp/bspg-relay-test-XXXXXX";
     ASSERT_NE(mkdtemp(templ), nullptr);
     dir = templ;
@@ -199,6 +201,8 @@ struct RelayRun {
            << "\"; exit 0; fi\n"
               "port=$(printf '%s' \"$*\" | sed -n 's|.*tcp://127.0.0.1:\\([0-9]*\\):.*|\\1|p')\n"
               "[ -n \"$port\" ] || { echo \"no relay port in: $*\" >&2; exit 3; }\n"
+              "[ -e '"
+           << dir << "/fail' ] && exit 5\n"
               "echo \"$port\" > '"
            << dir
            << "/relay-port'\n"
@@ -211,6 +215,7 @@ struct RelayRun {
               "exit 0\n";
     }
     chmod((dir + "/ssh").c_str(), 0755);
+    if (ssh_fails) std::ofstream(dir + "/fail") << "";
     const std::string path = dir + ":" + (std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin");
     const std::string command =
         daemon_command("prterun-t-1@0.0;tcp://127.0.0.1:" + std::to_string(hnp_port) + ":8");
@@ -229,6 +234,10 @@ struct RelayRun {
     int status = 0;
     ASSERT_EQ(waitpid(agent, &status, 0), agent);
     ASSERT_TRUE(WIFEXITED(status));
+    if (agent_status) {
+      *agent_status = WEXITSTATUS(status);
+      return;
+    }
     ASSERT_EQ(WEXITSTATUS(status), 0) << "the agent reports the daemon started";
     pollfd p{hnp, POLLIN, 0};
     ASSERT_EQ(poll(&p, 1, 10000), 1) << "the relay connects to mpirun's port";
@@ -262,6 +271,20 @@ TEST(DaemonRelay, ADaemonThatEndsWhereItsHostAnswersEndsItsConnectionToMpirun) {
   EXPECT_EQ(read_within(run.link, buffer, sizeof buffer, 5000), 0)
       << "mpirun sees the daemon's connection end, as without the relay";
   EXPECT_FALSE(file_has(run.err, "is gone"));
+}
+
+TEST(DaemonRelay, SshsFailureIsTheAgentsStatusAndNoRelayStays) {
+  RelayRun run;
+  int status = -1;
+  ASSERT_NO_FATAL_FAILURE(run.start(true, &status));
+  EXPECT_EQ(status, 5) << "mpirun learns that the daemon did not start, as from ssh itself";
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  bool gone = false;
+  while (!gone && std::chrono::steady_clock::now() < until) {
+    gone = !someone_holds(run.err);
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(gone) << "the relay ended with ssh's failure";
 }
 
 TEST(DaemonRelay, OnlyTheDaemonsConnectionIsRelayed) {
