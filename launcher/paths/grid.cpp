@@ -21,6 +21,7 @@
 #include "allocate.h"
 #include "hosts.h"
 #include "localhost.h"
+#include "place_support.h"
 #include "profile_run.h"
 #include "remote_stop.h"
 #include "restart.h"
@@ -188,15 +189,6 @@ std::vector<rsl::Subjob> spare_subjobs(const Allocation& allocation, int spares,
     contexts.push_back(spare);
   }
   return contexts;
-}
-
-// This bsprun's path ("" where unknown).
-static std::string this_bsprun() {
-  char path[PATH_MAX];
-  const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-  if (n <= 0) return "";
-  path[n] = '\0';
-  return path;
 }
 
 RunResult run_subjobs(const std::vector<rsl::Subjob>& subjobs,

@@ -13,12 +13,17 @@ namespace bspg::launcher {
 
 // bspg-hostinfo next to this bsprun (as installed, and in the build tree); hosts that share the
 // file system find it there, others on their PATH.
-std::string sibling_hostinfo() {
+std::string this_bsprun() {
   char path[PATH_MAX];
   const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-  if (n <= 0) return "bspg-hostinfo";
+  if (n <= 0) return "";
   path[n] = '\0';
-  std::string self = path;
+  return path;
+}
+
+std::string sibling_hostinfo() {
+  const std::string self = this_bsprun();
+  if (self.empty()) return "bspg-hostinfo";
   return self.substr(0, self.rfind('/') + 1) + "bspg-hostinfo";
 }
 

@@ -20,6 +20,8 @@ namespace bspg::launcher {
 constexpr double kSurveySeconds = 30;
 
 std::string sibling_hostinfo();
+// This bsprun's own path ("" where unknown).
+std::string this_bsprun();
 void say_skipped(const Holdings& h, const std::string& dir);
 std::string and_list(const std::vector<std::string>& items);
 std::string rank_list(const std::vector<int>& ranks);
