@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -24,8 +23,12 @@
 #include <string>
 #include <vector>
 
+#include "untrusted.h"
+#include "write_all.h"
+
 namespace bspg::launcher {
 namespace {
+
 
 constexpr const char* kGoneStart = "bsprun: the MPI daemon on ";
 constexpr const char* kGoneMiddle = " is gone, and its host does not answer ssh: ";
@@ -69,14 +72,6 @@ bool point_value_at(std::string& text, std::size_t from, const std::string& port
     seg = next;
   }
   return changed;
-}
-
-bool plain_host(const std::string& host) {
-  if (host.empty() || host.size() > 255) return false;
-  for (char c : host)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_'))
-      return false;
-  return true;
 }
 
 // Whether an ssh server answers at `address` (the daemon's, as its connection came) on `port`
@@ -150,18 +145,7 @@ int ssh_port(const std::string& config, const std::string& host) {
   return port > 0 && port <= 65535 ? port : 22;
 }
 
-bool write_all(int fd, const char* data, std::size_t size) {
-  while (size > 0) {
-    const ssize_t put = send(fd, data, size, MSG_NOSIGNAL);
-    if (put < 0 && errno == EINTR) continue;
-    if (put <= 0) return false;
-    data += put;
-    size -= static_cast<std::size_t>(put);
-  }
-  return true;
-}
-
-// One daemon's connection and the relay's to mpirun.
+// The daemon's connection and the relay's to mpirun.
 struct Link {
   int daemon = -1;  // -1 once closed (held: its host is gone)
   int mpirun = -1;
@@ -169,10 +153,10 @@ struct Link {
   bool may_hold = false;  // its host answered on its ssh port when the daemon came
 };
 
-// Relays a daemon's connection `daemon` (from `peer`) to mpirun's port at the address the daemon
-// reached; false where mpirun's side could not be connected (the daemon's is then closed).
-bool add_link(int daemon, const sockaddr_storage& peer, int hnp_port, int ssh_port,
-              std::vector<Link>& links) {
+// Relays the daemon's connection `daemon` (from `peer`) to mpirun's port at the address the
+// daemon reached, in *link; false where mpirun's side could not be connected (the daemon's is
+// then closed).
+bool open_link(int daemon, const sockaddr_storage& peer, int hnp_port, int ssh_port, Link* link) {
   Link l;
   l.daemon = daemon;
   l.peer = peer;
@@ -195,84 +179,73 @@ bool add_link(int daemon, const sockaddr_storage& peer, int hnp_port, int ssh_po
   const int one = 1;
   setsockopt(l.mpirun, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   setsockopt(daemon, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  links.push_back(l);
+  *link = l;
   return true;
 }
 
 // The relay: the daemon's connection (`first`, when not -1, from `first_peer`; else the first
 // accepted on `listener`), relayed to mpirun; `port`: its host's ssh port. Ends when that link
-// has ended, or mpirun (`starter`) ends.
+// has ended, or mpirun (`starter`) ends. The relay's process ignores SIGPIPE: a write to a closed
+// side fails instead.
 int serve(int listener, int first, const sockaddr_storage& first_peer, int hnp_port, pid_t starter,
           int port, const std::string& host) {
   const int starter_fd = static_cast<int>(syscall(SYS_pidfd_open, starter, 0));
-  std::vector<Link> links;
-  bool served = first >= 0 && add_link(first, first_peer, hnp_port, port, links);
-  bool said = false;
+  Link l;
+  bool linked = first >= 0 && open_link(first, first_peer, hnp_port, port, &l);
   char buffer[65536];
   for (;;) {
-    if (served && links.empty()) return 0;
-    std::vector<pollfd> fds;
     // One daemon, one connection: once it is relayed, no other is taken (one that came and went
     // from elsewhere could otherwise make the relay name this host gone).
-    if (served && listener >= 0) {
+    if (linked && listener >= 0) {
       close(listener);
       listener = -1;
     }
-    fds.push_back({listener, POLLIN, 0});
-    fds.push_back({starter_fd, POLLIN, 0});
-    for (const Link& l : links) {
-      fds.push_back({l.daemon, POLLIN, 0});
-      fds.push_back({l.mpirun, POLLIN, 0});
-    }
-    const int ready = poll(fds.data(), fds.size(), starter_fd < 0 ? 1000 : -1);
+    pollfd fds[4] = {{listener, POLLIN, 0},
+                     {starter_fd, POLLIN, 0},
+                     {linked ? l.daemon : -1, POLLIN, 0},
+                     {linked ? l.mpirun : -1, POLLIN, 0}};
+    const int ready = poll(fds, 4, starter_fd < 0 ? 1000 : -1);
     if (ready < 0 && errno != EINTR) return 1;
     if (fds[1].revents != 0) return 0;  // mpirun ended
     if (starter_fd < 0 && kill(starter, 0) != 0 && errno == ESRCH) return 0;
-    const std::size_t polled = links.size();  // those the poll set holds
-    if (fds[0].revents & POLLIN) {
-      sockaddr_storage peer{};
-      socklen_t size = sizeof peer;
-      const int daemon = accept4(listener, reinterpret_cast<sockaddr*>(&peer), &size, SOCK_CLOEXEC);
-      if (daemon >= 0 && add_link(daemon, peer, hnp_port, port, links)) served = true;
+    if (!linked) {
+      if (fds[0].revents & POLLIN) {
+        sockaddr_storage peer{};
+        socklen_t size = sizeof peer;
+        const int daemon =
+            accept4(listener, reinterpret_cast<sockaddr*>(&peer), &size, SOCK_CLOEXEC);
+        linked = daemon >= 0 && open_link(daemon, peer, hnp_port, port, &l);
+      }
+      continue;
     }
-    for (std::size_t k = 0; k < polled; ++k) {
-      Link& l = links[k];
-      const pollfd& from_daemon = fds[2 + 2 * k];
-      const pollfd& from_mpirun = fds[3 + 2 * k];
-      bool mpirun_closed = false;
-      if (from_mpirun.revents != 0) {
-        const ssize_t got = recv(l.mpirun, buffer, sizeof buffer, 0);
-        if (got > 0) {
-          // Held, what mpirun says to a daemon that is gone goes nowhere. A failed write is seen
-          // as the daemon's end on its next read.
-          if (l.daemon >= 0) write_all(l.daemon, buffer, static_cast<std::size_t>(got));
-        } else if (got == 0 || errno != EINTR) {
-          mpirun_closed = true;
-        }
+    bool mpirun_closed = false;
+    if (fds[3].revents != 0) {
+      const ssize_t got = recv(l.mpirun, buffer, sizeof buffer, 0);
+      if (got > 0) {
+        // Held, what mpirun says to a daemon that is gone goes nowhere. A failed write is seen
+        // as the daemon's end on its next read.
+        if (l.daemon >= 0) write_all(l.daemon, buffer, static_cast<std::size_t>(got));
+      } else if (got == 0 || errno != EINTR) {
+        mpirun_closed = true;
       }
-      if (!mpirun_closed && l.daemon >= 0 && from_daemon.revents != 0) {
-        const ssize_t got = recv(l.daemon, buffer, sizeof buffer, 0);
-        if (got > 0) {
-          if (!write_all(l.mpirun, buffer, static_cast<std::size_t>(got))) mpirun_closed = true;
-        } else if (got == 0 || errno != EINTR) {
-          close(l.daemon);
-          l.daemon = -1;
-          if (!l.may_hold || answers(l.peer, port)) {
-            mpirun_closed = true;  // the daemon ended; its host is there: mpirun is told
-          } else if (!said) {
-            said = true;
-            const std::string line = daemon_gone_line(host);
-            ssize_t ignored = write(STDERR_FILENO, line.data(), line.size());
-            (void)ignored;
-          }
-        }
+    }
+    if (!mpirun_closed && l.daemon >= 0 && fds[2].revents != 0) {
+      const ssize_t got = recv(l.daemon, buffer, sizeof buffer, 0);
+      if (got > 0) {
+        if (!write_all(l.mpirun, buffer, static_cast<std::size_t>(got))) mpirun_closed = true;
+      } else if (got == 0 || errno != EINTR) {
+        close(l.daemon);
+        l.daemon = -1;
+        if (!l.may_hold || answers(l.peer, port))
+          mpirun_closed = true;  // the daemon ended; its host is there: mpirun is told
+        else
+          write_all(STDERR_FILENO, daemon_gone_line(host));
       }
-      if (mpirun_closed) {
-        if (l.daemon >= 0) close(l.daemon);
-        close(l.mpirun);
-        links.erase(links.begin() + static_cast<std::ptrdiff_t>(k));
-        break;  // the poll set no longer matches: look again
-      }
+    }
+    if (mpirun_closed) {
+      if (l.daemon >= 0) close(l.daemon);
+      close(l.mpirun);
+      return 0;
     }
   }
 }
@@ -365,7 +338,7 @@ std::string daemon_gone_host(const std::string& line) {
   const std::size_t middle = line.find(kGoneMiddle, start.size());
   if (middle == std::string::npos) return "";
   const std::string host = line.substr(start.size(), middle - start.size());
-  return plain_host(host) ? host : "";
+  return untrusted::host_name_problem(host).empty() ? host : "";
 }
 
 int run_daemon_relay(int argc, char** argv) {
