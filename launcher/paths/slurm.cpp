@@ -373,13 +373,15 @@ NodeOutputs run_on_nodes(const std::vector<std::string>& nodes, const std::strin
   const std::string n = std::to_string(nodes.size());
   // --overlap: the step may share the CPUs of steps already running (an sbatch script's);
   // timeout ends the step (srun cancels it on SIGTERM) when a node does not answer in time.
-  const long long bound = std::max(1LL, static_cast<long long>(timeout_s + 0.999));
+  const double bound = std::max(1.0, timeout_s);
+  char bound_text[32];
+  std::snprintf(bound_text, sizeof bound_text, "%.2f", bound);
   const std::vector<std::string> argv = {"timeout",
                                          "-s",
                                          "TERM",
                                          "-k",
                                          "3",
-                                         std::to_string(bound),
+                                         bound_text,
                                          "srun",
                                          "--nodes=" + n,
                                          "--ntasks=" + n,
@@ -397,12 +399,13 @@ NodeOutputs run_on_nodes(const std::vector<std::string>& nodes, const std::strin
                                              script};
   const auto start = std::chrono::steady_clock::now();
   std::string error;
+  // The nodes that answer have printed by the bound: srun's own end, which waits for a node that
+  // does not answer (frozen) up to timeout's -k, is not waited for.
   const std::string text =
-      run_sh_here("exec " + shell_quote_command(argv) + " 2>&1", static_cast<double>(bound) + 10,
-                  error);
+      run_sh_here("exec " + shell_quote_command(argv) + " 2>&1", bound + 0.3, error, 5);
   outputs.elapsed_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  outputs.timed_out = outputs.elapsed_s >= static_cast<double>(bound);
+  outputs.timed_out = outputs.elapsed_s >= bound;
   outputs.by_node = split_probe_output(text, outputs.srun_said);
   // Each node's second line names the address srun connected from: taken out of its output.
   for (auto& [node, output] : outputs.by_node) {
@@ -576,7 +579,8 @@ int plan_slurm(const SlurmJob& job, const std::map<std::string, std::string>& le
 }
 
 RunResult run_slurm_subjobs(const SlurmJob& job, const GridPlan& plan, const MpiSettings& base,
-                            bool quiet_losses, double time_limit_s) {
+                            bool quiet_losses, double time_limit_s, const SlurmInPlace& in_place,
+                            std::string* lost_node) {
   const std::vector<rsl::Subjob>& subjobs = plan.subjobs;
   MpiSettings settings = base;
   settings.through_slurm = true;
@@ -609,18 +613,24 @@ RunResult run_slurm_subjobs(const SlurmJob& job, const GridPlan& plan, const Mpi
   ScopedSlurmNodes nodes(run_nodes);
   JobWatch watch;
   watch.quiet_losses = quiet_losses;
-  // A process of the job stopped for --host-timeout, where spares or the timeout are asked for
-  // (each round is a step Slurm records; with --restarts alone Slurm's own watch of its nodes
-  // is left to do). Made after the nodes' variables are set and gone before they are put back:
-  // its srun steps read them.
-  std::optional<SlurmStopWatch> stopped;
+  // A process of the job stopped, or a node silent, for --host-timeout, where spares or the
+  // timeout are asked for (each round is a step Slurm records; with --restarts alone Slurm's own
+  // watch of its nodes is left to do). Made after the nodes' variables are set and gone before
+  // they are put back: its srun steps read them.
+  std::optional<SlurmNodeWatch> watched_nodes;
   if (job.opt.host_timeout_given || settings.spares > 0) {
     std::vector<std::string> watched;
     for (const auto& node : run_nodes) watched.push_back(node.name);
-    stopped.emplace(watched, settings.job_marker, job.opt.host_timeout_s, job.opt.probe_timeout_s,
-                    settings.spares > 0, settings.verbose);
-    watch.lost = [&stopped] { return stopped->lost(); };
-    watch.lost_host = [&stopped] { return stopped->lost_host(); };
+    watched_nodes.emplace(watched, settings.job_marker, job.opt.host_timeout_s,
+                          job.opt.probe_timeout_s, settings.spares > 0, settings.verbose,
+                          settings.spares > 0 ? in_place : SlurmInPlace{});
+    watch.lost = [&watched_nodes] { return watched_nodes->lost(); };
+    watch.lost_host = [&watched_nodes] { return watched_nodes->lost_host(); };
+    if (settings.spares > 0 && in_place.leave_silent) {
+      watch.recovered = in_place.recovered;
+      watch.hosts_left = in_place.nodes_left;
+      watch.not_recovered = [&watched_nodes] { watched_nodes->recovery_refused(); };
+    }
   }
   watch.starter_may_wait_for_ever = !settings.mpi->ends_on_start_failure();
   watch.unreachable = [&] {
@@ -631,6 +641,7 @@ RunResult run_slurm_subjobs(const SlurmJob& job, const GridPlan& plan, const Mpi
     return silent;
   };
   RunResult result = run_mpirun(argv, settings.verbose, time_limit_s, {}, watch);
+  if (lost_node) *lost_node = watched_nodes ? watched_nodes->lost_host() : "";
   // PRRTE's 20 lines when srun no longer runs for it, after which it may exit 0: one line, and
   // none when the allocation has ended (bsprun says that).
   if (!result.slurm_starter_refused.empty() && result.exit_status == 0) result.exit_status = 1;

@@ -8,6 +8,7 @@
 #ifndef BSPG_LAUNCHER_SLURM_H
 #define BSPG_LAUNCHER_SLURM_H
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -16,6 +17,7 @@
 #include "hosts.h"
 #include "mpistart.h"
 #include "options.h"
+#include "recovery_lines.h"
 #include "rsl.h"
 #include "runner.h"
 
@@ -121,27 +123,52 @@ struct GridPlan;
 int plan_slurm(const SlurmJob& job, const std::map<std::string, std::string>& left_out,
                bool show_table, GridPlan& plan);
 
+// Where the job recovers in place (spares and --restarts): what the run does with a node that
+// stops answering, and what it hears of the library's recoveries (SlurmPlace fills it).
+struct SlurmInPlace {
+  // The node's processes are named lost to the job's other nodes (the library then cuts its
+  // connections to them and recovers in place): true where that was done. From the watch's thread.
+  std::function<bool(const std::string& node)> leave_silent;
+  // Whether the library's line said it recovered from a process of `node`.
+  std::function<bool(const std::string& node)> recovered_from;
+  // Each recovery in place the library's line reports (JobWatch::recovered).
+  std::function<void(const InPlaceRecovery&)> recovered;
+  // The nodes left to the library (JobWatch::hosts_left).
+  std::function<std::vector<std::string>()> nodes_left;
+};
+
 // Runs the plan's subjobs as one starter through Slurm (MpiSettings::through_slurm) on its chosen
 // nodes (in the allocation's order, as plan_slurm leaves them), then cancels the
 // job's steps it left running.
+// With in_place set (spares), a node that stops answering is left to the library (SlurmInPlace).
+// lost_node: set to the node the watch found lost, "" when none.
 RunResult run_slurm_subjobs(const SlurmJob& job, const GridPlan& plan, const MpiSettings& settings,
-                            bool quiet_losses, double time_limit_s);
+                            bool quiet_losses, double time_limit_s,
+                            const SlurmInPlace& in_place = {}, std::string* lost_node = nullptr);
 
-// A process of the job (the processes carrying `marker`) stopped (SIGSTOP) on one of `nodes`
-// for timeout_s while the node answers, found through an srun step on the nodes every few
-// seconds (slurm_watch.cpp), from a thread of its own while the watch lives. With end_stopped
-// (spares) such a process is ended instead, and the library recovers in place; otherwise lost()
-// says it ("process 1 on emu2: stopped (SIGSTOP) for 4 s, noticed through srun") and the job is
-// stopped for a restart. A node that does not answer is left to Slurm.
-class SlurmStopWatch {
+// Watches the job's `nodes` through an srun step on them every few seconds (slurm_watch.cpp),
+// from a thread of its own while the watch lives:
+// - A process of the job (the processes carrying `marker`) stopped (SIGSTOP) for timeout_s while
+//   its node answers. With end_stopped (spares) such a process is ended instead, and the library
+//   recovers in place; otherwise lost() says it ("process 1 on emu2: stopped (SIGSTOP) for 4 s,
+//   noticed through srun") and the job is stopped for a restart.
+// - A node that does not answer for timeout_s (frozen, cut off, or gone while Slurm has not yet
+//   noticed: Slurm's own watch waits SlurmdTimeout, 300 s by default). It is handed to
+//   in_place.leave_silent where set, and lost where that refuses, or where the library has not
+//   recovered from it kLeftHostGrace seconds later; lost() then says "emu2: no answer through
+//   srun for 4.0 s, noticed by bsprun".
+class SlurmNodeWatch {
  public:
-  SlurmStopWatch(std::vector<std::string> nodes, const std::string& marker, double timeout_s,
-                 double probe_timeout_s, bool end_stopped, bool verbose);
-  ~SlurmStopWatch();
-  SlurmStopWatch(const SlurmStopWatch&) = delete;
-  SlurmStopWatch& operator=(const SlurmStopWatch&) = delete;
+  SlurmNodeWatch(std::vector<std::string> nodes, const std::string& marker, double timeout_s,
+                 double probe_timeout_s, bool end_stopped, bool verbose,
+                 SlurmInPlace in_place = {});
+  ~SlurmNodeWatch();
+  SlurmNodeWatch(const SlurmNodeWatch&) = delete;
+  SlurmNodeWatch& operator=(const SlurmNodeWatch&) = delete;
   std::string lost() const;       // "" or what was lost
   std::string lost_host() const;  // its node
+  // The library said it cannot recover in place: a node left to it is lost at once. Any thread.
+  void recovery_refused();
 
  private:
   class Rounds;

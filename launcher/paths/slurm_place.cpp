@@ -1,8 +1,10 @@
 // slurm_place.cpp - the restart loop's place on the nodes of a Slurm allocation (-p N).
 #include <algorithm>
 #include <csignal>
+#include <mutex>
 #include <set>
 
+#include "exit_notes.h"
 #include "place_support.h"
 #include "restart.h"
 #include "say.h"
@@ -12,7 +14,8 @@ namespace bspg::launcher {
 namespace {
 
 // As GridPlace, with srun steps where GridPlace logs in over ssh. Slurm itself notices a node
-// that dies (the starter's daemon there is lost, and the job with it): no monitor of bsprun's.
+// that dies (the starter's daemon there is lost, and the job with it); with --host-timeout or
+// spares, bsprun watches the nodes through srun too (SlurmNodeWatch).
 class SlurmPlace : public JobPlace {
  public:
   explicit SlurmPlace(const SlurmJob& job) : job_(job), dir_(checkpoint_directory(job.opt)) {}
@@ -84,11 +87,106 @@ class SlurmPlace : public JobPlace {
                                  exit_notes_directory(settings.job_marker, dir_));
     // The library says which checkpoints are whole: after the allocation ends, no node can say.
     settings.exports.push_back("BSPG_SAY_WHOLE=1");
-    RunResult result =
-        run_slurm_subjobs(job_, plan_, settings, job_.opt.restarts > 0, time_limit_s);
+    {
+      std::lock_guard<std::mutex> lock(nodes_mutex_);
+      left_nodes_.clear();
+      recovered_nodes_.clear();
+      named_ranks_.clear();
+    }
+    // With spares, a node that stops answering is left to the library: its processes are named
+    // lost to the job's other nodes through the notes' directories there.
+    SlurmInPlace in_place;
+    if (notes && settings.spares > 0) {
+      in_place.leave_silent = [this, &settings](const std::string& node) {
+        return leave_silent(node, settings.job_marker);
+      };
+      in_place.recovered_from = [this](const std::string& node) {
+        std::lock_guard<std::mutex> lock(nodes_mutex_);
+        return recovered_nodes_.count(node) > 0;
+      };
+      in_place.recovered = [this](const InPlaceRecovery& recovery) { recovered(recovery); };
+      in_place.nodes_left = [this] {
+        std::lock_guard<std::mutex> lock(nodes_mutex_);
+        return std::vector<std::string>(left_nodes_.begin(), left_nodes_.end());
+      };
+    }
+    RunResult result = run_slurm_subjobs(job_, plan_, settings, job_.opt.restarts > 0, time_limit_s,
+                                         in_place, &lost_node_);
     name_lost_node(result);
     if (notes) find_killed_process(result, settings);
     return result;
+  }
+
+  // The nodes of this run: the job's, and the spares'.
+  std::vector<std::string> run_nodes() const {
+    std::vector<std::string> nodes;
+    for (const auto& h : plan_.chosen) nodes.push_back(h.name);
+    for (const auto& spare : plan_.spares)
+      if (std::find(nodes.begin(), nodes.end(), spare.contact) == nodes.end())
+        nodes.push_back(spare.contact);
+    return nodes;
+  }
+
+  // A node silent for --host-timeout (the watch's thread): where it holds a process of the job,
+  // every other node of the run is told, in the notes' directory there, which processes (ranks
+  // in MPI_COMM_WORLD) are lost on it, and the library cuts its connections to them and recovers
+  // in place. false where it holds only spares, or a node could not be told: the job is then
+  // stopped and restarted, as without spares.
+  bool leave_silent(const std::string& node, const std::string& marker) {
+    std::vector<std::string> world = host_of_pid_;  // the job's processes, then the spares
+    for (const auto& spare : plan_.spares)
+      world.insert(world.end(), static_cast<std::size_t>(spare.count), spare.contact);
+    std::vector<int> ranks;
+    std::string which;
+    for (std::size_t r = 0; r < world.size(); ++r)
+      if (world[r] == node) {
+        ranks.push_back(static_cast<int>(r));
+        if (r < host_of_pid_.size()) which += (which.empty() ? "" : ", ") + std::to_string(r);
+      }
+    if (which.empty()) return false;
+    std::vector<int> named;
+    std::vector<std::string> others;
+    {
+      std::lock_guard<std::mutex> lock(nodes_mutex_);
+      named_ranks_.insert(named_ranks_.end(), ranks.begin(), ranks.end());
+      named = named_ranks_;
+      left_nodes_.insert(node);
+      for (const std::string& other : run_nodes())
+        if (left_nodes_.count(other) == 0) others.push_back(other);
+    }
+    const NodeOutputs told = run_on_nodes(others, lost_ranks_script(marker, named, dir_),
+                                          job_.opt.probe_timeout_s, "bsprun-lost");
+    std::string failed;
+    for (const std::string& other : others) {
+      auto it = told.by_node.find(other);
+      if (it == told.by_node.end() || it->second.find("named") == std::string::npos)
+        failed += (failed.empty() ? "" : ", ") + other +
+                  (it == told.by_node.end() ? " (no answer through srun)"
+                                            : " (the job's notes' directory there is missing)");
+    }
+    if (!failed.empty()) {
+      std::lock_guard<std::mutex> lock(nodes_mutex_);
+      left_nodes_.erase(node);
+      say(node + " does not answer, but " + failed +
+          " could not be told of its processes' loss: no recovery in place");
+      return false;
+    }
+    say(node + " does not answer through srun for --host-timeout: process" +
+        (which.find(',') != std::string::npos ? "es " : " ") + which +
+        " there named lost to the job's other processes, for recovery in place");
+    return true;
+  }
+
+  // The library's line: the nodes it recovered from. A lost process that still lives on a node
+  // that answers was ended by the watch (stopped) or is gone (killed); one on a silent node is
+  // left as it is, as nothing reaches it.
+  void recovered(const InPlaceRecovery& recovery) {
+    for (const LostProcess& lost : recovery.lost) {
+      const std::string node = host_calling_itself(lost.host);
+      if (node.empty()) continue;
+      std::lock_guard<std::mutex> lock(nodes_mutex_);
+      recovered_nodes_.insert(node);
+    }
   }
 
   // MPICH's Hydra says only that a proxy hung up (a start failure of no host), also when a node
@@ -111,7 +209,12 @@ class SlurmPlace : public JobPlace {
   // As GridPlace's: a process killed by a signal, from the exit notes on the nodes.
   void find_killed_process(RunResult& result, const MpiSettings& settings) const {
     std::vector<std::string> nodes;
-    for (const auto& h : plan_.chosen) nodes.push_back(h.name);
+    {
+      // Not on a node lost or left to the library: it does not answer.
+      std::lock_guard<std::mutex> lock(nodes_mutex_);
+      for (const auto& h : plan_.chosen)
+        if (h.name != lost_node_ && left_nodes_.count(h.name) == 0) nodes.push_back(h.name);
+    }
     if (allocation_end(job_.job_id).kind != AllocationEnd::kRunning) return;
     const NodeOutputs outputs = run_on_nodes(nodes, exit_notes_script(settings.job_marker, dir_),
                                              job_.opt.probe_timeout_s, "bsprun-notes");
@@ -121,8 +224,11 @@ class SlurmPlace : public JobPlace {
       auto it = outputs.by_node.find(node);
       complete = it != outputs.by_node.end() && read_exit_notes(it->second, notes) && complete;
     }
-    take_killed_process(result, notes, complete, false, host_of_pid_, settings.mpi->name());
+    take_killed_process(result, notes, complete, !lost_node_.empty(), host_of_pid_,
+                        settings.mpi->name());
   }
+
+  std::string watched_lost_host() const override { return lost_node_; }
 
   std::string host_calling_itself(const std::string& name) const override {
     return chosen_calling_itself(plan_, name);
@@ -164,6 +270,11 @@ class SlurmPlace : public JobPlace {
   std::vector<std::string> reachable_;
   std::vector<std::string> host_of_pid_;
   std::set<std::string> used_;
+  // This run's nodes left to the library, those it recovered from, and the ranks named lost.
+  mutable std::mutex nodes_mutex_;
+  std::set<std::string> left_nodes_, recovered_nodes_;
+  std::vector<int> named_ranks_;
+  std::string lost_node_;  // the node the watch found lost in the last run, "" when none
   int runs_ = 0;
 };
 

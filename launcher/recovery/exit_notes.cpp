@@ -85,20 +85,24 @@ std::string exit_notes_directory(const std::string& job_marker, const std::strin
   return parent + "/exits-" + job_marker;
 }
 
+namespace {
+// sh that sets d to the run's notes directory (exit_notes_directory; m holds the marker), and p
+// to `parent` where there is one.
+std::string notes_directory_sh(const std::string& parent) {
+  if (parent.empty()) return "d=$HOME/.cache/bspg/exits/$m; ";
+  const bool home = parent.rfind("~/", 0) == 0;
+  return hosts::shell_assignment("p", home ? parent.substr(2) : parent) +
+         (home ? "p=$HOME/$p; " : "") + "d=$p/exits-$m; ";
+}
+}  // namespace
+
 std::string exit_notes_script(const std::string& job_marker, const std::string& parent) {
   // One line of sh (guarded_command): no single quote, no backslash but shell_assignment's. Only
   // the library's names are listed (RANK, RANK.begun), each a plain file, never through a link.
   // Each note is removed right after it is listed: where hosts share a home (NFS), the hosts'
   // listings together still hold every note, whichever host listed it (a note another host took
   // meanwhile reads empty here and is left out).
-  std::string where;
-  if (parent.empty()) {
-    where = "d=$HOME/.cache/bspg/exits/$m; ";
-  } else {
-    const bool home = parent.rfind("~/", 0) == 0;
-    where = hosts::shell_assignment("p", home ? parent.substr(2) : parent) +
-            (home ? "p=$HOME/$p; " : "") + "d=$p/exits-$m; ";
-  }
+  const std::string where = notes_directory_sh(parent);
   // Earlier runs' notes (the job's own directory) and the directory if nothing else is left.
   const std::string earlier =
       parent.empty() ? ""
@@ -116,13 +120,14 @@ std::string exit_notes_script(const std::string& job_marker, const std::string& 
          earlier + "echo " + kNotesEnd;
 }
 
-std::string lost_ranks_script(const std::string& job_marker, const std::vector<int>& ranks) {
+std::string lost_ranks_script(const std::string& job_marker, const std::vector<int>& ranks,
+                              const std::string& parent) {
   std::string lines;
   for (int r : ranks) lines += std::to_string(r) + " ";
   // The processes made the directory at their start; a link there is not followed. Hosts that
   // share a home (NFS) write the same file: each its own first, then renamed over it.
   return hosts::shell_assignment("m", job_marker) + "case $m in \"\"|*/*|.*) m=-;; esac; " +
-         "d=$HOME/.cache/bspg/exits/$m; [ -d \"$d\" ] && [ ! -L \"$d\" ] && " + "echo " + lines +
+         notes_directory_sh(parent) + "[ -d \"$d\" ] && [ ! -L \"$d\" ] && " + "echo " + lines +
          "> \"$d/lost-ranks.$$\" && " +
          "mv -f \"$d/lost-ranks.$$\" \"$d/lost-ranks\" && echo named";
 }

@@ -41,11 +41,12 @@ std::string exit_notes_directory(const std::string& job_marker, const std::strin
 std::string exit_notes_script(const std::string& job_marker, const std::string& parent = "");
 // Adds a listing's notes to `notes`; false when the listing is not complete.
 bool read_exit_notes(const std::string& output, ExitNoteSet& notes);
-// sh for guarded_command: leaves bsprun's word in that directory (grid path) that the processes
-// of MPI_COMM_WORLD ranks `ranks` are lost on a host that does not answer (the file lost-ranks,
-// the ranks separated by spaces, replaced whole); the library cuts its connections to them
-// (bsplib/src/sections/in_place.hpp, watch_named_losses). Prints "named" where it was written.
-std::string lost_ranks_script(const std::string& job_marker, const std::vector<int>& ranks);
+// sh for guarded_command: leaves bsprun's word in that directory (with `parent` as above) that the
+// processes of MPI_COMM_WORLD ranks `ranks` are lost on a host that does not answer (the file
+// lost-ranks, the ranks separated by spaces, replaced whole); the library cuts its connections to
+// them (bsplib/src/sections/in_place.hpp, watch_named_losses). Prints "named" where it was written.
+std::string lost_ranks_script(const std::string& job_marker, const std::vector<int>& ranks,
+                              const std::string& parent = "");
 
 class ExitNotes {
  public:

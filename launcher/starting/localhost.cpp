@@ -16,6 +16,7 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <thread>
 
 #include "cores.h"
 #include "mpi.h"
@@ -114,7 +115,8 @@ std::string current_directory() {
   return getcwd(buf, sizeof buf) ? buf : "";
 }
 
-std::string run_sh_here(const std::string& script, double timeout_s, std::string& error) {
+std::string run_sh_here(const std::string& script, double timeout_s, std::string& error,
+                        double wind_down_s) {
   int out[2];
   if (pipe2(out, O_CLOEXEC) != 0) {
     error = std::string("cannot run sh: ") + std::strerror(errno);
@@ -151,8 +153,26 @@ std::string run_sh_here(const std::string& script, double timeout_s, std::string
     const int ready = left > 0 ? ::poll(&wait, 1, static_cast<int>(left)) : 0;
     if (ready < 0 && errno == EINTR) continue;
     if (ready == 0) {
-      kill(pid, SIGKILL);
       error = "took longer than " + std::to_string(static_cast<int>(timeout_s)) + " s";
+      if (wind_down_s > 0) {
+        // Its own end may wait for what does not answer (srun for a frozen node): not here.
+        kill(pid, SIGTERM);
+        close(out[0]);
+        std::thread([pid, wind_down_s] {
+          const auto give_up = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                  std::chrono::duration<double>(wind_down_s));
+          while (waitpid(pid, nullptr, WNOHANG) == 0) {
+            if (Clock::now() >= give_up) {
+              kill(pid, SIGKILL);
+              waitpid(pid, nullptr, 0);
+              return;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+          }
+        }).detach();
+        return text;
+      }
+      kill(pid, SIGKILL);
       break;
     }
     char buffer[4096];

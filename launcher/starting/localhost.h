@@ -27,8 +27,11 @@ bool links_bspg(const std::string& path);
 std::string current_directory();
 
 // Runs a sh script on this machine (stdin and stderr /dev/null, the stop signals unblocked): its
-// standard output, or "" with `error` set. Killed after timeout_s.
-std::string run_sh_here(const std::string& script, double timeout_s, std::string& error);
+// standard output, or "" with `error` set. Killed after timeout_s; or, with wind_down_s > 0,
+// asked to end (SIGTERM) after timeout_s and returned from with what it printed so far, while a
+// thread of its own waits wind_down_s for it to end and then kills it.
+std::string run_sh_here(const std::string& script, double timeout_s, std::string& error,
+                        double wind_down_s = 0);
 
 // The starter to use: $BSPG_MPIRUN, else the starter of the MPI bspg was built with (mpi.h).
 // Empty when none exists.

@@ -153,6 +153,36 @@ TEST(ExitNotes, LostRanksAreLeftInTheNotesDirectory) {
   EXPECT_EQ(system(("rm -rf " + home).c_str()), 0);
 }
 
+// On the Slurm path bsprun's word goes into the job's directory on the node ("~/" is the node's
+// home), where that run's processes leave their notes, and nowhere else.
+TEST(ExitNotes, LostRanksGoIntoTheJobsDirectoryOnTheSlurmPath) {
+  char home_template[] = "/tmp/bspg-notes-home-XXXXXX";
+  ASSERT_NE(mkdtemp(home_template), nullptr);
+  const std::string home = home_template, marker = "bspg-8-ef";
+  const std::string dir = bspg::launcher::exit_notes_directory(marker, "~/ckpt/job 2");
+  EXPECT_EQ(dir, "~/ckpt/job 2/exits-" + marker);
+  const std::string made = home + "/ckpt/job 2/exits-" + marker;
+  const auto tell = [&](const std::vector<int>& ranks) {
+    return run_script(home, bspg::launcher::lost_ranks_script(marker, ranks, "~/ckpt/job 2"));
+  };
+  EXPECT_EQ(tell({1}).find("named"), std::string::npos) << "no run made the directory here";
+  ASSERT_EQ(system(("mkdir -p '" + made + "'").c_str()), 0);
+  EXPECT_EQ(tell({3, 1}), "named\n");
+  std::ifstream written(made + "/lost-ranks");
+  int a = -1, b = -1;
+  written >> a >> b;
+  EXPECT_EQ(a, 3);
+  EXPECT_EQ(b, 1);
+  EXPECT_NE(access((home + "/.cache/bspg/exits/" + marker).c_str(), F_OK), 0)
+      << "the grid path's directory is not the Slurm path's";
+  // The listing after the run takes the word with the notes.
+  ExitNoteSet notes;
+  EXPECT_TRUE(
+      bspg::launcher::read_exit_notes(run_listing(home, marker, home + "/ckpt/job 2"), notes));
+  EXPECT_NE(access((made + "/lost-ranks").c_str(), F_OK), 0);
+  EXPECT_EQ(system(("rm -rf " + home).c_str()), 0);
+}
+
 // The Slurm path's notes live in the job's directory on each node: the listing takes this run's,
 // removes those an earlier run of the job left (its allocation ended before they were read),
 // and the directory once nothing else is in it.

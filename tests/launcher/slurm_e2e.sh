@@ -16,6 +16,11 @@
 #   stopped     the same with process 1 stopped (SIGSTOP) and --host-timeout 4: bsprun finds it
 #               through srun; with Open MPI 5 it ends it and the spare takes its place in place,
 #               elsewhere the job restarts without its node; the answer is right either way
+#   frozen      the same with pid 1's whole node frozen (its slurmd, daemon and process SIGSTOPped)
+#               and Slurm's own node timeout at 300 s: bsprun finds it silent through srun at
+#               --host-timeout 4; with Open MPI 5 its process is named lost to the others and the
+#               spare takes its place in place, elsewhere the job restarts without the node; the
+#               answer is right either way, and once thawed nothing is left
 #   scancel     an sbatch job running bsprun is cancelled: nothing of it is left on any node
 #   sbatch      hostfiles/slurm-job.sbatch (restarts, a checkpointing program) runs as a batch job
 #   controls    a failing program's exit status, -x, --time-limit and SIGINT, as on the other paths
@@ -241,6 +246,51 @@ case "$scenario" in
     fi
     expect_count "$out" "^$want$" 1
     expect_nothing_left 4 15
+    no_ssh_used
+    ;;
+  frozen)
+    # A whole node frozen (its slurmd, the MPI's daemon and the job's process there SIGSTOPped),
+    # with Slurm's own watch far off (SlurmdTimeout 300 s): bsprun finds the node silent through
+    # srun at --host-timeout.
+    steps=40 every=4
+    want=$(reference 3)
+    [ -n "$want" ] || fail "no reference answer"
+    EMU_SLOTS=1 EMU_SLURMD_TIMEOUT=300 start_cluster 0 0 0 0
+    out=$dir/out err=$dir/err
+    echo "---- salloc -N 4 bsprun -p 3 -v --spares 1 --restarts 2 --host-timeout 4 (in the background)"
+    setsid salloc --quiet --no-kill -N 4 "$BSPRUN" -p 3 -v --spares 1 --restarts 2 --host-timeout 4 \
+      "$CKPT_JOB" "$steps" "$every" --ms 100 "$tag" >"$out" 2>"$err" </dev/null &
+    pid=$!
+    group=$pid
+    wait_for "$out" "^checkpoint 2 at step" 60
+    node=$(tr -d '\0' <"$out" | grep -Eo "^pid 1 of 3 on emu[0-9]" | grep -Eo "[0-9]$")
+    [ -n "$node" ] || fail "no node of pid 1 found in the job's output"
+    frozen_at=$(date +%s.%N)
+    echo "---- node emu$node (pid 1's) is frozen"
+    "$EMUSLURM" freeze "$dir" "${node:-0}"
+    wait_for "$err" "(does not answer|no answer) through srun" 60
+    echo "frozen to bsprun's line: $(awk -v a="$frozen_at" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }') s"
+    wait_job 150
+    kill -KILL -- "-$group" 2>/dev/null  # what a failed wait left
+    show
+    expect_status 0
+    if [ "${ULFM:-0}" = 1 ]; then
+      expect_match "$err" "^bsprun: emu$node does not answer through srun for --host-timeout: process 1 there named lost to the job's other processes, for recovery in place$"
+      expect_match "$err" "^bspg: recovered in place from checkpoint [0-9]+: process 1 \(host emu$node, process id [0-9]+\) lost, a spare on emu[0-9] took its place, in [0-9.]+ s$"
+      expect_count "$err" "^bsprun: restart " 0
+    else
+      expect_match "$err" "^bsprun: lost emu$node: no answer through srun for [0-9.]+ s \(--host-timeout\), noticed by bsprun; stopping the job$"
+      expect_match "$err" "^bsprun: restart 1 of 2: from checkpoint [0-9]+ on "
+      # The restart runs without the frozen node.
+      expect_count "$out" "^pid [0-2] of 3 on emu$node$" 1
+    fi
+    expect_count "$out" "^$want$" 1
+    resumed=$(tr -d '\0' <"$out" | grep '^resumed from checkpoint' | tail -n 1 | sed -n 's/.* at \([0-9.]*\))$/\1/p')
+    [ -n "$resumed" ] &&
+      echo "frozen to resumed: $(awk -v a="$frozen_at" -v b="$resumed" 'BEGIN { printf "%.3f", b - a }') s"
+    # Thawed, what was left on the node finds its job gone (Slurm ends the step's processes).
+    "$EMUSLURM" thaw "$dir" "${node:-0}"
+    expect_nothing_left 4 30
     no_ssh_used
     ;;
   scancel)
