@@ -264,22 +264,13 @@ class GridPlace : public JobPlace {
   // place. false where it holds only spares, or a host could not be told: the job is then
   // stopped and restarted, as without spares.
   bool leave_silent(const std::string& host, bool daemon_gone) {
-    std::vector<std::string> world = host_of_pid_;  // the job's processes, then the spares
-    for (const auto& spare : plan_.spares)
-      world.insert(world.end(), static_cast<std::size_t>(spare.count), spare.contact);
-    std::vector<int> ranks;
-    bool job_process = false;
-    for (std::size_t r = 0; r < world.size(); ++r)
-      if (world[r] == host) {
-        ranks.push_back(static_cast<int>(r));
-        job_process = job_process || r < host_of_pid_.size();
-      }
-    if (!job_process) return false;
+    const HostRanks ranks = ranks_on_host(plan_, host_of_pid_, host);
+    if (ranks.job.empty()) return false;
     std::vector<int> named;
     std::vector<hosts::HostSpec> others;
     {
       std::lock_guard<std::mutex> lock(hosts_mutex_);
-      named_ranks_.insert(named_ranks_.end(), ranks.begin(), ranks.end());
+      named_ranks_.insert(named_ranks_.end(), ranks.all.begin(), ranks.all.end());
       named = named_ranks_;
       left_hosts_.insert(host);
       for (const auto& h : run_hosts_)
@@ -298,10 +289,6 @@ class GridPlace : public JobPlace {
                           (run.err.empty() ? std::string("missing") : untrusted::printable(run.err))
                     : run.error) +
             ")";
-    std::string which;
-    for (int r : ranks)
-      if (static_cast<std::size_t>(r) < host_of_pid_.size())
-        which += (which.empty() ? "" : ", ") + std::to_string(r);
     if (!failed.empty()) {
       std::lock_guard<std::mutex> lock(hosts_mutex_);
       left_hosts_.erase(host);
@@ -311,7 +298,7 @@ class GridPlace : public JobPlace {
     }
     say(host +
         (daemon_gone ? " is gone with its MPI daemon" : " does not answer for --host-timeout") +
-        ": process" + (ranks.size() > 1 ? "es " : " ") + which +
+        ": process" + (ranks.job.size() > 1 ? "es " : " ") + rank_list(ranks.job) +
         " there named lost to the job's other processes, for recovery in place");
     return true;
   }

@@ -67,6 +67,20 @@ std::vector<std::string> hosts_of_pids(const GridPlan& plan) {
   return hosts;
 }
 
+HostRanks ranks_on_host(const GridPlan& plan, const std::vector<std::string>& host_of_pid,
+                        const std::string& host) {
+  std::vector<std::string> world = host_of_pid;
+  for (const auto& spare : plan.spares)
+    world.insert(world.end(), static_cast<std::size_t>(spare.count), spare.contact);
+  HostRanks ranks;
+  for (std::size_t r = 0; r < world.size(); ++r)
+    if (world[r] == host) {
+      ranks.all.push_back(static_cast<int>(r));
+      if (r < host_of_pid.size()) ranks.job.push_back(static_cast<int>(r));
+    }
+  return ranks;
+}
+
 // The plan's hosts, for messages: "emu1 emu3".
 std::string chosen_text(const GridPlan& plan) {
   std::string text;

@@ -28,6 +28,14 @@ std::string rank_list(const std::vector<int>& ranks);
 std::string lost_processes_text(const std::vector<int>& lost, const std::string& where,
                                 const std::string& mpi_name);
 std::vector<std::string> hosts_of_pids(const GridPlan& plan);
+// The MPI_COMM_WORLD ranks on `host`: `all` of them (the job's processes, host_of_pid, come
+// first, then the plan's spares), and `job`, those that are the job's processes; for naming a
+// silent host's processes lost (leave_silent on each path).
+struct HostRanks {
+  std::vector<int> all, job;
+};
+HostRanks ranks_on_host(const GridPlan& plan, const std::vector<std::string>& host_of_pid,
+                        const std::string& host);
 std::string chosen_text(const GridPlan& plan);
 std::string chosen_calling_itself(const GridPlan& plan, const std::string& name);
 void keep_listing(const std::string& host, const std::string& problem, Holdings&& h,

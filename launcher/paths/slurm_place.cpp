@@ -133,22 +133,13 @@ class SlurmPlace : public JobPlace {
   // in place. false where it holds only spares, or a node could not be told: the job is then
   // stopped and restarted, as without spares.
   bool leave_silent(const std::string& node, const std::string& marker) {
-    std::vector<std::string> world = host_of_pid_;  // the job's processes, then the spares
-    for (const auto& spare : plan_.spares)
-      world.insert(world.end(), static_cast<std::size_t>(spare.count), spare.contact);
-    std::vector<int> ranks;
-    std::string which;
-    for (std::size_t r = 0; r < world.size(); ++r)
-      if (world[r] == node) {
-        ranks.push_back(static_cast<int>(r));
-        if (r < host_of_pid_.size()) which += (which.empty() ? "" : ", ") + std::to_string(r);
-      }
-    if (which.empty()) return false;
+    const HostRanks ranks = ranks_on_host(plan_, host_of_pid_, node);
+    if (ranks.job.empty()) return false;
     std::vector<int> named;
     std::vector<std::string> others;
     {
       std::lock_guard<std::mutex> lock(nodes_mutex_);
-      named_ranks_.insert(named_ranks_.end(), ranks.begin(), ranks.end());
+      named_ranks_.insert(named_ranks_.end(), ranks.all.begin(), ranks.all.end());
       named = named_ranks_;
       left_nodes_.insert(node);
       for (const std::string& other : run_nodes())
@@ -172,7 +163,7 @@ class SlurmPlace : public JobPlace {
       return false;
     }
     say(node + " does not answer through srun for --host-timeout: process" +
-        (which.find(',') != std::string::npos ? "es " : " ") + which +
+        (ranks.job.size() > 1 ? "es " : " ") + rank_list(ranks.job) +
         " there named lost to the job's other processes, for recovery in place");
     return true;
   }
