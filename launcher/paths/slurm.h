@@ -153,7 +153,8 @@ RunResult run_slurm_subjobs(const SlurmJob& job, const GridPlan& plan, const Mpi
 //   recovers in place; otherwise lost() says it ("process 1 on emu2: stopped (SIGSTOP) for 4 s,
 //   noticed through srun") and the job is stopped for a restart.
 // - A node that does not answer for timeout_s (frozen, cut off, or gone while Slurm has not yet
-//   noticed: Slurm's own watch waits SlurmdTimeout, 300 s by default). It is handed to
+//   noticed: Slurm's own watch waits SlurmdTimeout, 300 s by default), while others do (a step
+//   that no node answers says nothing: Slurm's controller may be slow to make it). It is handed to
 //   in_place.leave_silent where set, and lost where that refuses, or where the library has not
 //   recovered from it kLeftHostGrace seconds later; lost() then says "emu2: no answer through
 //   srun for 4.0 s, noticed by bsprun".

@@ -136,9 +136,10 @@ class SlurmNodeWatch::Rounds {
           std::clamp(Seconds(earliest - began).count(), kShortestRound, probe_timeout_s_);
       const NodeOutputs outputs = run_on_nodes(asked, script_, round_s, "bsprun-watch");
       const auto now = Clock::now();
-      // srun that failed at once, with no node's answer, says nothing of the nodes (a node that
-      // does not answer keeps the step waiting until its time is up).
-      const bool told = outputs.timed_out || !outputs.by_node.empty();
+      // A round in which no node answered says nothing of the nodes: srun failed, or Slurm's
+      // controller did not make the step in time (busy, restarting), which a frozen node does not
+      // cause: the others answer while the step waits for it.
+      const bool told = !outputs.by_node.empty();
       for (const std::string& node : asked) {
         auto it = outputs.by_node.find(node);
         if (it == outputs.by_node.end()) {

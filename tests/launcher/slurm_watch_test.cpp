@@ -111,6 +111,14 @@ TEST_F(SlurmWatchTest, ASrunThatFailsAtOnceLosesNoNode) {
   EXPECT_LT(wait_lost(watch, 3), 0) << watch.lost();
 }
 
+// A step that no node answers in time (Slurm's controller busy, or every node silent) says
+// nothing of any node either.
+TEST_F(SlurmWatchTest, ARoundNoNodeAnswersLosesNoNode) {
+  for (const std::string& node : kNodes) freeze(node);
+  SlurmNodeWatch watch(kNodes, "bspg-1-test", 1, 5, false, false);
+  EXPECT_LT(wait_lost(watch, 5), 0) << watch.lost();
+}
+
 TEST_F(SlurmWatchTest, ALeftNodeTheLibraryRecoveredFromIsNotLost) {
   freeze("emu3");
   std::mutex mutex;
