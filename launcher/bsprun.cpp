@@ -25,6 +25,7 @@
 #include "runner.h"
 #include "say.h"
 #include "slurm.h"
+#include "srun_relay.h"
 
 #ifndef BSPG_VERSION
 #define BSPG_VERSION "unknown"
@@ -140,6 +141,8 @@ int main(int argc, char** argv) {
   // Open MPI 5's daemons are started through bsprun where a grid job recovers in place.
   if (argc > 1 && std::strcmp(argv[1], kDaemonRelayOption) == 0)
     return run_daemon_relay(argc, argv);
+  // ... and inside Slurm, through bsprun as their srun.
+  if (argc > 1 && std::strcmp(argv[1], kSrunRelayOption) == 0) return run_srun_relay(argc, argv);
   Options opt;
   try {
     opt = parse_options(argc, argv);

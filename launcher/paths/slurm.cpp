@@ -4,6 +4,7 @@
 
 #include <arpa/inet.h>
 #include <limits.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <optional>
 #include <set>
@@ -23,10 +25,12 @@
 #include "checkpoints.h"
 #include "grid.h"
 #include "localhost.h"
+#include "place_support.h"
 #include "profile_run.h"
 #include "remote_stop.h"
 #include "runner.h"
 #include "say.h"
+#include "srun_relay.h"
 #include "subjob_checks.h"
 
 namespace bspg::launcher {
@@ -362,6 +366,63 @@ class ScopedSlurmNodes {
   std::vector<std::pair<const char*, std::optional<std::string>>> saved_;
 };
 
+// Where the job recovers in place, Open MPI 5's daemons start through bsprun's srun relay
+// (srun_relay.h): a private directory holding `srun`, first on PATH while the object lives (the
+// starter reads PATH; bsprun's own steps pass through the relay to the real srun unchanged).
+class SrunRelayOnPath {
+ public:
+  SrunRelayOnPath(const std::string& bsprun, bool verbose) {
+    const std::string real = search_path("srun");
+    std::string error;
+    const std::string config = slurm_command({"scontrol", "show", "config"}, 10, error);
+    int port = 6818;  // Slurm's default SlurmdPort
+    if (const std::size_t at = config.find("\nSlurmdPort "); at != std::string::npos) {
+      const std::size_t value = config.find_first_of("0123456789", at);
+      if (value != std::string::npos) port = std::atoi(config.c_str() + value);
+    }
+    const std::string script = srun_relay_script(bsprun, real, port);
+    const char* tmp = std::getenv("TMPDIR");
+    std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/bspg-srun-XXXXXX";
+    if (script.empty() || port <= 0 || port > 65535 || mkdtemp(dir.data()) == nullptr) {
+      if (verbose) say("the MPI's daemons start through srun itself: a lost node ends the job");
+      return;
+    }
+    dir_ = dir;
+    const std::string path = dir_ + "/srun";
+    std::ofstream file(path);
+    file << script;
+    file.close();
+    if (!file || chmod(path.c_str(), 0700) != 0) {
+      remove();
+      return;
+    }
+    const char* old = std::getenv("PATH");
+    if (old) saved_path_ = old;
+    had_path_ = old != nullptr;
+    setenv("PATH", (dir_ + (old ? ":" + saved_path_ : "")).c_str(), 1);
+  }
+  ~SrunRelayOnPath() {
+    if (dir_.empty()) return;
+    if (had_path_)
+      setenv("PATH", saved_path_.c_str(), 1);
+    else
+      unsetenv("PATH");
+    remove();
+  }
+  SrunRelayOnPath(const SrunRelayOnPath&) = delete;
+  SrunRelayOnPath& operator=(const SrunRelayOnPath&) = delete;
+
+ private:
+  void remove() {
+    unlink((dir_ + "/srun").c_str());
+    rmdir(dir_.c_str());
+    dir_.clear();
+  }
+
+  std::string dir_, saved_path_;
+  bool had_path_ = false;
+};
+
 }  // namespace
 
 NodeOutputs run_on_nodes(const std::vector<std::string>& nodes, const std::string& script,
@@ -617,6 +678,11 @@ RunResult run_slurm_subjobs(const SlurmJob& job, const GridPlan& plan, const Mpi
   // timeout are asked for (each round is a step Slurm records; with --restarts alone Slurm's own
   // watch of its nodes is left to do). Made after the nodes' variables are set and gone before
   // they are put back: its srun steps read them.
+  // A node killed with its daemon (the job's processes' connections closed with it) is held
+  // silent to a starter that would end the job for it (srun_relay.h). Before the watch's thread
+  // starts: PATH changes here.
+  std::optional<SrunRelayOnPath> relay;
+  if (settings.spares > 0 && in_place.leave_silent) relay.emplace(this_bsprun(), settings.verbose);
   std::optional<SlurmNodeWatch> watched_nodes;
   if (job.opt.host_timeout_given || settings.spares > 0) {
     std::vector<std::string> watched;
@@ -630,6 +696,9 @@ RunResult run_slurm_subjobs(const SlurmJob& job, const GridPlan& plan, const Mpi
       watch.recovered = in_place.recovered;
       watch.hosts_left = in_place.nodes_left;
       watch.not_recovered = [&watched_nodes] { watched_nodes->recovery_refused(); };
+      watch.daemon_gone = [&watched_nodes](const std::string& node) {
+        watched_nodes->node_gone(node);
+      };
     }
   }
   watch.starter_may_wait_for_ever = !settings.mpi->ends_on_start_failure();

@@ -128,7 +128,8 @@ int plan_slurm(const SlurmJob& job, const std::map<std::string, std::string>& le
 struct SlurmInPlace {
   // The node's processes are named lost to the job's other nodes (the library then cuts its
   // connections to them and recovers in place): true where that was done. From the watch's thread.
-  std::function<bool(const std::string& node)> leave_silent;
+  // daemon_gone: the node was handed over by node_gone (bsprun's srun relay), not for its silence.
+  std::function<bool(const std::string& node, bool daemon_gone)> leave_silent;
   // Whether the library's line said it recovered from a process of `node`.
   std::function<bool(const std::string& node)> recovered_from;
   // Each recovery in place the library's line reports (JobWatch::recovered).
@@ -170,6 +171,10 @@ class SlurmNodeWatch {
   std::string lost_host() const;  // its node
   // The library said it cannot recover in place: a node left to it is lost at once. Any thread.
   void recovery_refused();
+  // `node` is gone (its MPI daemon's connection ended while its slurmd no longer answers;
+  // srun_relay.h): handed to in_place.leave_silent at once, as a node silent for timeout_s would
+  // be, or lost where that is not set or refuses. Any thread.
+  void node_gone(const std::string& node);
 
  private:
   class Rounds;

@@ -97,8 +97,8 @@ class SlurmPlace : public JobPlace {
     // lost to the job's other nodes through the notes' directories there.
     SlurmInPlace in_place;
     if (notes && settings.spares > 0) {
-      in_place.leave_silent = [this, &settings](const std::string& node) {
-        return leave_silent(node, settings.job_marker);
+      in_place.leave_silent = [this, &settings](const std::string& node, bool daemon_gone) {
+        return leave_silent(node, daemon_gone, settings.job_marker);
       };
       in_place.recovered_from = [this](const std::string& node) {
         std::lock_guard<std::mutex> lock(nodes_mutex_);
@@ -127,12 +127,13 @@ class SlurmPlace : public JobPlace {
     return nodes;
   }
 
-  // A node silent for --host-timeout (the watch's thread): where it holds a process of the job,
+  // A node silent for --host-timeout, or gone with its MPI daemon (daemon_gone; bsprun's srun
+  // relay found its slurmd closed) (the watch's thread): where it holds a process of the job,
   // every other node of the run is told, in the notes' directory there, which processes (ranks
   // in MPI_COMM_WORLD) are lost on it, and the library cuts its connections to them and recovers
   // in place. false where it holds only spares, or a node could not be told: the job is then
   // stopped and restarted, as without spares.
-  bool leave_silent(const std::string& node, const std::string& marker) {
+  bool leave_silent(const std::string& node, bool daemon_gone, const std::string& marker) {
     const HostRanks ranks = ranks_on_host(plan_, host_of_pid_, node);
     if (ranks.job.empty()) return false;
     std::vector<int> named;
@@ -162,8 +163,10 @@ class SlurmPlace : public JobPlace {
           " could not be told of its processes' loss: no recovery in place");
       return false;
     }
-    say(node + " does not answer through srun for --host-timeout: process" +
-        (ranks.job.size() > 1 ? "es " : " ") + rank_list(ranks.job) +
+    say(node +
+        (daemon_gone ? " is gone with its MPI daemon"
+                     : " does not answer through srun for --host-timeout") +
+        ": process" + (ranks.job.size() > 1 ? "es " : " ") + rank_list(ranks.job) +
         " there named lost to the job's other processes, for recovery in place");
     return true;
   }

@@ -76,6 +76,13 @@ class SlurmNodeWatch::Rounds {
     }
     wake_.notify_all();
   }
+  void node_gone(const std::string& node) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      gone_.push_back(node);
+    }
+    wake_.notify_all();
+  }
 
  private:
   using Clock = StopClock::Clock;
@@ -102,20 +109,40 @@ class SlurmNodeWatch::Rounds {
     std::map<std::string, Clock::time_point> left_at;  // nodes left to the library, and when
     std::set<std::string> settled;                     // ... which it recovered from
     bool refused = false;                              // recovery_refused, as last seen
+    std::set<std::string> gone;                        // nodes handed over by node_gone
     for (;;) {
-      const auto began = Clock::now();
+      std::vector<std::string> newly_gone;
       {
         std::lock_guard<std::mutex> lock(mutex_);
         refused = refused_;
+        newly_gone.swap(gone_);
       }
+      for (const std::string& node : newly_gone) {
+        if (left_at.count(node) || std::find(nodes_.begin(), nodes_.end(), node) == nodes_.end())
+          continue;
+        gone.insert(node);
+        if (in_place_.leave_silent && in_place_.leave_silent(node, true)) {
+          left_at[node] = Clock::now();
+          continue;
+        }
+        lose(node, node +
+                       ": its MPI daemon is gone and its slurmd does not answer, noticed by "
+                       "bsprun");
+        return;
+      }
+      const auto began = Clock::now();
       for (const auto& [node, at] : left_at) {
         if (settled.count(node) || (began < at + span(kLeftHostGrace) && !refused)) continue;
         if (in_place_.recovered_from && in_place_.recovered_from(node)) {
           settled.insert(node);
           continue;
         }
-        lose(node, node + ": no answer through srun for " +
-                       seconds_text(Seconds(began - answered[node]).count()) + " s" +
+        lose(node, node +
+                       (gone.count(node)
+                            ? std::string(": its MPI daemon is gone and its slurmd "
+                                          "does not answer")
+                            : ": no answer through srun for " +
+                                  seconds_text(Seconds(began - answered[node]).count()) + " s") +
                        (refused ? ", and the library could not recover in place from its processes"
                                 : ", and the job did not recover in place from its processes "
                                   "within " +
@@ -144,7 +171,7 @@ class SlurmNodeWatch::Rounds {
         auto it = outputs.by_node.find(node);
         if (it == outputs.by_node.end()) {
           if (!told || now < answered[node] + timeout) continue;
-          if (in_place_.leave_silent && in_place_.leave_silent(node)) {
+          if (in_place_.leave_silent && in_place_.leave_silent(node, false)) {
             left_at[node] = Clock::now();
             continue;
           }
@@ -166,7 +193,8 @@ class SlurmNodeWatch::Rounds {
       for (const auto& [node, at] : left_at)
         if (!settled.count(node)) next = std::min(next, at + span(kLeftHostGrace));
       std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait_until(lock, next, [&] { return stopping_ || refused_ != refused; });
+      wake_.wait_until(lock, next,
+                       [&] { return stopping_ || refused_ != refused || !gone_.empty(); });
       if (stopping_) return;
     }
   }
@@ -181,6 +209,7 @@ class SlurmNodeWatch::Rounds {
   std::condition_variable wake_;
   bool stopping_ = false;
   bool refused_ = false;
+  std::vector<std::string> gone_;  // node_gone's, not yet taken by the thread
   std::string lost_, lost_host_;
   std::thread thread_;
 };
@@ -196,5 +225,6 @@ SlurmNodeWatch::~SlurmNodeWatch() = default;
 std::string SlurmNodeWatch::lost() const { return rounds_->lost(); }
 std::string SlurmNodeWatch::lost_host() const { return rounds_->lost_host(); }
 void SlurmNodeWatch::recovery_refused() { rounds_->recovery_refused(); }
+void SlurmNodeWatch::node_gone(const std::string& node) { rounds_->node_gone(node); }
 
 }  // namespace bspg::launcher

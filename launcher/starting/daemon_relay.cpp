@@ -31,7 +31,7 @@ namespace {
 
 
 constexpr const char* kGoneStart = "bsprun: the MPI daemon on ";
-constexpr const char* kGoneMiddle = " is gone, and its host does not answer ssh: ";
+constexpr const char* kGoneMiddle = " is gone, and its host does not answer ";
 // How long the host's ssh port is given to answer, at the daemon's start and at its end.
 constexpr int kAnswerMs = 1000;
 
@@ -160,25 +160,12 @@ bool open_link(int daemon, const sockaddr_storage& peer, int hnp_port, int ssh_p
   Link l;
   l.daemon = daemon;
   l.peer = peer;
-  sockaddr_storage local{};
-  socklen_t local_size = sizeof local;
-  getsockname(daemon, reinterpret_cast<sockaddr*>(&local), &local_size);
-  if (local.ss_family == AF_INET)
-    reinterpret_cast<sockaddr_in&>(local).sin_port = htons(static_cast<std::uint16_t>(hnp_port));
-  else
-    reinterpret_cast<sockaddr_in6&>(local).sin6_port = htons(static_cast<std::uint16_t>(hnp_port));
   l.may_hold = answers(peer, ssh_port);
-  l.mpirun = socket(local.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (l.mpirun < 0 || connect(l.mpirun, reinterpret_cast<sockaddr*>(&local), local_size) != 0) {
-    if (l.mpirun >= 0) close(l.mpirun);
+  l.mpirun = relay_to_starter(daemon, hnp_port);
+  if (l.mpirun < 0) {
     close(daemon);
     return false;
   }
-  // The run-time's messages are small and answered: each goes on at once, as the run-time's
-  // own sockets send them (Nagle's wait for an acknowledgement cost 0.1-0.3 s per job here).
-  const int one = 1;
-  setsockopt(l.mpirun, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  setsockopt(daemon, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   *link = l;
   return true;
 }
@@ -239,7 +226,7 @@ int serve(int listener, int first, const sockaddr_storage& first_peer, int hnp_p
         if (!l.may_hold || answers(l.peer, port))
           mpirun_closed = true;  // the daemon ended; its host is there: mpirun is told
         else
-          write_all(STDERR_FILENO, daemon_gone_line(host));
+          write_all(STDERR_FILENO, daemon_gone_line(host, "ssh"));
       }
     }
     if (mpirun_closed) {
@@ -265,7 +252,30 @@ int serve(int listener, int first, const sockaddr_storage& first_peer, int hnp_p
   _exit(127);
 }
 
-int listen_anywhere(int* port) {
+}  // namespace
+
+int relay_to_starter(int daemon, int hnp_port) {
+  sockaddr_storage local{};
+  socklen_t local_size = sizeof local;
+  if (getsockname(daemon, reinterpret_cast<sockaddr*>(&local), &local_size) != 0) return -1;
+  if (local.ss_family == AF_INET)
+    reinterpret_cast<sockaddr_in&>(local).sin_port = htons(static_cast<std::uint16_t>(hnp_port));
+  else
+    reinterpret_cast<sockaddr_in6&>(local).sin6_port = htons(static_cast<std::uint16_t>(hnp_port));
+  const int mpirun = socket(local.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (mpirun < 0 || connect(mpirun, reinterpret_cast<sockaddr*>(&local), local_size) != 0) {
+    if (mpirun >= 0) close(mpirun);
+    return -1;
+  }
+  // The run-time's messages are small and answered: each goes on at once, as the run-time's
+  // own sockets send them (Nagle's wait for an acknowledgement cost 0.1-0.3 s per job here).
+  const int one = 1;
+  setsockopt(mpirun, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  setsockopt(daemon, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  return mpirun;
+}
+
+int relay_listener(int* port) {
   int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd >= 0) {
     const int no = 0;
@@ -298,8 +308,6 @@ int listen_anywhere(int* port) {
   return fd;
 }
 
-}  // namespace
-
 bool point_hnp_uri_at(std::vector<std::string>& words, int port, int* hnp_port) {
   std::vector<std::string> changed = words;
   int found = 0;
@@ -327,9 +335,9 @@ std::string daemon_relay_agent(const std::string& bsprun_path, const std::string
   return bsprun_path + " " + kDaemonRelayOption + " " + ssh_config;
 }
 
-std::string daemon_gone_line(const std::string& host) {
-  return kGoneStart + host + kGoneMiddle +
-         "its processes are lost (mpirun is not told: it would end the job)\n";
+std::string daemon_gone_line(const std::string& host, const std::string& asked) {
+  return kGoneStart + host + kGoneMiddle + asked +
+         ": its processes are lost (mpirun is not told: it would end the job)\n";
 }
 
 std::string daemon_gone_host(const std::string& line) {
@@ -354,7 +362,7 @@ int run_daemon_relay(int argc, char** argv) {
   std::vector<std::string> command(argv + 4, argv + argc);
   int port = 0;
   int hnp_port = 0;
-  const int listener = listen_anywhere(&port);
+  const int listener = relay_listener(&port);
   const bool relayed = listener >= 0 && point_hnp_uri_at(command, port, &hnp_port);
   if (relayed) {
     // mpirun takes ssh's end for its daemon's, and would end the job when a lost host's ssh

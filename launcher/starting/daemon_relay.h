@@ -41,10 +41,18 @@ std::string daemon_relay_agent(const std::string& bsprun_path, const std::string
 // unchanged) where no such value is found or the ports differ.
 bool point_hnp_uri_at(std::vector<std::string>& words, int port, int* hnp_port);
 
-// The relay's line when a daemon's host is gone, and the host such a line names ("" for any other
+// The relay's line when a daemon's host is gone (`asked`: what it does not answer, "ssh" or, for
+// the relay inside Slurm, "Slurm's slurmd"), and the host such a line names ("" for any other
 // line, or a name that is not plain).
-std::string daemon_gone_line(const std::string& host);
+std::string daemon_gone_line(const std::string& host, const std::string& asked = "ssh");
 std::string daemon_gone_host(const std::string& line);
+
+// For the relay inside Slurm (srun_relay.h): a listening socket on every address, its port in
+// *port (-1 where none could be made); and mpirun's side of a daemon's connection `daemon`: a
+// connection to port hnp_port at the address the daemon reached (-1 where refused), both sides
+// sending each message at once.
+int relay_listener(int* port);
+int relay_to_starter(int daemon, int hnp_port);
 
 }  // namespace bspg::launcher
 

@@ -42,7 +42,8 @@ std::string absolute(const std::string& path) {
   return std::string(cwd) + "/" + rel;
 }
 
-// First executable called name in the directories of PATH, or "".
+}  // namespace
+
 std::string search_path(const std::string& name) {
   const char* path_env = std::getenv("PATH");
   std::string dirs = path_env ? path_env : "/usr/bin:/bin";
@@ -58,8 +59,6 @@ std::string search_path(const std::string& name) {
   }
   return "";
 }
-
-}  // namespace
 
 int local_core_count() {
   // hwloc reads the whole topology: once per bsprun, however many places ask.

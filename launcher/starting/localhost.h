@@ -23,6 +23,9 @@ ResolvedProgram resolve_program(const std::string& name);
 // JobOutput::processes_to_start). Reads at most the file's first 16 MiB.
 bool links_bspg(const std::string& path);
 
+// The first executable called `name` in the directories of PATH (absolute), or "".
+std::string search_path(const std::string& name);
+
 // The working directory ("" when it cannot be told, e.g. removed).
 std::string current_directory();
 

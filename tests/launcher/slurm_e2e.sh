@@ -21,6 +21,9 @@
 #               --host-timeout 4; with Open MPI 5 its process is named lost to the others and the
 #               spare takes its place in place, elsewhere the job restarts without the node; the
 #               answer is right either way, and once thawed nothing is left
+#   node_killed the same with pid 1's node killed (its slurmd, daemon and process at once): with
+#               Open MPI 5 bsprun's srun relay holds that daemon's connection to mpirun open, and
+#               the spare takes its place in place; elsewhere the job restarts without the node
 #   scancel     an sbatch job running bsprun is cancelled: nothing of it is left on any node
 #   sbatch      hostfiles/slurm-job.sbatch (restarts, a checkpointing program) runs as a batch job
 #   controls    a failing program's exit status, -x, --time-limit and SIGINT, as on the other paths
@@ -248,7 +251,7 @@ case "$scenario" in
     expect_nothing_left 4 15
     no_ssh_used
     ;;
-  frozen)
+  frozen | node_killed)
     # A whole node frozen (its slurmd, the MPI's daemon and the job's process there SIGSTOPped),
     # with Slurm's own watch far off (SlurmdTimeout 300 s): bsprun finds the node silent through
     # srun at --host-timeout.
@@ -265,16 +268,41 @@ case "$scenario" in
     wait_for "$out" "^checkpoint 2 at step" 60
     node=$(tr -d '\0' <"$out" | grep -Eo "^pid 1 of 3 on emu[0-9]" | grep -Eo "[0-9]$")
     [ -n "$node" ] || fail "no node of pid 1 found in the job's output"
-    frozen_at=$(date +%s.%N)
-    echo "---- node emu$node (pid 1's) is frozen"
-    "$EMUSLURM" freeze "$dir" "${node:-0}"
-    wait_for "$err" "(does not answer|no answer) through srun" 60
-    echo "frozen to bsprun's line: $(awk -v a="$frozen_at" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }') s"
+    lost_at=$(date +%s.%N)
+    if [ "$scenario" = node_killed ]; then
+      echo "---- node emu$node (pid 1's) is killed"
+      "$EMUSLURM" down "$dir" "${node:-0}"
+    else
+      echo "---- node emu$node (pid 1's) is frozen"
+      "$EMUSLURM" freeze "$dir" "${node:-0}"
+      wait_for "$err" "(does not answer|no answer) through srun" 60
+      echo "frozen to bsprun's line: $(awk -v a="$lost_at" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }') s"
+    fi
     wait_job 150
     kill -KILL -- "-$group" 2>/dev/null  # what a failed wait left
     show
+    # A process killed mid-write may leave NUL bytes in the output (grep would call it binary).
+    tr -d '\0' <"$out" >"$out.text"
     expect_status 0
-    if [ "${ULFM:-0}" = 1 ]; then
+    if [ "$scenario" = node_killed ]; then
+      if [ "${ULFM:-0}" = 1 ]; then
+        # bsprun's srun relay holds the daemon's connection to mpirun open, and says so.
+        expect_match "$err" "^bsprun: the MPI daemon on emu$node is gone, and its host does not answer Slurm's slurmd: its processes are lost"
+        expect_match "$err" "^bsprun: emu$node is gone with its MPI daemon: process 1 there named lost to the job's other processes, for recovery in place$"
+        if grep -q "^bspg: .*no recovery in place" "$err"; then
+          # Open MPI 5.0.7 now and then reports a living process lost with the node's (seen
+          # once in six runs, process 0): the library says why not in place, and the job
+          # restarts from the checkpoint, with the same answer.
+          echo "(the MPI reported another process lost too: no recovery in place, a restart)"
+          expect_count "$err" "^bsprun: restart [0-9] of 2: from checkpoint [0-9]+ on " 1
+        else
+          expect_match "$err" "^bspg: recovered in place from checkpoint [0-9]+: process 1 \(host emu$node, process id [0-9]+\) lost, a spare on emu[0-9] took its place, in [0-9.]+ s$"
+          expect_count "$err" "^bsprun: restart " 0
+        fi
+      else
+        expect_match "$err" "^bsprun: restart 1 of 2: from checkpoint [0-9]+ on "
+      fi
+    elif [ "${ULFM:-0}" = 1 ]; then
       expect_match "$err" "^bsprun: emu$node does not answer through srun for --host-timeout: process 1 there named lost to the job's other processes, for recovery in place$"
       expect_match "$err" "^bspg: recovered in place from checkpoint [0-9]+: process 1 \(host emu$node, process id [0-9]+\) lost, a spare on emu[0-9] took its place, in [0-9.]+ s$"
       expect_count "$err" "^bsprun: restart " 0
@@ -282,14 +310,14 @@ case "$scenario" in
       expect_match "$err" "^bsprun: lost emu$node: no answer through srun for [0-9.]+ s \(--host-timeout\), noticed by bsprun; stopping the job$"
       expect_match "$err" "^bsprun: restart 1 of 2: from checkpoint [0-9]+ on "
       # The restart runs without the frozen node.
-      expect_count "$out" "^pid [0-2] of 3 on emu$node$" 1
+      expect_count "$out.text" "^pid [0-2] of 3 on emu$node$" 1
     fi
-    expect_count "$out" "^$want$" 1
-    resumed=$(tr -d '\0' <"$out" | grep '^resumed from checkpoint' | tail -n 1 | sed -n 's/.* at \([0-9.]*\))$/\1/p')
+    expect_count "$out.text" "^$want$" 1
+    resumed=$(grep '^resumed from checkpoint' "$out.text" | tail -n 1 | sed -n 's/.* at \([0-9.]*\))$/\1/p')
     [ -n "$resumed" ] &&
-      echo "frozen to resumed: $(awk -v a="$frozen_at" -v b="$resumed" 'BEGIN { printf "%.3f", b - a }') s"
+      echo "lost to resumed: $(awk -v a="$lost_at" -v b="$resumed" 'BEGIN { printf "%.3f", b - a }') s"
     # Thawed, what was left on the node finds its job gone (Slurm ends the step's processes).
-    "$EMUSLURM" thaw "$dir" "${node:-0}"
+    if [ "$scenario" = frozen ]; then "$EMUSLURM" thaw "$dir" "${node:-0}"; fi
     expect_nothing_left 4 30
     no_ssh_used
     ;;

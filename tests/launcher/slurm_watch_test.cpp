@@ -124,7 +124,7 @@ TEST_F(SlurmWatchTest, ALeftNodeTheLibraryRecoveredFromIsNotLost) {
   std::mutex mutex;
   std::set<std::string> left;
   SlurmInPlace in_place;
-  in_place.leave_silent = [&](const std::string& node) {
+  in_place.leave_silent = [&](const std::string& node, bool) {
     std::lock_guard<std::mutex> lock(mutex);
     left.insert(node);
     return true;
@@ -149,7 +149,7 @@ TEST_F(SlurmWatchTest, ALeftNodeIsLostWhereTheLibraryDoesNotRecover) {
   freeze("emu1");
   std::atomic<int> left{0};
   SlurmInPlace in_place;
-  in_place.leave_silent = [&](const std::string&) { return ++left > 0; };
+  in_place.leave_silent = [&](const std::string&, bool) { return ++left > 0; };
   in_place.recovered_from = [](const std::string&) { return false; };
   SlurmNodeWatch watch(kNodes, "bspg-1-test", 1, 5, false, false, in_place);
   const double took = wait_lost(watch, 10);
@@ -166,7 +166,7 @@ TEST_F(SlurmWatchTest, ARefusalLosesALeftNodeAtOnce) {
   freeze("emu2");
   std::atomic<bool> left{false};
   SlurmInPlace in_place;
-  in_place.leave_silent = [&](const std::string&) { return left = true; };
+  in_place.leave_silent = [&](const std::string&, bool) { return left = true; };
   in_place.recovered_from = [](const std::string&) { return false; };
   SlurmNodeWatch watch(kNodes, "bspg-1-test", 1, 5, false, false, in_place);
   for (int i = 0; i < 300 && !left; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -185,7 +185,7 @@ TEST_F(SlurmWatchTest, ARefusalLosesALeftNodeAtOnce) {
 TEST_F(SlurmWatchTest, ANodeTheLibraryIsNotToldOfIsLost) {
   freeze("emu3");
   SlurmInPlace in_place;
-  in_place.leave_silent = [](const std::string&) { return false; };
+  in_place.leave_silent = [](const std::string&, bool) { return false; };
   in_place.recovered_from = [](const std::string&) { return false; };
   SlurmNodeWatch watch(kNodes, "bspg-1-test", 1, 5, false, false, in_place);
   const double took = wait_lost(watch, 8);
