@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <future>
 #include <map>
 #include <sstream>
 #include <string>
@@ -164,6 +165,9 @@ struct Link {
   int mpirun = -1;  // -1 once closed
   sockaddr_storage peer{};
   bool may_hold = false;  // its node's slurmd took a connection when the daemon came
+  // Whether its node's slurmd answers, asked when the daemon's side ended: at a job's end every
+  // daemon ends at once, and each node is asked at the same time, not one after another.
+  std::future<bool> node_answers;
 };
 
 int exit_status_of(int status) {
@@ -244,7 +248,9 @@ int run_srun_relay(int argc, char** argv) {
       fds.push_back({l.daemon, POLLIN, 0});
       fds.push_back({l.mpirun, POLLIN, 0});
     }
-    const int ready = poll(fds.data(), fds.size(), starter_fd < 0 ? 500 : -1);
+    bool asking = false;
+    for (const Link& l : links) asking = asking || l.node_answers.valid();
+    const int ready = poll(fds.data(), fds.size(), asking ? 20 : starter_fd < 0 ? 500 : -1);
     if (ready < 0 && errno != EINTR) break;
     if (fds[0].revents != 0) {
       signalfd_siginfo info{};
@@ -278,7 +284,7 @@ int run_srun_relay(int argc, char** argv) {
         if (l.mpirun < 0)
           close(daemon);
         else
-          links.push_back(l);
+          links.push_back(std::move(l));
       }
       if (accepted >= expected) close(listener);
     }
@@ -302,25 +308,34 @@ int run_srun_relay(int argc, char** argv) {
         } else if (got == 0 || errno != EINTR) {
           close(l.daemon);
           l.daemon = -1;
-          if (!l.may_hold || slurmd_answers(l.peer, slurmd_port, kStaysUpMs)) {
-            mpirun_closed = true;  // the daemon ended; its node is there: mpirun is told
-          } else {
-            const std::string address = numeric(l.peer);
-            const auto it = node_of.find(address);
-            write_all(report, daemon_gone_line(it != node_of.end() ? it->second : address,
-                                               "Slurm's slurmd"));
-          }
+          if (!l.may_hold)
+            mpirun_closed = true;
+          else
+            l.node_answers =
+                std::async(std::launch::async, slurmd_answers, l.peer, slurmd_port, kStaysUpMs);
+        }
+      }
+      if (!mpirun_closed && l.node_answers.valid() &&
+          l.node_answers.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+        if (l.node_answers.get()) {
+          mpirun_closed = true;  // the daemon ended; its node is there: mpirun is told
+        } else {
+          const std::string address = numeric(l.peer);
+          const auto it = node_of.find(address);
+          write_all(report,
+                    daemon_gone_line(it != node_of.end() ? it->second : address, "Slurm's slurmd"));
         }
       }
       if (mpirun_closed) {
         if (l.daemon >= 0) close(l.daemon);
-        close(l.mpirun);
+        if (l.mpirun >= 0) close(l.mpirun);
         l.daemon = l.mpirun = -1;
+        l.node_answers = {};  // an answer still coming is of no use now
       }
     }
     if (srun_status >= 0) {
       bool open = false;
-      for (const Link& l : links) open = open || l.mpirun >= 0;
+      for (const Link& l : links) open = open || l.mpirun >= 0 || l.node_answers.valid();
       if (!open) return srun_status;  // srun ended, and nothing is held
     }
   }
