@@ -78,28 +78,8 @@ bool point_value_at(std::string& text, std::size_t from, const std::string& port
 // within kAnswerMs: its greeting ("SSH-") read. A host being killed may still accept the
 // connection, and then reset it as its sshd dies.
 bool answers(const sockaddr_storage& address, int port) {
-  sockaddr_storage to = address;
-  socklen_t length = 0;
-  if (to.ss_family == AF_INET) {
-    reinterpret_cast<sockaddr_in&>(to).sin_port = htons(static_cast<std::uint16_t>(port));
-    length = sizeof(sockaddr_in);
-  } else if (to.ss_family == AF_INET6) {
-    reinterpret_cast<sockaddr_in6&>(to).sin6_port = htons(static_cast<std::uint16_t>(port));
-    length = sizeof(sockaddr_in6);
-  } else {
-    return false;
-  }
-  const int fd = socket(to.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  bool ok = connect(fd, reinterpret_cast<sockaddr*>(&to), length) == 0;
-  if (!ok && errno == EINPROGRESS) {
-    pollfd p{fd, POLLOUT, 0};
-    if (poll(&p, 1, kAnswerMs) == 1) {
-      int error = 0;
-      socklen_t size = sizeof error;
-      ok = getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &size) == 0 && error == 0;
-    }
-  }
+  const int fd = connect_within(address, port, kAnswerMs);
+  bool ok = fd >= 0;
   if (ok) {
     char greeting[4] = {};
     std::size_t got = 0;
@@ -116,7 +96,7 @@ bool answers(const sockaddr_storage& address, int port) {
     }
     ok = got == sizeof greeting && std::memcmp(greeting, "SSH-", 4) == 0;
   }
-  close(fd);
+  if (fd >= 0) close(fd);
   return ok;
 }
 
@@ -253,6 +233,36 @@ int serve(int listener, int first, const sockaddr_storage& first_peer, int hnp_p
 }
 
 }  // namespace
+
+int connect_within(const sockaddr_storage& address, int port, int ms) {
+  sockaddr_storage to = address;
+  socklen_t length = 0;
+  if (to.ss_family == AF_INET) {
+    reinterpret_cast<sockaddr_in&>(to).sin_port = htons(static_cast<std::uint16_t>(port));
+    length = sizeof(sockaddr_in);
+  } else if (to.ss_family == AF_INET6) {
+    reinterpret_cast<sockaddr_in6&>(to).sin6_port = htons(static_cast<std::uint16_t>(port));
+    length = sizeof(sockaddr_in6);
+  } else {
+    return -1;
+  }
+  const int fd = socket(to.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  bool ok = connect(fd, reinterpret_cast<sockaddr*>(&to), length) == 0;
+  if (!ok && errno == EINPROGRESS) {
+    pollfd p{fd, POLLOUT, 0};
+    if (poll(&p, 1, ms) == 1) {
+      int error = 0;
+      socklen_t size = sizeof error;
+      ok = getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &size) == 0 && error == 0;
+    }
+  }
+  if (!ok) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
 
 int relay_to_starter(int daemon, int hnp_port) {
   sockaddr_storage local{};

@@ -18,6 +18,8 @@
 #ifndef BSPG_LAUNCHER_DAEMON_RELAY_H
 #define BSPG_LAUNCHER_DAEMON_RELAY_H
 
+#include <sys/socket.h>
+
 #include <string>
 #include <vector>
 
@@ -52,6 +54,9 @@ std::string daemon_gone_host(const std::string& line);
 // connection to port hnp_port at the address the daemon reached (-1 where refused), both sides
 // sending each message at once.
 int relay_listener(int* port);
+// A connection (non-blocking) to `address` (its port replaced by `port`) made within `ms`; -1
+// where refused, or not made in time.
+int connect_within(const sockaddr_storage& address, int port, int ms);
 int relay_to_starter(int daemon, int hnp_port);
 
 }  // namespace bspg::launcher

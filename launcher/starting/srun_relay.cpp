@@ -54,34 +54,14 @@ std::string numeric(const sockaddr_storage& address) {
 // Whether slurmd takes a connection at `address` on `port` within kConnectMs, and (stays_up_ms >
 // 0) keeps it that long.
 bool slurmd_answers(const sockaddr_storage& address, int port, int stays_up_ms) {
-  sockaddr_storage to = address;
-  socklen_t length = 0;
-  if (to.ss_family == AF_INET) {
-    reinterpret_cast<sockaddr_in&>(to).sin_port = htons(static_cast<std::uint16_t>(port));
-    length = sizeof(sockaddr_in);
-  } else if (to.ss_family == AF_INET6) {
-    reinterpret_cast<sockaddr_in6&>(to).sin6_port = htons(static_cast<std::uint16_t>(port));
-    length = sizeof(sockaddr_in6);
-  } else {
-    return false;
-  }
-  const int fd = socket(to.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  bool ok = connect(fd, reinterpret_cast<sockaddr*>(&to), length) == 0;
-  if (!ok && errno == EINPROGRESS) {
-    pollfd p{fd, POLLOUT, 0};
-    if (poll(&p, 1, kConnectMs) == 1) {
-      int error = 0;
-      socklen_t size = sizeof error;
-      ok = getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &size) == 0 && error == 0;
-    }
-  }
+  const int fd = connect_within(address, port, kConnectMs);
+  bool ok = fd >= 0;
   if (ok && stays_up_ms > 0) {
     // slurmd says nothing first: the connection readable means it was closed or reset.
     pollfd p{fd, POLLIN, 0};
     ok = poll(&p, 1, stays_up_ms) == 0;
   }
-  close(fd);
+  if (fd >= 0) close(fd);
   return ok;
 }
 

@@ -6,9 +6,9 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "loopback.h"
 #include "mpirun_messages.h"
 
 using namespace bspg::launcher;
@@ -98,26 +99,8 @@ TEST(DaemonRelay, TheGoneLineNamesItsHostAndNoOtherLineIsTaken) {
   EXPECT_NE(shown.find(line), std::string::npos);  // the user sees it too
 }
 
-// A listening TCP socket on 127.0.0.1 and its port.
-int listen_local(int* port) {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || listen(fd, 8) != 0)
-    return -1;
-  socklen_t size = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &size);
-  *port = ntohs(a.sin_port);
-  return fd;
-}
-
-// Waits up to `ms` for `fd` to be readable; then reads. -2: nothing came in time.
-ssize_t read_within(int fd, char* buffer, std::size_t size, int ms) {
-  pollfd p{fd, POLLIN, 0};
-  if (poll(&p, 1, ms) != 1) return -2;
-  return recv(fd, buffer, size, 0);
-}
+using bspg::test::listen_local;
+using bspg::test::read_within;
 
 // Whether something listens on 127.0.0.1:port.
 bool port_answers(int port) {

@@ -26,29 +26,14 @@
 #include <vector>
 
 #include "daemon_relay.h"
+#include "loopback.h"
 
 using namespace bspg::launcher;
 
 namespace {
 
-int listen_local(int* port) {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || listen(fd, 8) != 0)
-    return -1;
-  socklen_t size = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &size);
-  *port = ntohs(a.sin_port);
-  return fd;
-}
-
-ssize_t read_within(int fd, char* buffer, std::size_t size, int ms) {
-  pollfd p{fd, POLLIN, 0};
-  if (poll(&p, 1, ms) != 1) return -2;
-  return recv(fd, buffer, size, 0);
-}
+using bspg::test::listen_local;
+using bspg::test::read_within;
 
 std::string file_text(const std::string& path) {
   std::ifstream in(path);
