@@ -318,6 +318,31 @@ std::string node_local_storage() {
   return "/tmp";
 }
 
+// Environment variables set while the object lives, each put back as it was (or unset) after.
+class ScopedVariables {
+ public:
+  ScopedVariables() = default;
+  ~ScopedVariables() {
+    for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) {
+      if (it->second)
+        setenv(it->first.c_str(), it->second->c_str(), 1);
+      else
+        unsetenv(it->first.c_str());
+    }
+  }
+  ScopedVariables(const ScopedVariables&) = delete;
+  ScopedVariables& operator=(const ScopedVariables&) = delete;
+
+  void set(const std::string& name, const std::string& value) {
+    const char* old = std::getenv(name.c_str());
+    saved_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
+    setenv(name.c_str(), value.c_str(), 1);
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
+
 // While it lives, Slurm's variables that describe the allocation name only the nodes the
 // subjobs use (with the job's CPUs on each, as the allocation gave them), and every srun the
 // starter runs shares CPUs with other steps (SLURM_OVERLAP, srun's --overlap): a step of an
@@ -329,7 +354,7 @@ class ScopedSlurmNodes {
   // nodes: the run's, in the allocation's order (which is the order of srun's tasks, the
   // daemons' ranks), each with the job's CPUs there as its slots (plan_slurm's chosen hosts).
   explicit ScopedSlurmNodes(const std::vector<hosts::HostSpec>& nodes) {
-    set("SLURM_OVERLAP", "1");
+    variables_.set("SLURM_OVERLAP", "1");
     std::string list, counts;
     for (const auto& node : nodes) {
       list += (list.empty() ? "" : ",") + node.name;
@@ -343,27 +368,11 @@ class ScopedSlurmNodes {
                                                           {"SLURM_TASKS_PER_NODE", counts},
                                                           {"SLURM_JOB_NUM_NODES", n},
                                                           {"SLURM_NNODES", n}})
-      set(name, value);
+      variables_.set(name, value);
   }
-  ~ScopedSlurmNodes() {
-    for (const auto& [name, value] : saved_) {
-      if (value)
-        setenv(name, value->c_str(), 1);
-      else
-        unsetenv(name);
-    }
-  }
-  ScopedSlurmNodes(const ScopedSlurmNodes&) = delete;
-  ScopedSlurmNodes& operator=(const ScopedSlurmNodes&) = delete;
 
  private:
-  void set(const char* name, const std::string& value) {
-    const char* old = std::getenv(name);
-    saved_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
-    setenv(name, value.c_str(), 1);
-  }
-
-  std::vector<std::pair<const char*, std::optional<std::string>>> saved_;
+  ScopedVariables variables_;
 };
 
 // Where the job recovers in place, Open MPI 5's daemons start through bsprun's srun relay
@@ -397,17 +406,10 @@ class SrunRelayOnPath {
       return;
     }
     const char* old = std::getenv("PATH");
-    if (old) saved_path_ = old;
-    had_path_ = old != nullptr;
-    setenv("PATH", (dir_ + (old ? ":" + saved_path_ : "")).c_str(), 1);
+    path_.set("PATH", dir_ + (old ? ":" + std::string(old) : ""));
   }
   ~SrunRelayOnPath() {
-    if (dir_.empty()) return;
-    if (had_path_)
-      setenv("PATH", saved_path_.c_str(), 1);
-    else
-      unsetenv("PATH");
-    remove();
+    if (!dir_.empty()) remove();
   }
   SrunRelayOnPath(const SrunRelayOnPath&) = delete;
   SrunRelayOnPath& operator=(const SrunRelayOnPath&) = delete;
@@ -419,8 +421,8 @@ class SrunRelayOnPath {
     dir_.clear();
   }
 
-  std::string dir_, saved_path_;
-  bool had_path_ = false;
+  std::string dir_;
+  ScopedVariables path_;  // PATH with dir_ first
 };
 
 }  // namespace

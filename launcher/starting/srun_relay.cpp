@@ -26,6 +26,8 @@
 #include <vector>
 
 #include "daemon_relay.h"
+#include "localhost.h"
+#include "mpistart.h"
 #include "write_all.h"
 
 namespace bspg::launcher {
@@ -35,6 +37,8 @@ namespace {
 // (a node being killed may take it, and close it as its slurmd dies).
 constexpr int kConnectMs = 1000;
 constexpr int kStaysUpMs = 300;
+// How long Slurm's controller is given to name the nodes' addresses.
+constexpr double kScontrolSeconds = 10;
 
 // The numeric text of an address (an IPv4 address mapped into IPv6 as the IPv4 one).
 std::string numeric(const sockaddr_storage& address) {
@@ -73,37 +77,15 @@ std::string option_value(const std::vector<std::string>& words, const std::strin
   return "";
 }
 
-// Standard output of `argv` (run here, stderr to /dev/null).
-std::string output_of(const std::vector<std::string>& argv) {
-  int out[2];
-  if (pipe2(out, O_CLOEXEC) != 0) return "";
-  const pid_t child = fork();
-  if (child == 0) {
-    dup2(out[1], STDOUT_FILENO);
-    const int null = open("/dev/null", O_WRONLY);
-    if (null >= 0) dup2(null, STDERR_FILENO);
-    std::vector<char*> args;
-    for (const std::string& word : argv) args.push_back(const_cast<char*>(word.c_str()));
-    args.push_back(nullptr);
-    execvp(args[0], args.data());
-    _exit(127);
-  }
-  close(out[1]);
-  std::string text;
-  char buffer[4096];
-  for (ssize_t got; (got = read(out[0], buffer, sizeof buffer)) > 0 && text.size() < (1u << 20);)
-    text.append(buffer, static_cast<std::size_t>(got));
-  close(out[0]);
-  if (child > 0) waitpid(child, nullptr, 0);
-  return text;
-}
-
 // Each address of the nodes in `list` (as Slurm names them: NodeAddr, and the node's name),
 // numeric, with the node's name.
 std::map<std::string, std::string> node_addresses(const std::string& list) {
   std::map<std::string, std::string> names;
   if (list.empty()) return names;
-  std::istringstream lines(output_of({"scontrol", "show", "node", "-o", list}));
+  std::string error;
+  std::istringstream lines(run_sh_here(
+      "exec " + shell_quote_command({"scontrol", "show", "node", "-o", list}) + " 2>/dev/null",
+      kScontrolSeconds, error));
   for (std::string line; std::getline(lines, line);) {
     std::string node, address;
     std::istringstream fields(line);
