@@ -7,6 +7,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -139,4 +141,74 @@ TEST(PageLender, AutoLendsOnlyFromItsThresholdOn) {
     EXPECT_EQ(lender.worth(threshold - 1), false);
   }
   EXPECT_EQ(lender.counts().lent, 0u) << "the timings' own lendings are not counted";
+}
+
+namespace {
+// Mappings of this process: address space a lender keeps must not grow with every lending.
+int mapping_count() {
+  FILE* maps = std::fopen("/proc/self/maps", "r");
+  if (maps == nullptr) return -1;
+  int lines = 0;
+  for (int c = std::fgetc(maps); c != EOF; c = std::fgetc(maps)) lines += c == '\n';
+  std::fclose(maps);
+  return lines;
+}
+}  // namespace
+
+TEST(PageLender, LargeRangesComeBackWholeRoundAfterRoundWithoutLeakingAddressSpace) {
+  if (!may_lend()) GTEST_SKIP() << "no userfaultfd for this process";
+  PageLender lender;
+  lender.open_alone(PageLender::Mode::On);
+  // 6 MiB that start one page past a 2 MiB boundary (they hold whole 2 MiB pages, which lend
+  // through a reserve), and 1 MiB (which does not).
+  constexpr std::size_t kHuge = std::size_t{2} << 20, kLarge = 3 * kHuge;
+  char* area = fresh_range(kLarge + 2 * kHuge, 0);
+  char* large = reinterpret_cast<char*>(
+      ((reinterpret_cast<std::uintptr_t>(area) + kHuge - 1) & ~(kHuge - 1)) + 4096);
+  char* small = fresh_range(kBytes, 0);
+  int mappings_after_first = 0;
+  for (int round = 0; round < 24; ++round) {
+    const char fill = static_cast<char>('A' + round);
+    std::memset(large, fill, kLarge);
+    std::memset(small, fill + 1, kBytes);
+    const char* held_large = lender.lend(large, kLarge);
+    const char* held_small = lender.lend(small, kBytes);
+    ASSERT_NE(held_large, nullptr);
+    ASSERT_NE(held_small, nullptr);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(held_large) % kHuge,
+              reinterpret_cast<std::uintptr_t>(large) % kHuge)
+        << "the holding area keeps the offset in a 2 MiB page";
+    std::vector<char> got(kLarge);
+    lender.read(0, held_large, got.data(), kLarge);
+    EXPECT_EQ(got, std::vector<char>(kLarge, fill));
+    if (round % 3 == 1) large[kHuge] = '!';  // touched: comes back at once, by copy
+    got.assign(kBytes, 0);
+    lender.read(0, held_small, got.data(), kBytes);
+    EXPECT_EQ(got, std::vector<char>(kBytes, static_cast<char>(fill + 1)));
+    lender.give_back();
+    EXPECT_EQ(large[0], fill);
+    EXPECT_EQ(large[kHuge], round % 3 == 1 ? '!' : fill);
+    EXPECT_EQ(large[kLarge - 1], fill);
+    EXPECT_EQ(small[kBytes - 1], static_cast<char>(fill + 1));
+    if (round == 0) mappings_after_first = mapping_count();
+  }
+  EXPECT_LE(mapping_count(), mappings_after_first + 2) << "no address space left behind";
+  EXPECT_EQ(lender.counts().lent, 48u);
+  lender.close();
+  munmap(small, kBytes);
+  munmap(area, kLarge + 2 * kHuge);
+}
+
+TEST(PageLender, HpputSourcesAreReadWhereTheyLieOnlyFromTheLendingSizeAndNotWhenOff) {
+  PageLender on, off, chosen;
+  on.open_alone(PageLender::Mode::On);
+  off.open_alone(PageLender::Mode::Off);
+  chosen.open_alone(PageLender::Mode::Auto);
+  EXPECT_TRUE(on.reads_hpput(PageLender::kMinLendBytes));
+  EXPECT_FALSE(on.reads_hpput(PageLender::kMinLendBytes - 1));
+  EXPECT_FALSE(off.reads_hpput(std::size_t{1} << 20));
+  EXPECT_FALSE(chosen.reads_hpput(PageLender::kMinLendBytes - 1));
+  // Auto chooses by its timings, once: the same answer for every size from the lending size on.
+  const bool chose = chosen.reads_hpput(PageLender::kMinLendBytes);
+  EXPECT_EQ(chosen.reads_hpput(std::size_t{1} << 20), chose);
 }

@@ -209,9 +209,12 @@ void Runtime::put_large(int dst, int slot, std::uint32_t offset, const void* src
   // bsp_hpput beyond kHpputMailboxBytes goes straight from the user's memory: no copy of a large
   // area to keep, in the mailbox or elsewhere. On one node the receiver reads it where it lies
   // (as MPI's single-copy transfers do; MPICH 4.0's MPI_Put of 16 MiB took 9x as long), else
-  // MPI_Put (below). Smaller ones take the mailbox where it has room (two copies of memory the
-  // cache holds are faster), but never make it grow.
-  const bool direct_hpput = unbuffered && nbytes > kHpputMailboxBytes;
+  // MPI_Put (below). Smaller ones take the mailbox where it has room, but never make it grow:
+  // two copies of memory the cache holds were the faster on an AMD EPYC (a read through the
+  // kernel moved a quarter of a memcpy's bytes per second there), not on an Intel Xeon (where
+  // both moved alike), so from PageLender::kMinLendBytes the lender's timings choose.
+  const bool direct_hpput = unbuffered && (nbytes > kHpputMailboxBytes ||
+                                           (p.way <= Way::Direct && lender_.reads_hpput(nbytes)));
   if (direct_hpput && read_where_it_lies(p, dst, slot, offset, src, nbytes)) return;
   if (p.way <= Way::Mailbox && mailbox_.available() && !unbuffered &&
       nbytes >= PageLender::kMinLendBytes && lender_.worth(nbytes) &&

@@ -76,16 +76,19 @@ bool read_memory(pid_t from_pid, const char* from, void* dst, std::size_t n) {
   return true;
 }
 
-// Moves the pages of [from, from + n) to `to` (mremap with MREMAP_FIXED; with MREMAP_DONTUNMAP
-// the range left behind stays mapped, empty). By the system call itself: UCX 1.13's memory hooks
+// Moves the pages of [from, from + n) to `to` (mremap with MREMAP_FIXED), or where the kernel
+// chooses (`to` null); with MREMAP_DONTUNMAP the range left behind stays mapped, empty. Returns
+// where they are, or null. By the system call itself: UCX 1.13's memory hooks
 // (Debian 12's MPICH loads them) pass mremap on without its fifth argument, and the pages went
 // elsewhere. Those hooks keep UCX's registrations of memory with network cards current; the
 // pages moved here are on one node, which UCX reaches through shared memory, never through a
 // card.
-bool move_pages(char* from, std::size_t n, char* to, bool leave_range) {
-  const long flags = MREMAP_MAYMOVE | MREMAP_FIXED | (leave_range ? MREMAP_DONTUNMAP : 0);
+char* move_pages(char* from, std::size_t n, char* to, bool leave_range) {
+  const long flags =
+      MREMAP_MAYMOVE | (to ? MREMAP_FIXED : 0) | (leave_range ? MREMAP_DONTUNMAP : 0);
   const long moved = syscall(SYS_mremap, from, n, n, flags, to);
-  return moved != -1 && reinterpret_cast<char*>(moved) == to;
+  if (moved == -1 || (to && reinterpret_cast<char*>(moved) != to)) return nullptr;
+  return reinterpret_cast<char*>(moved);
 }
 
 double now_us() {
@@ -160,6 +163,8 @@ bool PageLender::start() {
 void PageLender::close() {
   if (!started_) return;
   give_back();
+  for (const Reserve& reserve : reserves_) munmap(reserve.base, reserve.bytes);
+  reserves_.clear();
   const std::uint64_t one = 1;
   if (write(stop_fd_, &one, sizeof one) < 0) {
   }
@@ -189,51 +194,119 @@ bool PageLender::worth(std::size_t n) {
   return n >= threshold_;
 }
 
-void PageLender::time_the_ways() {
-  // Two copies (the call's and the sync's) against lending and one read through the kernel, each
-  // the fastest of three on 2 MiB that the cache may hold: what one copy and one read cost per
-  // byte here, and what lending and giving back cost apart from the bytes.
-  timed_ = true;
-  constexpr std::size_t kBytes = std::size_t{2} << 20;
-  void* area =
-      mmap(nullptr, 2 * kBytes + kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+bool PageLender::reads_hpput(std::size_t n) {
+  if (n < kMinLendBytes || !reads_peers()) return false;
+  if (mode_ == Mode::On) return true;
+  time_the_copies();
+  return read_ns_per_byte_ > 0 && read_ns_per_byte_ < 2 * copy_ns_per_byte_;
+}
+
+namespace {
+constexpr std::size_t kTimedBytes = std::size_t{2} << 20;  // what the timings move: 2 MiB that
+                                                           // the cache may hold
+}  // namespace
+
+void PageLender::time_the_copies() {
+  // One memcpy against one read through the kernel (of this process's own memory), each the
+  // fastest of three.
+  if (copies_timed_) return;
+  copies_timed_ = true;
+  void* area = mmap(nullptr, 2 * kTimedBytes + kPage, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (area == MAP_FAILED) return;
   char* from = static_cast<char*>(area);
-  char* to = from + kBytes + kPage;
-  std::memset(from, 1, kBytes);
-  std::memset(to, 2, kBytes);
-  double copy = 1e30, read_once = 1e30, cycle = 1e30;
+  char* to = from + kTimedBytes + kPage;
+  std::memset(from, 1, kTimedBytes);
+  std::memset(to, 2, kTimedBytes);
+  double copy = 1e30, read_once = 1e30;
   for (int round = 0; round < 4; ++round) {
     double start = now_us();
-    std::memcpy(to, from, kBytes);
+    std::memcpy(to, from, kTimedBytes);
     __asm__ volatile("" ::"r"(to) : "memory");
     double end = now_us();
     if (round) copy = std::min(copy, end - start);
     start = now_us();
-    const bool read_ok = read_memory(getpid(), from, to, kBytes);
+    const bool read_ok = read_memory(getpid(), from, to, kTimedBytes);
     end = now_us();
     if (!read_ok) break;
     if (round) read_once = std::min(read_once, end - start);
-    start = now_us();
-    const bool lent = lend(from, kBytes) != nullptr;
+  }
+  munmap(area, 2 * kTimedBytes + kPage);
+  if (read_once >= 1e30) return;
+  copy_ns_per_byte_ = 1e3 * copy / kTimedBytes;
+  read_ns_per_byte_ = 1e3 * read_once / kTimedBytes;
+}
+
+void PageLender::time_the_ways() {
+  // Two copies (the call's and the sync's) against lending and one read through the kernel: the
+  // copies' costs per byte, and what lending and giving back cost apart from the bytes (the
+  // fastest of three, on 2 MiB).
+  timed_ = true;
+  time_the_copies();
+  if (read_ns_per_byte_ <= 0) return;
+  void* area =
+      mmap(nullptr, kTimedBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (area == MAP_FAILED) return;
+  char* from = static_cast<char*>(area);
+  std::memset(from, 1, kTimedBytes);
+  double cycle = 1e30;
+  for (int round = 0; round < 4; ++round) {
+    const double start = now_us();
+    const bool lent = lend(from, kTimedBytes) != nullptr;
     give_back();
-    end = now_us();
+    const double end = now_us();
     if (!lent) break;
     if (round) cycle = std::min(cycle, end - start);
   }
-  munmap(area, 2 * kBytes + kPage);
+  munmap(area, kTimedBytes);
   {
     std::lock_guard<std::mutex> hold(mutex_);
     counts_ = Counts{};  // the timings' own lendings are not the program's
   }
-  if (cycle >= 1e30 || read_once >= 1e30) return;
-  const double copy_per_byte = copy / kBytes, read_per_byte = read_once / kBytes;
-  // Lend n bytes when cycle + read_per_byte * n < 2 * copy_per_byte * n.
-  const double saved_per_byte = 2 * copy_per_byte - read_per_byte;
-  if (saved_per_byte <= 0) return;
-  const double bytes = cycle / saved_per_byte;
+  if (cycle >= 1e30) return;
+  // Lend n bytes when cycle + read * n < 2 * copy * n.
+  const double saved_ns_per_byte = 2 * copy_ns_per_byte_ - read_ns_per_byte_;
+  if (saved_ns_per_byte <= 0) return;
+  const double bytes = 1e3 * cycle / saved_ns_per_byte;
   threshold_ = std::max(kMinLendBytes, static_cast<std::size_t>(bytes));
   if (bytes > 1e12) threshold_ = 0;
+}
+
+PageLender::Reserve PageLender::take_reserve(std::size_t bytes) {
+  // The smallest kept one that is large enough, else a new one.
+  auto best = reserves_.end();
+  for (auto it = reserves_.begin(); it != reserves_.end(); ++it)
+    if (it->bytes >= bytes && (best == reserves_.end() || it->bytes < best->bytes)) best = it;
+  if (best != reserves_.end()) {
+    const Reserve found = *best;
+    reserves_.erase(best);
+    return found;
+  }
+  void* made = mmap(nullptr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (made == MAP_FAILED) return Reserve{};
+  return Reserve{static_cast<char*>(made), bytes};
+}
+
+void PageLender::keep_reserve(const Reserve& reserve, char* holding, std::size_t n, bool emptied) {
+  // The holding area [holding, holding + n) becomes reserved address space again: replaced where
+  // it still holds pages (only this lender maps there), mapped again where moving its pages back
+  // left a hole, unless the program took the hole meanwhile. Then the rest of the reserve, only
+  // around the hole, is unmapped.
+  const int flags =
+      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | (emptied ? MAP_FIXED_NOREPLACE : MAP_FIXED);
+  void* again = mmap(holding, n, PROT_NONE, flags, -1, 0);
+  if (again == holding && reserves_.size() < kKeptReserves) {
+    reserves_.push_back(reserve);
+    return;
+  }
+  if (again == holding) {
+    munmap(reserve.base, reserve.bytes);
+    return;
+  }
+  if (again != MAP_FAILED)
+    munmap(again, n);  // a kernel without MAP_FIXED_NOREPLACE put it elsewhere
+  munmap(reserve.base, static_cast<std::size_t>(holding - reserve.base));
+  munmap(holding + n, static_cast<std::size_t>(reserve.base + reserve.bytes - (holding + n)));
 }
 
 const char* PageLender::lend(char* begin, std::size_t n) {
@@ -252,23 +325,30 @@ const char* PageLender::lend(char* begin, std::size_t n) {
     ++counts_.refused;
     return nullptr;
   }
-  const std::size_t reserve_bytes = n + kHuge;
-  void* reserved =
-      mmap(nullptr, reserve_bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (reserved == MAP_FAILED) {
+  // Where the range holds a whole 2 MiB page of the address space, its holding area keeps the
+  // range's offset in such a page, so that mremap moves whole page tables, in a reserve of
+  // address space that later lendings use again (making one and unmapping it cost a third of
+  // lending 4 MiB on an Intel Xeon virtual machine). Smaller ranges go where the kernel puts
+  // them (moved into a reserve, they would split it in three).
+  const auto at = reinterpret_cast<std::uintptr_t>(begin);
+  const bool whole_huge_page = ((at + kHuge - 1) & ~(kHuge - 1)) + kHuge <= at + n;
+  Reserve reserve;
+  char* holding = nullptr;
+  if (whole_huge_page) {
+    reserve = take_reserve(n + kHuge);
+    if (reserve.base == nullptr) {
+      ++counts_.refused;
+      return nullptr;
+    }
+    holding = reserve.base + (at - reinterpret_cast<std::uintptr_t>(reserve.base)) % kHuge;
+  }
+  if (char* moved = move_pages(begin, n, holding, true)) {
+    holding = moved;
+  } else {
+    if (reserve.base) keep_reserve(reserve, holding, n, false);
     ++counts_.refused;
     return nullptr;
   }
-  char* reserve = static_cast<char*>(reserved);
-  const std::uintptr_t offset =
-      (reinterpret_cast<std::uintptr_t>(begin) - reinterpret_cast<std::uintptr_t>(reserve)) % kHuge;
-  char* holding = reserve + offset;
-  const auto refuse = [&] {
-    munmap(reserve, reserve_bytes);
-    ++counts_.refused;
-    return nullptr;
-  };
-  if (!move_pages(begin, n, holding, true)) return refuse();
   // Lent only from private anonymous memory: a shared or file mapping left behind still shows its
   // pages (and the program's writes would reach the holding area).
   unsigned char resident = 0;
@@ -278,9 +358,11 @@ const char* PageLender::lend(char* begin, std::size_t n) {
   if ((mincore(begin, kPage, &resident) == 0 && (resident & 1)) ||
       ioctl(uffd_, UFFDIO_REGISTER, &watch) != 0) {
     if (!move_pages(holding, n, begin, false)) fail_lending("moving pages back");
-    return refuse();
+    if (reserve.base) keep_reserve(reserve, holding, n, true);
+    ++counts_.refused;
+    return nullptr;
   }
-  lends_.push_back({begin, n, holding, reserve, reserve_bytes, State::Lent});
+  lends_.push_back({begin, n, holding, reserve, State::Lent});
   ++counts_.lent;
   return holding;
 }
@@ -374,7 +456,6 @@ void PageLender::give_back() {
   std::lock_guard<std::mutex> hold(mutex_);
   for (Lend& lend : lends_) {
     const uffdio_range range{reinterpret_cast<std::uintptr_t>(lend.user), lend.bytes};
-    char* const reserve_end = lend.reserve + lend.reserve_bytes;
     switch (lend.state) {
       case State::Lent:
         // No longer watched first: moving pages onto a watched range would wait for an answer
@@ -382,18 +463,15 @@ void PageLender::give_back() {
         ioctl(uffd_, UFFDIO_UNREGISTER, &range);
         if (!move_pages(lend.holding, lend.bytes, lend.user, false))
           fail_lending("giving lent pages back (mremap)");
-        // Only the reserve around the moved pages: their old place may be taken already.
-        munmap(lend.reserve, static_cast<std::size_t>(lend.holding - lend.reserve));
-        munmap(lend.holding + lend.bytes,
-               static_cast<std::size_t>(reserve_end - (lend.holding + lend.bytes)));
+        if (lend.reserve.base) keep_reserve(lend.reserve, lend.holding, lend.bytes, true);
         break;
       case State::Restored:
-        ioctl(uffd_, UFFDIO_UNREGISTER, &range);
-        munmap(lend.reserve, lend.reserve_bytes);
-        break;
       case State::Gone:  // where the range was discarded it is still watched
         ioctl(uffd_, UFFDIO_UNREGISTER, &range);
-        munmap(lend.reserve, lend.reserve_bytes);
+        if (lend.reserve.base)
+          keep_reserve(lend.reserve, lend.holding, lend.bytes, false);
+        else
+          munmap(lend.holding, lend.bytes);
         break;
     }
   }

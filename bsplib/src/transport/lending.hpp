@@ -18,9 +18,12 @@
 // cannot be lent (not private anonymous memory, an older kernel) is copied at the call, as before.
 //
 // Costs, measured on an AMD EPYC virtual machine: lending 11-18 us and giving back 13-22 us for 1
-// to 16 MiB; the receiver's process_vm_readv moved 14 GB/s where a memcpy moved 55. Whether one
-// copy through the kernel beats two memcpys therefore depends on the machine: worth() decides by
-// timings of both taken at its first large put.
+// to 16 MiB; the receiver's process_vm_readv moved 14 GB/s where a memcpy moved 55. On an Intel
+// Xeon virtual machine: lending 7 us and giving back 10 us for 1 MiB, 20 us each for 4 and 16 MiB
+// (with the reserves kept; 25-33 and 23-28 us before), and process_vm_readv moved about what a
+// memcpy moved (16 and 17 GB/s). Whether one copy through the kernel beats two memcpys therefore
+// depends on the machine: worth() and reads_hpput() decide by timings taken at the first large
+// put.
 //
 // Needs userfaultfd that handles the kernel's faults too (root, vm.unprivileged_userfaultfd=1, or
 // read-write access to /dev/userfaultfd), Linux 5.7 (MREMAP_DONTUNMAP), and process_vm_readv
@@ -79,6 +82,11 @@ class PageLender {
   // Whether every process of the job may read every other's memory (and BSPG_LEND_PUTS is not
   // off): a bsp_hpput's source, which stays as it is until the sync, is then read where it lies.
   bool reads_peers() const { return can_read_ && mode_ != Mode::Off; }
+  // Whether a bsp_hpput of n bytes (kMinLendBytes and more) that the regions could take is read
+  // where it lies instead: reads_peers(), and (Auto) one read through the kernel costs less than
+  // the two copies through the regions. The first call takes the timings of the copies (about
+  // half a millisecond, shared with worth()).
+  bool reads_hpput(std::size_t n);
 
   // What happened so far (tests, benchmarks).
   struct Counts {
@@ -93,17 +101,27 @@ class PageLender {
 
  private:
   enum class State { Lent, Restored, Gone };
+  // Address space kept for holding areas (PROT_NONE, no memory), used again by later lendings.
+  struct Reserve {
+    char* base = nullptr;
+    std::size_t bytes = 0;
+  };
+  static constexpr std::size_t kKeptReserves = 16;
   struct Lend {
     char* user;  // the program's range (empty while Lent)
     std::size_t bytes;
-    char* holding;  // where its pages are while lent
-    char* reserve;  // the address space holding lies in (2 MiB larger, for alignment)
-    std::size_t reserve_bytes;
+    char* holding;    // where its pages are while lent
+    Reserve reserve;  // the address space holding lies in (2 MiB larger, for alignment), if any
     State state;
   };
   bool start();  // userfaultfd and the thread; false where this process cannot lend
   void serve();  // the thread: faults and events of the lent ranges
   void restore(Lend& lend);
+  Reserve take_reserve(std::size_t bytes);
+  // Gives the reserve back for later lendings, once holding is empty (emptied: its pages moved
+  // away, which left a hole) or its pages are no longer needed.
+  void keep_reserve(const Reserve& reserve, char* holding, std::size_t n, bool emptied);
+  void time_the_copies();  // copy_ns_per_byte_ and read_ns_per_byte_
   void time_the_ways();
   void fail_lending(const char* what) const;
 
@@ -116,8 +134,10 @@ class PageLender {
   std::thread thread_;
   mutable std::mutex mutex_;  // lends_ and counts_, between the program's thread and serve()
   std::vector<Lend> lends_;
+  std::vector<Reserve> reserves_;  // not in use
   Counts counts_;
-  bool timed_ = false;
+  bool timed_ = false, copies_timed_ = false;
+  double copy_ns_per_byte_ = 0, read_ns_per_byte_ = 0;  // 0: not measured
   std::size_t threshold_ = 0;
 };
 
