@@ -49,7 +49,7 @@ inline void copy_bytes(void* dst, const void* src, std::size_t n) {
       std::memcpy(dst, src, 16);
       return;
     default:
-      if (n >= kStreamingCopyBytes) return copy_streaming(dst, src, n);
+      if (n >= kMidChosenBytes) return stream_copies().copy(dst, src, n);
       std::memcpy(dst, src, n);
   }
 }
