@@ -120,27 +120,45 @@ TEST(PageLender, UnmappedRangeIsNotGivenBack) {
 TEST(PageLender, OffLendsNothing) {
   PageLender lender;
   lender.open_alone(PageLender::Mode::Off);
-  EXPECT_FALSE(lender.worth(std::size_t{16} << 20));
+  EXPECT_FALSE(lender.worth(std::size_t{16} << 20, 1.0));
   char* source = fresh_range(kBytes, 'e');
   EXPECT_EQ(lender.lend(source, kBytes), nullptr);
   munmap(source, kBytes);
 }
 
-TEST(PageLender, AutoLendsOnlyFromItsThresholdOn) {
+TEST(PageLender, AutoLendsWhereItsOwnLendingsCostLessThanTheCopyAtTheCall) {
   if (!may_lend()) GTEST_SKIP() << "no userfaultfd for this process";
   PageLender lender;
   lender.open_alone(PageLender::Mode::Auto);
-  EXPECT_FALSE(lender.worth(PageLender::kMinLendBytes - 1));
-  const bool large = lender.worth(std::size_t{64} << 20);  // takes the timings
-  const std::size_t threshold = lender.threshold();
-  if (threshold == 0) {
-    EXPECT_FALSE(large) << "no threshold: two copies were the cheaper here";
-  } else {
-    EXPECT_GE(threshold, PageLender::kMinLendBytes);
-    EXPECT_EQ(lender.worth(threshold), true);
-    EXPECT_EQ(lender.worth(threshold - 1), false);
+  EXPECT_FALSE(lender.worth(PageLender::kMinLendBytes - 1, 1e3));
+  EXPECT_FALSE(lender.worth(kBytes, 0)) << "the copy's cost not known yet: copied first";
+  EXPECT_TRUE(lender.worth(kBytes, 1e3)) << "a size class lends to learn what lending costs";
+  char* source = fresh_range(kBytes, 'g');
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_NE(lender.lend(source, kBytes), nullptr);
+    lender.give_back();
   }
-  EXPECT_EQ(lender.counts().lent, 0u) << "the timings' own lendings are not counted";
+  const double lending = lender.lend_cost_per_byte(kBytes);
+  EXPECT_GT(lending, 0);
+  EXPECT_EQ(lender.lend_cost_per_byte(std::size_t{64} << 20), 0) << "each size class learns apart";
+  // A copy at the call far dearer than lending: lent, but for one put in kRetryEvery; far
+  // cheaper: copied, but for one put in kRetryEvery.
+  int lent_when_dear = 0, lent_when_cheap = 0;
+  const int puts = 4 * static_cast<int>(PageLender::kRetryEvery);
+  for (int i = 0; i < puts; ++i) lent_when_dear += lender.worth(kBytes, 1e6 * lending + 1e3);
+  for (int i = 0; i < puts; ++i) lent_when_cheap += lender.worth(kBytes, 1e-12);
+  EXPECT_EQ(lent_when_dear, puts - 4);
+  EXPECT_EQ(lent_when_cheap, 4);
+  // A program that touches its source before the sync pays the copy back into it too.
+  const double untouched = lender.lend_cost_per_byte(kBytes);
+  ASSERT_NE(lender.lend(source, kBytes), nullptr);
+  source[0] = 'h';
+  lender.give_back();
+  EXPECT_EQ(lender.counts().restored, 1u);
+  EXPECT_EQ(source[0], 'h');
+  EXPECT_GT(lender.lend_cost_per_byte(kBytes), untouched);
+  lender.close();
+  munmap(source, kBytes);
 }
 
 namespace {

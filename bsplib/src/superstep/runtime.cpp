@@ -217,7 +217,8 @@ void Runtime::put_large(int dst, int slot, std::uint32_t offset, const void* src
                                            (p.way <= Way::Direct && lender_.reads_hpput(nbytes)));
   if (direct_hpput && read_where_it_lies(p, dst, slot, offset, src, nbytes)) return;
   if (p.way <= Way::Mailbox && mailbox_.available() && !unbuffered &&
-      nbytes >= PageLender::kMinLendBytes && lender_.worth(nbytes) &&
+      nbytes >= PageLender::kMinLendBytes &&
+      lender_.worth(nbytes, mailbox_.write_cost_per_byte(nbytes)) &&
       lend_put(p, dst, slot, offset, src, nbytes))
     return;
   if (p.way <= Way::Mailbox && mailbox_.available() && !direct_hpput) {
@@ -296,7 +297,7 @@ bool Runtime::lend_put(Peer& p, int dst, int slot, std::uint32_t offset, const v
   const std::uint64_t records = (head ? kHeaderBytes + align4(head) : 0) + kLentRecordBytes +
                                 (tail ? kHeaderBytes + align4(tail) : 0);
   if (p.mailbox_bytes + records > mailbox_.region_bytes()) return false;
-  const char* lent = lender_.lend(reinterpret_cast<char*>(first), middle);
+  const char* lent = lender_.lend(reinterpret_cast<char*>(first), middle, nbytes);
   if (lent == nullptr) return false;
   const auto write_put = [&](std::uint32_t into, const void* from, std::uint32_t bytes) {
     const std::uint32_t header[3] = {static_cast<std::uint32_t>(slot) << 2 | kPut, into, bytes};

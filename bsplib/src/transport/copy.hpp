@@ -169,6 +169,13 @@ class TimedCopyChoice {
     else
       cost += (std::min(ns_per_byte, 4 * cost) - cost) / 4;
   }
+  // What a copy of n bytes costs per byte by the way its class would take now (0: not measured).
+  double cost_per_byte(std::size_t n) const {
+    const Costs& c = costs_[class_of(n)];
+    if (c.samples[1] == 0) return c.cost[0];
+    if (c.samples[0] == 0) return c.cost[1];
+    return c.cost[1] * kMarginPercent < c.cost[0] * 100 ? c.cost[1] : c.cost[0];
+  }
   // Classes double in size from kSmallest; the last takes every larger copy.
   static int class_of(std::size_t n) {
     int k = 0;
@@ -215,6 +222,12 @@ class ChosenCopies {
       large_.copy(dst, src, n);
     else
       mid_.copy(dst, src, n);
+  }
+  // Per byte, measured (0: not yet, or below kMidChosenBytes).
+  double cost_per_byte(std::size_t n) const {
+    return n >= kChosenCopyBytes  ? large_.cost_per_byte(n)
+           : n >= kMidChosenBytes ? mid_.cost_per_byte(n)
+                                  : 0;
   }
 
  private:

@@ -180,18 +180,40 @@ void PageLender::fail_lending(const char* what) const {
        what, std::strerror(errno));
 }
 
-bool PageLender::worth(std::size_t n) {
+bool PageLender::worth(std::size_t n, double copy_ns_per_byte) {
   if (n < kMinLendBytes || mode_ == Mode::Off || !start()) return false;
   if (mode_ == Mode::On) return true;
-  if (!timed_) {
-    time_the_ways();
-    if (threshold_ == 0) {  // two copies are the cheaper here: no thread left waiting
-      close();
-      unusable_ = true;
-      return false;
-    }
+  time_the_copies();
+  if (copy_ns_per_byte <= 0 || read_ns_per_byte_ <= 0) return false;
+  LendCosts& c = lend_costs_[lend_class(n)];
+  if (c.samples < 2) return true;
+  const double read_beyond_copy = std::max(0.0, read_ns_per_byte_ - copy_ns_per_byte_);
+  const bool cheaper = c.ns_per_byte + read_beyond_copy < copy_ns_per_byte;
+  return ++c.puts % kRetryEvery == 0 ? !cheaper : cheaper;
+}
+
+int PageLender::lend_class(std::size_t n) {
+  int k = 0;
+  for (std::size_t limit = kMinLendBytes * 2; n >= limit && k < kLendClasses - 1; limit *= 2) ++k;
+  return k;
+}
+
+void PageLender::record_lend_cost(std::size_t n, double ns) {
+  // As the copies' costs are kept (TimedCopyChoice::record): the first sample stands in until the
+  // second replaces it, later ones move the cost a quarter of the way, at most four times it.
+  LendCosts& c = lend_costs_[lend_class(n)];
+  double per_byte = std::max(ns, 1e-3) / static_cast<double>(n);
+  if (c.samples < 2) {
+    c.ns_per_byte = per_byte;
+    ++c.samples;
+  } else {
+    c.ns_per_byte += (std::min(per_byte, 4 * c.ns_per_byte) - c.ns_per_byte) / 4;
   }
-  return n >= threshold_;
+}
+
+double PageLender::lend_cost_per_byte(std::size_t n) const {
+  std::lock_guard<std::mutex> hold(mutex_);
+  return lend_costs_[lend_class(n)].ns_per_byte;
 }
 
 bool PageLender::reads_hpput(std::size_t n) {
@@ -237,41 +259,6 @@ void PageLender::time_the_copies() {
   read_ns_per_byte_ = 1e3 * read_once / kTimedBytes;
 }
 
-void PageLender::time_the_ways() {
-  // Two copies (the call's and the sync's) against lending and one read through the kernel: the
-  // copies' costs per byte, and what lending and giving back cost apart from the bytes (the
-  // fastest of three, on 2 MiB).
-  timed_ = true;
-  time_the_copies();
-  if (read_ns_per_byte_ <= 0) return;
-  void* area =
-      mmap(nullptr, kTimedBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (area == MAP_FAILED) return;
-  char* from = static_cast<char*>(area);
-  std::memset(from, 1, kTimedBytes);
-  double cycle = 1e30;
-  for (int round = 0; round < 4; ++round) {
-    const double start = now_us();
-    const bool lent = lend(from, kTimedBytes) != nullptr;
-    give_back();
-    const double end = now_us();
-    if (!lent) break;
-    if (round) cycle = std::min(cycle, end - start);
-  }
-  munmap(area, kTimedBytes);
-  {
-    std::lock_guard<std::mutex> hold(mutex_);
-    counts_ = Counts{};  // the timings' own lendings are not the program's
-  }
-  if (cycle >= 1e30) return;
-  // Lend n bytes when cycle + read * n < 2 * copy * n.
-  const double saved_ns_per_byte = 2 * copy_ns_per_byte_ - read_ns_per_byte_;
-  if (saved_ns_per_byte <= 0) return;
-  const double bytes = 1e3 * cycle / saved_ns_per_byte;
-  threshold_ = std::max(kMinLendBytes, static_cast<std::size_t>(bytes));
-  if (bytes > 1e12) threshold_ = 0;
-}
-
 PageLender::Reserve PageLender::take_reserve(std::size_t bytes) {
   // The smallest kept one that is large enough, else a new one.
   auto best = reserves_.end();
@@ -309,8 +296,9 @@ void PageLender::keep_reserve(const Reserve& reserve, char* holding, std::size_t
   munmap(holding + n, static_cast<std::size_t>(reserve.base + reserve.bytes - (holding + n)));
 }
 
-const char* PageLender::lend(char* begin, std::size_t n) {
+const char* PageLender::lend(char* begin, std::size_t n, std::size_t put_bytes) {
   if (!start()) return nullptr;
+  const double start_us = now_us();
   std::lock_guard<std::mutex> hold(mutex_);
   for (auto it = lends_.rbegin(); it != lends_.rend(); ++it) {
     if (!overlaps(it->user, it->bytes, begin, n)) continue;
@@ -362,7 +350,8 @@ const char* PageLender::lend(char* begin, std::size_t n) {
     ++counts_.refused;
     return nullptr;
   }
-  lends_.push_back({begin, n, holding, reserve, State::Lent});
+  lends_.push_back({begin, n, holding, reserve, State::Lent, 1e3 * (now_us() - start_us),
+                    put_bytes ? put_bytes : n});
   ++counts_.lent;
   return holding;
 }
@@ -379,7 +368,10 @@ void PageLender::read(int pid, const char* from, void* dst, std::size_t n) const
 
 void PageLender::restore(Lend& lend) {
   // Every page of the range back at once: the program that touches one page of its source is
-  // likely to touch the rest (a buffer filled again), and one fault beats one per page.
+  // likely to touch the rest (a buffer filled again), and one fault beats one per page. Its time
+  // counts to the lending's cost: a program that fills its sources again before the sync makes
+  // lending dearer than the copy at the call.
+  const double start_us = now_us();
   std::size_t done = 0;
   while (done < lend.bytes) {
     uffdio_copy copy{};
@@ -397,6 +389,7 @@ void PageLender::restore(Lend& lend) {
     }
   }
   lend.state = State::Restored;
+  lend.cost_ns += 1e3 * (now_us() - start_us);
   ++counts_.restored;
 }
 
@@ -455,6 +448,7 @@ void PageLender::serve() {
 void PageLender::give_back() {
   std::lock_guard<std::mutex> hold(mutex_);
   for (Lend& lend : lends_) {
+    const double start_us = now_us();
     const uffdio_range range{reinterpret_cast<std::uintptr_t>(lend.user), lend.bytes};
     switch (lend.state) {
       case State::Lent:
@@ -474,6 +468,7 @@ void PageLender::give_back() {
           munmap(lend.holding, lend.bytes);
         break;
     }
+    record_lend_cost(lend.put_bytes, lend.cost_ns + 1e3 * (now_us() - start_us));
   }
   lends_.clear();
 }

@@ -22,8 +22,9 @@
 // Xeon virtual machine: lending 7 us and giving back 10 us for 1 MiB, 20 us each for 4 and 16 MiB
 // (with the reserves kept; 25-33 and 23-28 us before), and process_vm_readv moved about what a
 // memcpy moved (16 and 17 GB/s). Whether one copy through the kernel beats two memcpys therefore
-// depends on the machine: worth() and reads_hpput() decide by timings taken at the first large
-// put.
+// depends on the machine, and on the program (a source it touches before the sync is put back
+// by a copy): worth() decides by what lendings and copies of each size cost here, and
+// reads_hpput() by timings taken at the first large put.
 //
 // Needs userfaultfd that handles the kernel's faults too (root, vm.unprivileged_userfaultfd=1, or
 // read-write access to /dev/userfaultfd), Linux 5.7 (MREMAP_DONTUNMAP), and process_vm_readv
@@ -66,13 +67,18 @@ class PageLender {
   void close();  // gives back whatever is lent, ends the thread
 
   // Whether a put of n bytes should be lent: n >= kMinLendBytes, lending works here, and (Auto)
-  // lending n bytes and reading them once costs less than two copies. The first call with a large
-  // n takes the timings (about a millisecond).
-  bool worth(std::size_t n);
-  // Lends the pages [begin, begin + n) (page-aligned): where the receivers read them until
-  // give_back(), or null where they cannot be lent (they are then to be copied). The same range
-  // lent twice in a superstep is one lending.
-  const char* lend(char* begin, std::size_t n);
+  // lending costs less than the copy at the call, whose cost per byte the caller measured
+  // (copy_ns_per_byte; 0: not yet, and the put is copied). Lending's cost is what this process's
+  // own lendings of the size took (lending, putting back what the program touched, giving back),
+  // plus what a read through the kernel costs beyond a memcpy (timed once, on 2 MiB). Each size
+  // class lends twice to learn its cost, then takes the cheaper way, and the other one put in 16
+  // (a virtual machine's cores move; a program may start touching its sources).
+  bool worth(std::size_t n, double copy_ns_per_byte);
+  // Lends the pages [begin, begin + n) (page-aligned) of a put of put_bytes (n where 0; its size
+  // class keeps the lending's cost): where the receivers read them until give_back(), or null
+  // where they cannot be lent (they are then to be copied). The same range lent twice in a
+  // superstep is one lending.
+  const char* lend(char* begin, std::size_t n, std::size_t put_bytes = 0);
   // Copies n bytes at `from`, lent by process pid, into dst.
   void read(int pid, const char* from, void* dst, std::size_t n) const;
   // Once every receiver has read: the lent pages go back where they were (or are freed, where
@@ -96,8 +102,9 @@ class PageLender {
     std::uint64_t refused = 0;   // ranges that could not be lent (copied instead)
   };
   Counts counts() const;
-  // Auto's choice: the smallest put that is lent (0: none), once timed.
-  std::size_t threshold() const { return threshold_; }
+  // What lending n bytes costs per byte, as measured so far (0: not yet); for tests.
+  double lend_cost_per_byte(std::size_t n) const;
+  static constexpr unsigned kRetryEvery = 16;
 
  private:
   enum class State { Lent, Restored, Gone };
@@ -113,7 +120,18 @@ class PageLender {
     char* holding;    // where its pages are while lent
     Reserve reserve;  // the address space holding lies in (2 MiB larger, for alignment), if any
     State state;
+    double cost_ns;         // lending it, and putting it back if the program touched it
+    std::size_t put_bytes;  // of the put it belongs to
   };
+  // Size classes of lendings: 256-512 KiB, 512 KiB-1 MiB, ... 8-16 MiB, 16 MiB and more.
+  static constexpr int kLendClasses = 7;
+  static int lend_class(std::size_t n);
+  struct LendCosts {
+    double ns_per_byte = 0;
+    int samples = 0;  // counted up to 2
+    unsigned puts = 0;
+  };
+  void record_lend_cost(std::size_t n, double ns);
   bool start();  // userfaultfd and the thread; false where this process cannot lend
   void serve();  // the thread: faults and events of the lent ranges
   void restore(Lend& lend);
@@ -122,7 +140,6 @@ class PageLender {
   // away, which left a hole) or its pages are no longer needed.
   void keep_reserve(const Reserve& reserve, char* holding, std::size_t n, bool emptied);
   void time_the_copies();  // copy_ns_per_byte_ and read_ns_per_byte_
-  void time_the_ways();
   void fail_lending(const char* what) const;
 
   Mode mode_ = Mode::Off;
@@ -136,9 +153,9 @@ class PageLender {
   std::vector<Lend> lends_;
   std::vector<Reserve> reserves_;  // not in use
   Counts counts_;
-  bool timed_ = false, copies_timed_ = false;
+  bool copies_timed_ = false;
   double copy_ns_per_byte_ = 0, read_ns_per_byte_ = 0;  // 0: not measured
-  std::size_t threshold_ = 0;
+  LendCosts lend_costs_[kLendClasses];
 };
 
 }  // namespace bspg

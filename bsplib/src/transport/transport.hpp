@@ -376,6 +376,8 @@ class Mailbox {
   // Copies header and payload into this process's region for target, at offset.
   void write(int target, std::uint64_t offset, const void* header, std::size_t header_bytes,
              const void* payload, std::size_t payload_bytes);
+  // What this process's copies of n bytes into the regions cost per byte, measured (0: none yet).
+  double write_cost_per_byte(std::size_t n) const { return writes_.cost_per_byte(n); }
   void publish();  // before the sync's collective: stores are visible to other processes
   void acquire();  // after it: see what the others stored
   const char* incoming(int src) const {
