@@ -105,6 +105,7 @@ class PageLender {
   // What lending n bytes costs per byte, as measured so far (0: not yet); for tests.
   double lend_cost_per_byte(std::size_t n) const;
   static constexpr unsigned kRetryEvery = 16;
+  static constexpr int kLendMarginPercent = 80;  // lent where estimated below 80% of the copy
 
  private:
   enum class State { Lent, Restored, Gone };
