@@ -478,6 +478,13 @@ void PageLender::give_back() {
   lends_.clear();
 }
 
+std::size_t PageLender::kept_reserve_bytes() const {
+  std::lock_guard<std::mutex> hold(mutex_);
+  std::size_t bytes = 0;
+  for (const Reserve& reserve : reserves_) bytes += reserve.bytes;
+  return bytes;
+}
+
 PageLender::Counts PageLender::counts() const {
   std::lock_guard<std::mutex> hold(mutex_);
   return counts_;

@@ -104,6 +104,8 @@ class PageLender {
   Counts counts() const;
   // What lending n bytes costs per byte, as measured so far (0: not yet); for tests.
   double lend_cost_per_byte(std::size_t n) const;
+  // The address space kept for later lendings (tests).
+  std::size_t kept_reserve_bytes() const;
   static constexpr unsigned kRetryEvery = 16;
   static constexpr int kLendMarginPercent = 80;  // lent where estimated below 80% of the copy
 
