@@ -130,6 +130,30 @@ inline void copy_for_reader(void* dst, const void* src, std::size_t n) {
 // taken only where it costs less than kMarginPercent percent of memcpy's.
 using CopyWay = void (*)(void* dst, const void* src, std::size_t n);
 
+// A way's running cost per byte, measured (here, and by PageLender for lending). The first sample
+// only stands in until the second replaces it (a first copy into fresh memory also pays for its
+// pages); later ones move the cost a quarter of the way toward them, and one more than four times
+// the cost (a moment's preemption) counts as four times.
+struct RunningCost {
+  double ns_per_byte = 0;  // 0: no sample yet
+  int samples = 0;         // counted up to 2
+
+  void add(double sample_ns_per_byte) {
+    if (sample_ns_per_byte <= 0) sample_ns_per_byte = 1e-6;
+    if (samples < 2)
+      ns_per_byte = sample_ns_per_byte, ++samples;
+    else
+      ns_per_byte += (std::min(sample_ns_per_byte, 4 * ns_per_byte) - ns_per_byte) / 4;
+  }
+};
+
+// Size classes that double from `smallest`; the last takes every larger size.
+inline int size_class(std::size_t n, std::size_t smallest, int classes) {
+  int k = 0;
+  for (std::size_t limit = smallest * 2; n >= limit && k < classes - 1; limit *= 2) ++k;
+  return k;
+}
+
 template <std::size_t kSmallest, int kClassCount, CopyWay kOtherWay, int kMarginPercent>
 class TimedCopyChoice {
  public:
@@ -150,38 +174,24 @@ class TimedCopyChoice {
   // Which way the next copy of n bytes takes (true: the other way than memcpy); for tests.
   bool choose(std::size_t n = kSmallest) {
     Costs& c = costs_[class_of(n)];
-    if (c.samples[0] < 2) return false;
-    if (c.samples[1] < 2) return true;
-    const bool cheaper = c.cost[1] * kMarginPercent < c.cost[0] * 100;
+    if (c.way[0].samples < 2) return false;
+    if (c.way[1].samples < 2) return true;
+    const bool cheaper = other_way_cheaper(c);
     return ++c.copies % kRetryEvery == 0 ? !cheaper : cheaper;
   }
-  // A copy's cost per byte, measured: into that way's running cost for its size class. The first
-  // sample of a way only stands in until the second replaces it (a first copy into fresh memory
-  // also pays for its pages); later ones move the cost a quarter of the way toward them, and one
-  // more than four times the cost (a moment's preemption) counts as four times.
+  // A copy's cost per byte, measured: into that way's running cost for its size class.
   void record(bool other_way, double ns_per_byte, std::size_t n = kSmallest) {
-    Costs& c = costs_[class_of(n)];
-    const int way = other_way ? 1 : 0;
-    double& cost = c.cost[way];
-    if (ns_per_byte <= 0) ns_per_byte = 1e-6;
-    if (c.samples[way] < 2)
-      cost = ns_per_byte, ++c.samples[way];
-    else
-      cost += (std::min(ns_per_byte, 4 * cost) - cost) / 4;
+    costs_[class_of(n)].way[other_way ? 1 : 0].add(ns_per_byte);
   }
   // What a copy of n bytes costs per byte by the way its class would take now (0: not measured).
   double cost_per_byte(std::size_t n) const {
     const Costs& c = costs_[class_of(n)];
-    if (c.samples[1] == 0) return c.cost[0];
-    if (c.samples[0] == 0) return c.cost[1];
-    return c.cost[1] * kMarginPercent < c.cost[0] * 100 ? c.cost[1] : c.cost[0];
+    if (c.way[1].samples == 0) return c.way[0].ns_per_byte;
+    if (c.way[0].samples == 0) return c.way[1].ns_per_byte;
+    return c.way[other_way_cheaper(c) ? 1 : 0].ns_per_byte;
   }
   // Classes double in size from kSmallest; the last takes every larger copy.
-  static int class_of(std::size_t n) {
-    int k = 0;
-    for (std::size_t limit = kSmallest * 2; n >= limit && k < kClasses - 1; limit *= 2) ++k;
-    return k;
-  }
+  static int class_of(std::size_t n) { return size_class(n, kSmallest, kClasses); }
 
  private:
   static std::int64_t now_ns() {
@@ -190,10 +200,12 @@ class TimedCopyChoice {
     return static_cast<std::int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
   }
   struct Costs {
-    double cost[2] = {0, 0};  // ns per byte: memcpy, the other way
-    int samples[2] = {0, 0};  // of each way, counted up to 2
+    RunningCost way[2];  // memcpy, the other way
     unsigned copies = 0;
   };
+  static bool other_way_cheaper(const Costs& c) {
+    return c.way[1].ns_per_byte * kMarginPercent < c.way[0].ns_per_byte * 100;
+  }
   Costs costs_[kClasses];
 };
 

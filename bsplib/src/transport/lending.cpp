@@ -186,39 +186,19 @@ bool PageLender::worth(std::size_t n, double copy_ns_per_byte) {
   time_the_copies();
   if (copy_ns_per_byte <= 0 || read_ns_per_byte_ <= 0) return false;
   LendCosts& c = lend_costs_[lend_class(n)];
-  if (c.samples < 2) return true;
+  if (c.cost.samples < 2) return true;
   const double read_beyond_copy = std::max(0.0, read_ns_per_byte_ - copy_ns_per_byte_);
   // Only where clearly cheaper: the program pays for part of a lending later (its next touches
   // of the pages that moved back miss the TLB), which no timing here sees. On an Intel Xeon VM, 512
   // KiB puts estimated at 0.87 of the copy's cost were no faster lent; 1 and 4 MiB ones, at 0.65
   // and 0.5, were.
   const bool cheaper =
-      (c.ns_per_byte + read_beyond_copy) * 100 < copy_ns_per_byte * kLendMarginPercent;
+      (c.cost.ns_per_byte + read_beyond_copy) * 100 < copy_ns_per_byte * kLendMarginPercent;
   return ++c.puts % kRetryEvery == 0 ? !cheaper : cheaper;
 }
 
-int PageLender::lend_class(std::size_t n) {
-  int k = 0;
-  for (std::size_t limit = kMinLendBytes * 2; n >= limit && k < kLendClasses - 1; limit *= 2) ++k;
-  return k;
-}
-
-void PageLender::record_lend_cost(std::size_t n, double ns) {
-  // As the copies' costs are kept (TimedCopyChoice::record): the first sample stands in until the
-  // second replaces it, later ones move the cost a quarter of the way, at most four times it.
-  LendCosts& c = lend_costs_[lend_class(n)];
-  double per_byte = std::max(ns, 1e-3) / static_cast<double>(n);
-  if (c.samples < 2) {
-    c.ns_per_byte = per_byte;
-    ++c.samples;
-  } else {
-    c.ns_per_byte += (std::min(per_byte, 4 * c.ns_per_byte) - c.ns_per_byte) / 4;
-  }
-}
-
 double PageLender::lend_cost_per_byte(std::size_t n) const {
-  std::lock_guard<std::mutex> hold(mutex_);
-  return lend_costs_[lend_class(n)].ns_per_byte;
+  return lend_costs_[lend_class(n)].cost.ns_per_byte;
 }
 
 bool PageLender::reads_hpput(std::size_t n) {
@@ -473,7 +453,8 @@ void PageLender::give_back() {
           munmap(lend.holding, lend.bytes);
         break;
     }
-    record_lend_cost(lend.put_bytes, lend.cost_ns + 1e3 * (now_us() - start_us));
+    lend_costs_[lend_class(lend.put_bytes)].cost.add((lend.cost_ns + 1e3 * (now_us() - start_us)) /
+                                                     static_cast<double>(lend.put_bytes));
   }
   lends_.clear();
 }

@@ -42,6 +42,8 @@
 #include <thread>
 #include <vector>
 
+#include "copy.hpp"
+
 namespace bspg {
 
 class PageLender {
@@ -128,13 +130,11 @@ class PageLender {
   };
   // Size classes of lendings: 256-512 KiB, 512 KiB-1 MiB, ... 8-16 MiB, 16 MiB and more.
   static constexpr int kLendClasses = 7;
-  static int lend_class(std::size_t n);
+  static int lend_class(std::size_t n) { return size_class(n, kMinLendBytes, kLendClasses); }
   struct LendCosts {
-    double ns_per_byte = 0;
-    int samples = 0;  // counted up to 2
+    RunningCost cost;
     unsigned puts = 0;
   };
-  void record_lend_cost(std::size_t n, double ns);
   bool start();  // userfaultfd and the thread; false where this process cannot lend
   void serve();  // the thread: faults and events of the lent ranges
   void restore(Lend& lend);
